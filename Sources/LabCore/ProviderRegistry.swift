@@ -1,0 +1,30 @@
+/// The crypto providers a run may use, built once from a type list (see `lab/BuiltInPlugins.swift`).
+public struct ProviderRegistry: Sendable {
+    /// The registered provider types, in the order given.
+    public let types: [any CryptoProvider.Type]
+
+    /// A registry of the given provider types; names must be distinct.
+    public init(_ types: [any CryptoProvider.Type]) {
+        precondition(Set(types.map { $0.name }).count == types.count, "provider names must be distinct")
+        self.types = types
+    }
+
+    /// The registered names, in order.
+    public var names: [String] { self.types.map { $0.name } }
+
+    /// Loads the provider called `name`.
+    public func make(_ name: String) throws -> any CryptoProvider {
+        guard let type = self.types.first(where: { $0.name == name }) else {
+            throw LabError(
+                .unknownPlugin,
+                "No crypto provider named '\(name)'; known providers: \(self.names.joined(separator: ", "))"
+            )
+        }
+        return try type.init()
+    }
+
+    /// Loads every registered provider.
+    public func makeAll() throws -> [any CryptoProvider] {
+        try self.types.map { try $0.init() }
+    }
+}

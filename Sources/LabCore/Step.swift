@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A timed step; the names are the ones every report uses (see DESIGN.md).
+public struct Step: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The report name, e.g. `keygen.client`.
+    public let name: String
+
+    /// A step with a given report name.
+    public init(_ name: String) {
+        self.name = name
+    }
+
+    /// The report name.
+    public var description: String { self.name }
+
+    /// Orders by name, so tables and CSV rows come out in a stable order.
+    public static func < (lhs: Step, rhs: Step) -> Bool { lhs.name < rhs.name }
+
+    /// The client makes its key pair.
+    public static let keygenClient = Step("keygen.client")
+    /// The server makes its signing key pair.
+    public static let keygenServer = Step("keygen.server")
+    /// The server makes a fresh session key.
+    public static let keygenSession = Step("keygen.session")
+    /// The server wraps the session key for the client (parsing the client's key included).
+    public static let wrap = Step("wrap")
+    /// The client unwraps the session key.
+    public static let unwrap = Step("unwrap")
+    /// The server encrypts the message.
+    public static let encrypt = Step("encrypt")
+    /// The client decrypts the message.
+    public static let decrypt = Step("decrypt")
+    /// The server signs the plaintext.
+    public static let sign = Step("sign")
+    /// The client verifies the signature (parsing the server's key included).
+    public static let verify = Step("verify")
+    /// A side turns a message into a frame.
+    public static let encode = Step("encode")
+    /// A side turns a frame into a message.
+    public static let decode = Step("decode")
+    /// One whole exchange as the client sees it.
+    public static let exchange = Step("exchange")
+}
+
+/// Receives step durations. The runner's recorders are HDR histograms; tests use `StepTimings`.
+public protocol StepRecorder {
+    /// Records that `step` took `nanoseconds`.
+    mutating func record(_ step: Step, nanoseconds: UInt64)
+}
+
+/// The steps of one or more exchanges, in the order they ran.
+public struct StepTimings: StepRecorder, Sendable {
+    /// Each recorded step and its duration in nanoseconds.
+    public private(set) var entries: [(step: Step, nanoseconds: UInt64)] = []
+
+    /// An empty record.
+    public init() {}
+
+    /// Appends one measurement.
+    public mutating func record(_ step: Step, nanoseconds: UInt64) {
+        self.entries.append((step, nanoseconds))
+    }
+
+    /// The distinct steps recorded.
+    public var steps: Set<Step> { Set(self.entries.map(\.step)) }
+
+    /// The summed duration of every measurement of `step`, or nil if it never ran.
+    public func total(_ step: Step) -> UInt64? {
+        let matching = self.entries.filter { $0.step == step }
+        return matching.isEmpty ? nil : matching.reduce(0) { $0 + $1.nanoseconds }
+    }
+}
+
+/// Discards everything: for callers that do not time.
+public struct NoStepRecorder: StepRecorder {
+    /// A recorder that records nothing.
+    public init() {}
+    /// Does nothing.
+    @inlinable public mutating func record(_ step: Step, nanoseconds: UInt64) {}
+}
+
+/// A monotonic clock read in nanoseconds, cheap enough for the hot path.
+public enum Stopwatch {
+    /// Now, in nanoseconds since an arbitrary fixed point.
+    @inlinable
+    public static func now() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+    }
+}
+
+extension StepRecorder {
+    /// Runs `body` and records its duration under `step` if it returns normally.
+    @inlinable
+    public mutating func measure<T>(_ step: Step, _ body: () throws -> T) rethrows -> T {
+        let start = Stopwatch.now()
+        let result = try body()
+        self.record(step, nanoseconds: Stopwatch.now() &- start)
+        return result
+    }
+}

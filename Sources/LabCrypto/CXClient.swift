@@ -1,0 +1,136 @@
+import LabCore
+import LabWire
+
+/// How a `CXClient` is set up.
+public struct CXClientOptions: Sendable {
+    /// The suite asked for.
+    public var suite: any Suite
+    /// Send the bare PKCS#1 key, as the 2009 client did (`classic` only).
+    public var legacy: Bool
+    /// When the client makes its key pair.
+    public var keyLifetime: KeyLifetime
+    /// The plaintext the exchange must deliver.
+    public var expectedPayload: [UInt8]
+
+    /// Options; by default the key lives for the run and the payload is the 2009 text.
+    public init(
+        suite: any Suite,
+        legacy: Bool = false,
+        keyLifetime: KeyLifetime = .perRun,
+        expectedPayload: [UInt8] = Payload.standard
+    ) {
+        self.suite = suite
+        self.legacy = legacy
+        self.keyLifetime = keyLifetime
+        self.expectedPayload = expectedPayload
+    }
+}
+
+/// The client side of cx/1 over one provider: makes request bodies, opens response bodies.
+public struct CXClient<P: CryptoProvider>: Sendable {
+    /// The provider doing the crypto.
+    public let provider: P
+    /// How the client was set up.
+    public let options: CXClientOptions
+    private var privateKey: P.PrivateKey
+    private var publicKey: [UInt8]
+    private var usedKey = false
+
+    /// Checks the suite against the provider and makes the client's key pair (`keygen.client`).
+    public init(
+        provider: P,
+        options: CXClientOptions,
+        others: [any CryptoProvider] = [],
+        recorder: inout some StepRecorder
+    ) throws {
+        if options.legacy, options.suite.id != ClassicSuite.id {
+            throw LabError(.invalidScenario, "A legacy request selects 'classic'; suite '\(options.suite.id)' cannot be sent that way")
+        }
+        try SuiteRegistry.requireSupport(options.suite, by: provider, others: others)
+        self.provider = provider
+        self.options = options
+        (self.privateKey, self.publicKey) = try Self.makeKey(options.suite, provider: provider, recorder: &recorder)
+    }
+
+    /// The client's encoded public key (`cryptoP`).
+    public var encodedPublicKey: [UInt8] { self.publicKey }
+
+    /// The next request body; with a per-exchange key lifetime, makes a fresh key first.
+    public mutating func makeRequest(recorder: inout some StepRecorder) throws -> [UInt8] {
+        if self.options.keyLifetime == .perExchange, self.usedKey {
+            (self.privateKey, self.publicKey) = try Self.makeKey(self.options.suite, provider: self.provider, recorder: &recorder)
+        }
+        self.usedKey = true
+        let request = CXRequest(suite: self.options.suite.id, clientKey: self.publicKey, isLegacy: self.options.legacy)
+        return try recorder.measure(.encode) { try request.encoded() }
+    }
+
+    /// Opens a reply body: unwraps, decrypts, verifies and checks the payload; returns the plaintext.
+    public func open(_ body: [UInt8], recorder: inout some StepRecorder) throws -> [UInt8] {
+        let suite = self.options.suite
+        let reply = try recorder.measure(.decode) { try CXReply(decoding: body) }
+        let response: CXResponse
+        switch reply {
+        case .error(let error):
+            throw LabError(.serverError, "The server answered \(error.code.rawValue): \(error.message)")
+        case .response(let answer):
+            response = answer
+        }
+        let expectedEcho: String? = self.options.legacy ? nil : suite.id
+        if response.suite != expectedEcho {
+            throw LabError(
+                .malformedMessage,
+                "The response's suite is \(response.suite.map { "'\($0)'" } ?? "absent"); expected \(expectedEcho.map { "'\($0)'" } ?? "none")"
+            )
+        }
+        let sessionKey = try Self.step(.unwrap, failure: .unwrapFailed, recorder: &recorder) {
+            try suite.unwrap(response.wrappedKey, privateKey: self.privateKey, publicKey: self.publicKey, provider: self.provider)
+        }
+        guard sessionKey.count == suite.sessionKeyBytes else {
+            throw LabError(.unwrapFailed, "The unwrapped session key has \(sessionKey.count) bytes; \(suite.id) uses \(suite.sessionKeyBytes)")
+        }
+        let sealed = SealedMessage(ciphertext: response.message, padded: response.padded, nonce: response.nonce)
+        let plaintext = try Self.step(.decrypt, failure: .decryptFailed, recorder: &recorder) {
+            try suite.open(sealed, key: sessionKey, provider: self.provider)
+        }
+        let valid = try Self.step(.verify, failure: .signatureInvalid, recorder: &recorder) {
+            let serverKey = try self.provider.decodePublicKey(response.serverKey, type: suite.serverKey.type)
+            return try self.provider.isValidSignature(response.signature, for: plaintext, publicKey: serverKey, scheme: suite.signature)
+        }
+        guard valid else {
+            throw LabError(.signatureInvalid, "The server's \(suite.signature) signature does not verify over the decrypted message")
+        }
+        guard plaintext == self.options.expectedPayload else {
+            throw LabError(
+                .payloadMismatch,
+                "The decrypted message (\(plaintext.count) bytes) is not the expected payload (\(self.options.expectedPayload.count) bytes)"
+            )
+        }
+        return plaintext
+    }
+
+    /// Runs a timed step; a backend failure inside it becomes the step's own error code.
+    private static func step<T>(
+        _ step: Step,
+        failure: LabError.Code,
+        recorder: inout some StepRecorder,
+        _ body: () throws -> T
+    ) throws -> T {
+        do {
+            return try recorder.measure(step, body)
+        } catch let error as LabError where error.code == .cryptoFailure {
+            throw LabError(failure, "\(step) failed: \(error.message)", cause: error)
+        }
+    }
+
+    private static func makeKey(
+        _ suite: any Suite,
+        provider: P,
+        recorder: inout some StepRecorder
+    ) throws -> (P.PrivateKey, [UInt8]) {
+        try recorder.measure(.keygenClient) {
+            let key = try provider.generatePrivateKey(suite.clientKey)
+            return (key, try provider.encode(try provider.publicKey(for: key)))
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import LabCore
+import LabWire
+
+/// When a side makes its long-lived key pair (PROTOCOL.md §2.6).
+public enum KeyLifetime: String, Sendable, Codable, CaseIterable {
+    /// Once, at start, reused for every exchange (the 2009 sample's behaviour; the default).
+    case perRun = "per-run"
+    /// A fresh key pair for every exchange.
+    case perExchange = "per-exchange"
+}
+
+/// How a `CXServer` is set up.
+public struct CXServerOptions: Sendable {
+    /// The suites offered; a request for another is answered `unsupported` (or `unknownSuite`).
+    public var suites: [any Suite]
+    /// When the server makes its signing keys.
+    public var keyLifetime: KeyLifetime
+    /// The message every exchange carries.
+    public var payload: [UInt8]
+
+    /// Options; by default every key lives for the run and the payload is the 2009 text.
+    public init(suites: [any Suite], keyLifetime: KeyLifetime = .perRun, payload: [UInt8] = Payload.standard) {
+        self.suites = suites
+        self.keyLifetime = keyLifetime
+        self.payload = payload
+    }
+}
+
+/// What the server sends back for one request, and whether it then closes the connection.
+public struct CXServerAnswer: Sendable {
+    /// The response (or error) frame body.
+    public var body: [UInt8]
+    /// The error answered, if any: the connection closes after it and the reason is logged.
+    public var error: CXErrorReply?
+}
+
+/// The server side of cx/1 over one provider: answers request bodies with response bodies.
+///
+/// Transport-free and `Sendable`: one server value serves every connection; each call
+/// records its steps into the caller's recorder, so connections share no mutable state.
+public struct CXServer<P: CryptoProvider>: Sendable {
+    /// The provider doing the crypto.
+    public let provider: P
+    /// How the server was set up.
+    public let options: CXServerOptions
+    private let suites: [String: any Suite]
+    private let keys: [String: ServerKey]
+    private let knownSuites: Set<String>
+
+    struct ServerKey: Sendable {
+        let privateKey: P.PrivateKey
+        let encodedPublicKey: [UInt8]
+    }
+
+    /// Checks every suite against the provider and makes the per-run signing keys (`keygen.server`).
+    public init(
+        provider: P,
+        options: CXServerOptions,
+        others: [any CryptoProvider] = [],
+        knownSuites: [String] = SuiteRegistry.builtIn.ids,
+        recorder: inout some StepRecorder
+    ) throws {
+        var suites: [String: any Suite] = [:]
+        var keys: [String: ServerKey] = [:]
+        for suite in options.suites {
+            try SuiteRegistry.requireSupport(suite, by: provider, others: others)
+            suites[suite.id] = suite
+            if options.keyLifetime == .perRun {
+                keys[suite.id] = try Self.makeKey(suite, provider: provider, recorder: &recorder)
+            }
+        }
+        self.provider = provider
+        self.options = options
+        self.suites = suites
+        self.keys = keys
+        self.knownSuites = Set(knownSuites)
+    }
+
+    /// Answers one request body. Never throws: every failure becomes an error answer.
+    public func respond(to body: [UInt8], recorder: inout some StepRecorder) -> CXServerAnswer {
+        do {
+            return CXServerAnswer(body: try self.answer(body, recorder: &recorder), error: nil)
+        } catch let reply as CXErrorReply {
+            return CXServerAnswer(body: (try? reply.encoded()) ?? [], error: reply)
+        } catch {
+            let reply = CXErrorReply(code: .badRequest, message: "\(error)")
+            return CXServerAnswer(body: (try? reply.encoded()) ?? [], error: reply)
+        }
+    }
+
+    private func answer(_ body: [UInt8], recorder: inout some StepRecorder) throws -> [UInt8] {
+        let request: CXRequest
+        do {
+            request = try recorder.measure(.decode) { try CXRequest(decoding: body) }
+        } catch {
+            throw CXErrorReply(code: .badRequest, message: Self.text(error))
+        }
+        guard let suite = self.suites[request.suite] else {
+            if self.knownSuites.contains(request.suite) {
+                let offered = self.suites.keys.sorted().joined(separator: ", ")
+                throw CXErrorReply(code: .unsupported, message: "This server offers \(offered), not '\(request.suite)'")
+            }
+            throw CXErrorReply(code: .unknownSuite, message: "No suite named '\(request.suite)'")
+        }
+        let serverKey = try self.keys[suite.id] ?? Self.makeKey(suite, provider: self.provider, recorder: &recorder)
+        let sessionKey = try recorder.measure(.keygenSession) { try self.provider.randomBytes(count: suite.sessionKeyBytes) }
+        let wrapped: [UInt8]
+        do {
+            wrapped = try recorder.measure(.wrap) {
+                try suite.wrap(sessionKey, forClientKey: request.clientKey, provider: self.provider)
+            }
+        } catch let error as LabError where error.code == .badPublicKey {
+            throw CXErrorReply(code: .badPublicKey, message: error.message)
+        }
+        let payload = self.options.payload
+        let sealed = try recorder.measure(.encrypt) { try suite.seal(payload, key: sessionKey, provider: self.provider) }
+        let signature = try recorder.measure(.sign) {
+            try self.provider.sign(payload, with: serverKey.privateKey, scheme: suite.signature)
+        }
+        let response = CXResponse(
+            suite: request.isLegacy ? nil : suite.id,
+            serverKey: serverKey.encodedPublicKey,
+            message: sealed.ciphertext,
+            padded: sealed.padded,
+            signature: signature,
+            wrappedKey: wrapped,
+            nonce: sealed.nonce
+        )
+        return try recorder.measure(.encode) { try response.encoded() }
+    }
+
+    private static func makeKey(_ suite: any Suite, provider: P, recorder: inout some StepRecorder) throws -> ServerKey {
+        try recorder.measure(.keygenServer) {
+            let key = try provider.generatePrivateKey(suite.serverKey)
+            return ServerKey(privateKey: key, encodedPublicKey: try provider.encode(try provider.publicKey(for: key)))
+        }
+    }
+
+    private static func text(_ error: any Error) -> String {
+        (error as? LabError)?.message ?? "\(error)"
+    }
+}

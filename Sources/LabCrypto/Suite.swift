@@ -1,0 +1,72 @@
+import LabCore
+
+/// An algorithm set for cx/1 (PROTOCOL.md §2.4), written once over `CryptoProvider`.
+///
+/// A suite says which keys the two sides make and how the session key is wrapped and the
+/// message sealed; `CXServer` and `CXClient` drive the exchange around it.
+public protocol Suite: Sendable {
+    /// The id on the wire and in scenarios, e.g. `"x25519"`.
+    static var id: String { get }
+    /// Makes the suite from its scenario options; throws `.invalidScenario` for bad ones.
+    init(options: SuiteOptions) throws
+    /// Whether reports must mark this suite insecure (it is kept for fidelity only).
+    var isInsecure: Bool { get }
+    /// The key each client makes; its public half is the request's `cryptoP`.
+    var clientKey: KeySpec { get }
+    /// The server's signing key; its public half is the response's `cryptoP`.
+    var serverKey: KeySpec { get }
+    /// The length of the fresh per-exchange session key.
+    var sessionKeyBytes: Int { get }
+    /// How the server signs the plaintext.
+    var signature: SignatureScheme { get }
+    /// The primitives a provider needs for this suite.
+    var primitives: Set<Primitive> { get }
+
+    /// Server: checks the client's encoded public key and wraps `sessionKey` for it (`cryptoK`).
+    func wrap<P: CryptoProvider>(_ sessionKey: [UInt8], forClientKey clientKey: [UInt8], provider: P) throws -> [UInt8]
+    /// Client: recovers the session key from `cryptoK` with its own key pair.
+    func unwrap<P: CryptoProvider>(
+        _ wrapped: [UInt8],
+        privateKey: P.PrivateKey,
+        publicKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8]
+    /// Server: encrypts the message under the session key.
+    func seal<P: CryptoProvider>(_ message: [UInt8], key: [UInt8], provider: P) throws -> SealedMessage
+    /// Client: decrypts `sealed` under the session key.
+    func open<P: CryptoProvider>(_ sealed: SealedMessage, key: [UInt8], provider: P) throws -> [UInt8]
+}
+
+extension Suite {
+    /// The suite's id, from an instance.
+    public var id: String { Self.id }
+
+    /// The RSA modulus size this suite asks of a provider, if it uses RSA.
+    public var rsaBits: Int? {
+        if case .rsa(let bits, _) = self.serverKey { return bits }
+        if case .rsa(let bits, _) = self.clientKey { return bits }
+        return nil
+    }
+
+    /// Nil if `provider` can do this suite, else why not, in a phrase.
+    public func unsupportedReason(on provider: some CryptoProvider) -> String? {
+        provider.capabilities.missing(self.primitives.sorted { $0.rawValue < $1.rawValue }, rsaBits: self.rsaBits)
+    }
+}
+
+/// `cryptoM` with what travels beside it.
+public struct SealedMessage: Sendable, Equatable {
+    /// The ciphertext (with the AEAD tag appended, for AEAD suites).
+    public var ciphertext: [UInt8]
+    /// Whether PKCS#7 padding was applied (`crypto7`).
+    public var padded: Bool
+    /// The AEAD nonce (`cryptoN`), nil for `classic`.
+    public var nonce: [UInt8]?
+
+    /// A sealed message.
+    public init(ciphertext: [UInt8], padded: Bool, nonce: [UInt8]?) {
+        self.ciphertext = ciphertext
+        self.padded = padded
+        self.nonce = nonce
+    }
+}

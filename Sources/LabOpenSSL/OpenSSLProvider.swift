@@ -1,0 +1,476 @@
+import CLabOpenSSL
+import LabCore
+
+/// The `openssl` provider: the system's OpenSSL 3 through its EVP C API.
+///
+/// Algorithms are fetched once, when the provider is made, rather than implicitly on
+/// every call (OpenSSL 3's implicit fetch costs a lock and a lookup per operation).
+/// OpenSSL 3.0 has no ML-KEM or ML-DSA, so `pq` belongs to `swift-crypto`.
+public struct OpenSSLProvider: CryptoProvider {
+    /// `"openssl"`.
+    public static let name = "openssl"
+    /// Keys are `EVP_PKEY`s.
+    public typealias PrivateKey = OpenSSLKey
+    /// Keys are `EVP_PKEY`s.
+    public typealias PublicKey = OpenSSLKey
+
+    private let algorithms: FetchedAlgorithms
+
+    /// Fetches the ciphers and digests the provider uses.
+    public init() throws {
+        self.algorithms = try FetchedAlgorithms()
+    }
+
+    /// The runtime library's own version text.
+    public var version: String { String(cString: c_lab_openssl_version()) }
+
+    /// RSA from 512 bits (the 2009 sample's size); no post-quantum algorithms in OpenSSL 3.0.
+    public var capabilities: ProviderCapabilities {
+        var primitives = Set(Primitive.allCases)
+        primitives.remove(.mlkem768)
+        primitives.remove(.mldsa65)
+        return ProviderCapabilities(
+            primitives: primitives,
+            rsaBits: 512...16384,
+            notes: [
+                .mlkem768: "\(self.version) has no ML-KEM (OpenSSL added it in 3.5)",
+                .mldsa65: "\(self.version) has no ML-DSA (OpenSSL added it in 3.5)",
+            ]
+        )
+    }
+
+    public func randomBytes(count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        try OpenSSLErrorQueue.check(RAND_bytes(&bytes, Int32(count)), "produce random bytes")
+        return bytes
+    }
+
+    public func generatePrivateKey(_ spec: KeySpec) throws -> OpenSSLKey {
+        let pointer: OpaquePointer?
+        switch spec {
+        case .rsa(let bits, _):
+            if let reason = self.capabilities.missing([], rsaBits: bits) {
+                throw LabError(.unsupported, "openssl cannot make a \(bits)-bit RSA key: \(reason)")
+            }
+            pointer = c_lab_keygen_rsa(nil, bits)
+        case .x25519:
+            pointer = c_lab_keygen_named(nil, "X25519")
+        case .ed25519:
+            pointer = c_lab_keygen_named(nil, "ED25519")
+        case .mlkem768, .mldsa65:
+            throw self.unsupported(spec.type)
+        }
+        guard let pointer else { throw OpenSSLErrorQueue.error("generate a \(spec) key") }
+        return OpenSSLKey(pointer, type: spec.type)
+    }
+
+    public func publicKey(for privateKey: OpenSSLKey) throws -> OpenSSLKey {
+        // An EVP_PKEY holding a private key serves every public-key operation too.
+        privateKey
+    }
+
+    public func encode(_ publicKey: OpenSSLKey) throws -> [UInt8] {
+        switch publicKey.type {
+        case .rsa:
+            // i2d_PublicKey writes the PKCS#1 RSAPublicKey structure for RSA keys.
+            let length = i2d_PublicKey(publicKey.pointer, nil)
+            guard length > 0 else { throw OpenSSLErrorQueue.error("encode an RSA public key") }
+            var bytes = [UInt8](repeating: 0, count: Int(length))
+            let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int32 in
+                var cursor = buffer.baseAddress
+                return i2d_PublicKey(publicKey.pointer, &cursor)
+            }
+            guard written == length else { throw OpenSSLErrorQueue.error("encode an RSA public key") }
+            return bytes
+        case .x25519, .ed25519:
+            var length = 0
+            try OpenSSLErrorQueue.check(EVP_PKEY_get_raw_public_key(publicKey.pointer, nil, &length), "size a raw public key")
+            var bytes = [UInt8](repeating: 0, count: length)
+            try OpenSSLErrorQueue.check(EVP_PKEY_get_raw_public_key(publicKey.pointer, &bytes, &length), "read a raw public key")
+            return Array(bytes.prefix(length))
+        case .mlkem768, .mldsa65:
+            throw self.unsupported(publicKey.type)
+        }
+    }
+
+    public func decodePublicKey(_ bytes: [UInt8], type: KeyType) throws -> OpenSSLKey {
+        switch type {
+        case .rsa:
+            let parsed = bytes.withUnsafeBufferPointer { buffer -> (OpaquePointer?, Int) in
+                var cursor = buffer.baseAddress
+                let key = d2i_PublicKey(EVP_PKEY_RSA, nil, &cursor, buffer.count)
+                return (key, cursor.map { $0 - buffer.baseAddress! } ?? 0)
+            }
+            guard let pointer = parsed.0 else {
+                throw OpenSSLErrorQueue.error("parse a \(bytes.count)-byte PKCS#1 RSA public key", code: .badPublicKey)
+            }
+            let key = OpenSSLKey(pointer, type: type)
+            guard parsed.1 == bytes.count else {
+                throw LabError(.badPublicKey, "\(bytes.count - parsed.1) bytes follow the RSA public key's DER")
+            }
+            let bits = Int(EVP_PKEY_get_bits(pointer))
+            if let reason = self.capabilities.missing([], rsaBits: bits) {
+                throw LabError(.badPublicKey, "openssl refuses this \(bits)-bit RSA public key: \(reason)")
+            }
+            return key
+        case .x25519, .ed25519:
+            let id = type == .x25519 ? EVP_PKEY_X25519 : EVP_PKEY_ED25519
+            guard bytes.count == 32, let pointer = EVP_PKEY_new_raw_public_key(id, nil, bytes, bytes.count) else {
+                throw OpenSSLErrorQueue.error("parse a \(bytes.count)-byte \(type) public key", code: .badPublicKey)
+            }
+            return OpenSSLKey(pointer, type: type)
+        case .mlkem768, .mldsa65:
+            throw self.unsupported(type)
+        }
+    }
+
+    public func decodePrivateKey(_ bytes: [UInt8], type: KeyType) throws -> OpenSSLKey {
+        switch type {
+        case .rsa:
+            // d2i_AutoPrivateKey reads both PKCS#8 and the traditional PKCS#1 form.
+            let pointer = bytes.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+                var cursor = buffer.baseAddress
+                return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
+            }
+            guard let pointer else { throw OpenSSLErrorQueue.error("parse an RSA private key") }
+            return OpenSSLKey(pointer, type: type)
+        case .x25519, .ed25519:
+            let id = type == .x25519 ? EVP_PKEY_X25519 : EVP_PKEY_ED25519
+            guard let pointer = EVP_PKEY_new_raw_private_key(id, nil, bytes, bytes.count) else {
+                throw OpenSSLErrorQueue.error("parse a \(type) private key")
+            }
+            return OpenSSLKey(pointer, type: type)
+        case .mlkem768, .mldsa65:
+            throw self.unsupported(type)
+        }
+    }
+
+    public func rsaBits(of publicKey: OpenSSLKey) -> Int? {
+        guard case .rsa = publicKey.type else { return nil }
+        return Int(EVP_PKEY_get_bits(publicKey.pointer))
+    }
+
+    public func rsaEncrypt(_ plaintext: [UInt8], for publicKey: OpenSSLKey, padding: RSAEncryptionPadding) throws -> [UInt8] {
+        try self.rsaCipher(plaintext, key: publicKey, padding: padding, encrypt: true)
+    }
+
+    public func rsaDecrypt(_ ciphertext: [UInt8], with privateKey: OpenSSLKey, padding: RSAEncryptionPadding) throws -> [UInt8] {
+        try self.rsaCipher(ciphertext, key: privateKey, padding: padding, encrypt: false)
+    }
+
+    public func sign(_ message: [UInt8], with privateKey: OpenSSLKey, scheme: SignatureScheme) throws -> [UInt8] {
+        try self.withDigestContext(privateKey, scheme: scheme, signing: true) { context in
+            var length = 0
+            try OpenSSLErrorQueue.check(EVP_DigestSign(context, nil, &length, message, message.count), "size a \(scheme) signature")
+            var signature = [UInt8](repeating: 0, count: length)
+            try OpenSSLErrorQueue.check(EVP_DigestSign(context, &signature, &length, message, message.count), "sign with \(scheme)")
+            return Array(signature.prefix(length))
+        }
+    }
+
+    public func isValidSignature(
+        _ signature: [UInt8],
+        for message: [UInt8],
+        publicKey: OpenSSLKey,
+        scheme: SignatureScheme
+    ) throws -> Bool {
+        try self.withDigestContext(publicKey, scheme: scheme, signing: false) { context in
+            let result = EVP_DigestVerify(context, signature, signature.count, message, message.count)
+            if result != 1 {
+                // A bad signature queues an error; it is an answer, not a failure.
+                ERR_clear_error()
+            }
+            return result == 1
+        }
+    }
+
+    public func x25519(_ privateKey: OpenSSLKey, peer: OpenSSLKey) throws -> [UInt8] {
+        guard privateKey.type == .x25519, peer.type == .x25519 else {
+            throw LabError(.cryptoFailure, "openssl: X25519 needs two X25519 keys")
+        }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, privateKey.pointer, nil) else {
+            throw OpenSSLErrorQueue.error("make an X25519 context")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        try OpenSSLErrorQueue.check(EVP_PKEY_derive_init(context), "start X25519")
+        try OpenSSLErrorQueue.check(EVP_PKEY_derive_set_peer(context, peer.pointer), "set the X25519 peer key")
+        var length = 32
+        var secret = [UInt8](repeating: 0, count: length)
+        // OpenSSL refuses an all-zero result (a low-order peer key), as RFC 7748 §6.1 allows.
+        try OpenSSLErrorQueue.check(EVP_PKEY_derive(context, &secret, &length), "derive an X25519 secret")
+        return Array(secret.prefix(length))
+    }
+
+    public func mlkemEncapsulate(to publicKey: OpenSSLKey) throws -> (ciphertext: [UInt8], sharedSecret: [UInt8]) {
+        throw self.unsupported(.mlkem768)
+    }
+
+    public func mlkemDecapsulate(_ ciphertext: [UInt8], with privateKey: OpenSSLKey) throws -> [UInt8] {
+        throw self.unsupported(.mlkem768)
+    }
+
+    public func aesCBCEncrypt(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8], padding: Bool) throws -> [UInt8] {
+        try self.aesCBC(plaintext, key: key, iv: iv, padding: padding, encrypt: true)
+    }
+
+    public func aesCBCDecrypt(_ ciphertext: [UInt8], key: [UInt8], iv: [UInt8], padding: Bool) throws -> [UInt8] {
+        try self.aesCBC(ciphertext, key: key, iv: iv, padding: padding, encrypt: false)
+    }
+
+    public func aesGCMSeal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
+        let cipher = try self.algorithms.cipher(.gcm, keyBytes: key.count)
+        guard !nonce.isEmpty else { throw LabError(.cryptoFailure, "AES-GCM needs a nonce of at least 1 byte") }
+        return try CipherContext.with { context in
+            try OpenSSLErrorQueue.check(EVP_EncryptInit_ex2(context, cipher, nil, nil, nil), "start AES-GCM")
+            try OpenSSLErrorQueue.check(c_lab_gcm_set_ivlen(context, Int32(nonce.count)), "set a \(nonce.count)-byte GCM nonce")
+            try OpenSSLErrorQueue.check(EVP_EncryptInit_ex2(context, nil, key, nonce, nil), "key AES-GCM")
+            var length: Int32 = 0
+            try OpenSSLErrorQueue.check(EVP_EncryptUpdate(context, nil, &length, aad, Int32(aad.count)), "add GCM AAD")
+            var output = [UInt8](repeating: 0, count: plaintext.count + 16)
+            try OpenSSLErrorQueue.check(
+                EVP_EncryptUpdate(context, &output, &length, plaintext, Int32(plaintext.count)),
+                "AES-GCM-encrypt"
+            )
+            var total = Int(length)
+            try output.withUnsafeMutableBufferPointer { buffer in
+                var final: Int32 = 0
+                try OpenSSLErrorQueue.check(EVP_EncryptFinal_ex(context, buffer.baseAddress! + total, &final), "finish AES-GCM")
+                total += Int(final)
+                try OpenSSLErrorQueue.check(c_lab_gcm_get_tag(context, buffer.baseAddress! + total, 16), "read the GCM tag")
+            }
+            return Array(output.prefix(total + 16))
+        }
+    }
+
+    public func aesGCMOpen(_ sealed: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
+        let cipher = try self.algorithms.cipher(.gcm, keyBytes: key.count)
+        guard !nonce.isEmpty else { throw LabError(.cryptoFailure, "AES-GCM needs a nonce of at least 1 byte") }
+        guard sealed.count >= 16 else { throw LabError(.cryptoFailure, "AES-GCM input of \(sealed.count) bytes has no 16-byte tag") }
+        let ciphertext = Array(sealed.prefix(sealed.count - 16))
+        let tag = Array(sealed.suffix(16))
+        return try CipherContext.with { context in
+            try OpenSSLErrorQueue.check(EVP_DecryptInit_ex2(context, cipher, nil, nil, nil), "start AES-GCM")
+            try OpenSSLErrorQueue.check(c_lab_gcm_set_ivlen(context, Int32(nonce.count)), "set a \(nonce.count)-byte GCM nonce")
+            try OpenSSLErrorQueue.check(EVP_DecryptInit_ex2(context, nil, key, nonce, nil), "key AES-GCM")
+            var length: Int32 = 0
+            try OpenSSLErrorQueue.check(EVP_DecryptUpdate(context, nil, &length, aad, Int32(aad.count)), "add GCM AAD")
+            var output = [UInt8](repeating: 0, count: ciphertext.count + 16)
+            try OpenSSLErrorQueue.check(
+                EVP_DecryptUpdate(context, &output, &length, ciphertext, Int32(ciphertext.count)),
+                "AES-GCM-decrypt"
+            )
+            let total = Int(length)
+            try OpenSSLErrorQueue.check(c_lab_gcm_set_tag(context, tag, 16), "set the GCM tag")
+            let verified = output.withUnsafeMutableBufferPointer { buffer -> Int32 in
+                var final: Int32 = 0
+                return EVP_DecryptFinal_ex(context, buffer.baseAddress! + total, &final)
+            }
+            guard verified == 1 else {
+                throw OpenSSLErrorQueue.error("authenticate AES-GCM (the tag does not match)")
+            }
+            return Array(output.prefix(total))
+        }
+    }
+
+    public func hkdfSHA256(inputKeyMaterial: [UInt8], salt: [UInt8], info: [UInt8], outputByteCount: Int) throws -> [UInt8] {
+        guard (1...255 * 32).contains(outputByteCount) else {
+            throw LabError(.cryptoFailure, "HKDF-SHA256 can give 1 to 8160 bytes, not \(outputByteCount)")
+        }
+        guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else { throw OpenSSLErrorQueue.error("make an HKDF context") }
+        defer { EVP_PKEY_CTX_free(context) }
+        try OpenSSLErrorQueue.check(EVP_PKEY_derive_init(context), "start HKDF")
+        try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_hkdf_md(context, self.algorithms.digest(.sha256)), "set HKDF's hash")
+        try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set1_hkdf_salt(context, salt, Int32(salt.count)), "set HKDF's salt")
+        try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set1_hkdf_key(context, inputKeyMaterial, Int32(inputKeyMaterial.count)), "set HKDF's key")
+        try OpenSSLErrorQueue.check(EVP_PKEY_CTX_add1_hkdf_info(context, info, Int32(info.count)), "set HKDF's info")
+        var length = outputByteCount
+        var output = [UInt8](repeating: 0, count: length)
+        try OpenSSLErrorQueue.check(EVP_PKEY_derive(context, &output, &length), "derive with HKDF")
+        return Array(output.prefix(length))
+    }
+
+    public func aesKeyWrap(_ key: [UInt8], kek: [UInt8]) throws -> [UInt8] {
+        try self.keyWrap(key, kek: kek, wrap: true)
+    }
+
+    public func aesKeyUnwrap(_ wrapped: [UInt8], kek: [UInt8]) throws -> [UInt8] {
+        try self.keyWrap(wrapped, kek: kek, wrap: false)
+    }
+
+    // MARK: - Helpers
+
+    private func unsupported(_ type: KeyType) -> LabError {
+        LabError(.unsupported, "openssl (\(self.version)) has no \(type); the swift-crypto provider has it")
+    }
+
+    private func rsaCipher(_ input: [UInt8], key: OpenSSLKey, padding: RSAEncryptionPadding, encrypt: Bool) throws -> [UInt8] {
+        let operation = "\(encrypt ? "encrypt" : "decrypt") with \(padding)"
+        guard case .rsa = key.type else { throw LabError(.cryptoFailure, "openssl: RSA \(operation) needs an RSA key") }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw OpenSSLErrorQueue.error(operation) }
+        defer { EVP_PKEY_CTX_free(context) }
+        try OpenSSLErrorQueue.check(encrypt ? EVP_PKEY_encrypt_init(context) : EVP_PKEY_decrypt_init(context), operation)
+        switch padding {
+        case .pkcs1v15:
+            try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING), operation)
+        case .oaep(let hash):
+            let digest = self.algorithms.digest(hash)
+            try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING), operation)
+            try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_rsa_oaep_md(context, digest), operation)
+            try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_rsa_mgf1_md(context, digest), operation)
+        }
+        var length = 0
+        let sized = encrypt
+            ? EVP_PKEY_encrypt(context, nil, &length, input, input.count)
+            : EVP_PKEY_decrypt(context, nil, &length, input, input.count)
+        try OpenSSLErrorQueue.check(sized, operation)
+        var output = [UInt8](repeating: 0, count: length)
+        let done = encrypt
+            ? EVP_PKEY_encrypt(context, &output, &length, input, input.count)
+            : EVP_PKEY_decrypt(context, &output, &length, input, input.count)
+        try OpenSSLErrorQueue.check(done, operation)
+        return Array(output.prefix(length))
+    }
+
+    private func withDigestContext<T>(
+        _ key: OpenSSLKey,
+        scheme: SignatureScheme,
+        signing: Bool,
+        _ body: (OpaquePointer) throws -> T
+    ) throws -> T {
+        let operation = "\(signing ? "sign" : "verify") with \(scheme)"
+        let digest: OpaquePointer?
+        switch (scheme, key.type) {
+        case (.rsaPKCS1v15(let hash), .rsa), (.rsaPSS(let hash), .rsa):
+            digest = self.algorithms.digest(hash)
+        case (.ed25519, .ed25519):
+            digest = nil
+        case (.mldsa65, _):
+            throw self.unsupported(.mldsa65)
+        default:
+            throw LabError(.cryptoFailure, "openssl: \(operation) needs a matching key, not \(key.type)")
+        }
+        guard let context = EVP_MD_CTX_new() else { throw OpenSSLErrorQueue.error(operation) }
+        defer { EVP_MD_CTX_free(context) }
+        var keyContext: OpaquePointer?
+        let started = signing
+            ? EVP_DigestSignInit(context, &keyContext, digest, nil, key.pointer)
+            : EVP_DigestVerifyInit(context, &keyContext, digest, nil, key.pointer)
+        try OpenSSLErrorQueue.check(started, operation)
+        if case .rsaPSS(let hash) = scheme {
+            try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_rsa_padding(keyContext, RSA_PKCS1_PSS_PADDING), operation)
+            try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_rsa_pss_saltlen(keyContext, Int32(hash.byteCount)), operation)
+            try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_rsa_mgf1_md(keyContext, digest), operation)
+        }
+        return try body(context)
+    }
+
+    private func aesCBC(_ input: [UInt8], key: [UInt8], iv: [UInt8], padding: Bool, encrypt: Bool) throws -> [UInt8] {
+        let operation = "AES-CBC-\(encrypt ? "encrypt" : "decrypt")"
+        let cipher = try self.algorithms.cipher(.cbc, keyBytes: key.count)
+        guard iv.count == 16 else { throw LabError(.cryptoFailure, "AES-CBC needs a 16-byte IV, not \(iv.count) bytes") }
+        return try CipherContext.with { context in
+            try OpenSSLErrorQueue.check(EVP_CipherInit_ex2(context, cipher, key, iv, encrypt ? 1 : 0, nil), operation)
+            try OpenSSLErrorQueue.check(EVP_CIPHER_CTX_set_padding(context, padding ? 1 : 0), operation)
+            var output = [UInt8](repeating: 0, count: input.count + 16)
+            var length: Int32 = 0
+            try OpenSSLErrorQueue.check(EVP_CipherUpdate(context, &output, &length, input, Int32(input.count)), operation)
+            let total = Int(length)
+            let finished = output.withUnsafeMutableBufferPointer { buffer -> (Int32, Int32) in
+                var final: Int32 = 0
+                let result = EVP_CipherFinal_ex(context, buffer.baseAddress! + total, &final)
+                return (result, final)
+            }
+            guard finished.0 == 1 else {
+                throw OpenSSLErrorQueue.error(padding && !encrypt ? "\(operation) (bad padding)" : operation)
+            }
+            return Array(output.prefix(total + Int(finished.1)))
+        }
+    }
+
+    private func keyWrap(_ input: [UInt8], kek: [UInt8], wrap: Bool) throws -> [UInt8] {
+        let operation = wrap ? "AES-KW wrap" : "AES-KW unwrap"
+        let cipher = try self.algorithms.cipher(.wrap, keyBytes: kek.count)
+        return try CipherContext.with { context in
+            EVP_CIPHER_CTX_set_flags(context, EVP_CIPHER_CTX_FLAG_WRAP_ALLOW)
+            try OpenSSLErrorQueue.check(EVP_CipherInit_ex2(context, cipher, kek, nil, wrap ? 1 : 0, nil), operation)
+            var output = [UInt8](repeating: 0, count: input.count + 16)
+            var length: Int32 = 0
+            let updated = EVP_CipherUpdate(context, &output, &length, input, Int32(input.count))
+            // The wrap cipher returns the length processed, or -1/0 on failure.
+            guard updated > 0 else { throw OpenSSLErrorQueue.error(operation) }
+            return Array(output.prefix(Int(length)))
+        }
+    }
+}
+
+/// An `EVP_CIPHER_CTX` for the length of one call.
+private enum CipherContext {
+    static func with<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
+        guard let context = EVP_CIPHER_CTX_new() else { throw OpenSSLErrorQueue.error("make a cipher context") }
+        defer { EVP_CIPHER_CTX_free(context) }
+        return try body(context)
+    }
+}
+
+/// Ciphers and digests fetched once from the default library context.
+final class FetchedAlgorithms: @unchecked Sendable {
+    enum Mode: String {
+        case cbc = "CBC"
+        case gcm = "GCM"
+        case wrap = "WRAP"
+    }
+
+    // Immutable after init; EVP_CIPHER and EVP_MD objects are shareable between threads.
+    private struct CipherID: Hashable {
+        var mode: Mode
+        var keyBytes: Int
+    }
+
+    private let ciphers: [CipherID: OpaquePointer]
+    private let digests: [HashAlgorithm: OpaquePointer]
+
+    init() throws {
+        var ciphers: [CipherID: OpaquePointer] = [:]
+        for mode in [Mode.cbc, .gcm, .wrap] {
+            for keyBytes in [16, 24, 32] {
+                let name = "AES-\(keyBytes * 8)-\(mode.rawValue)"
+                guard let cipher = EVP_CIPHER_fetch(nil, name, nil) else {
+                    throw OpenSSLErrorQueue.error("fetch the cipher \(name)", code: .unsupported)
+                }
+                ciphers[CipherID(mode: mode, keyBytes: keyBytes)] = cipher
+            }
+        }
+        var digests: [HashAlgorithm: OpaquePointer] = [:]
+        for hash in HashAlgorithm.allCases {
+            let name =
+                switch hash {
+                case .sha1: "SHA1"
+                case .sha256: "SHA256"
+                case .sha384: "SHA384"
+                case .sha512: "SHA512"
+                }
+            guard let digest = EVP_MD_fetch(nil, name, nil) else {
+                throw OpenSSLErrorQueue.error("fetch the digest \(name)", code: .unsupported)
+            }
+            digests[hash] = digest
+        }
+        self.ciphers = ciphers
+        self.digests = digests
+    }
+
+    deinit {
+        self.ciphers.values.forEach { EVP_CIPHER_free($0) }
+        self.digests.values.forEach { EVP_MD_free($0) }
+    }
+
+    func cipher(_ mode: Mode, keyBytes: Int) throws -> OpaquePointer {
+        guard let cipher = self.ciphers[CipherID(mode: mode, keyBytes: keyBytes)] else {
+            throw LabError(.cryptoFailure, "AES keys are 16, 24 or 32 bytes, not \(keyBytes)")
+        }
+        return cipher
+    }
+
+    func digest(_ hash: HashAlgorithm) -> OpaquePointer {
+        self.digests[hash]!
+    }
+}

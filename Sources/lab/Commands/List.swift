@@ -1,0 +1,52 @@
+import ArgumentParser
+import LabCore
+import LabCrypto
+import LabPlugins
+
+/// `lab list`: every plugin, and which provider can do which suite.
+struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List plugins and the provider × suite capability matrix.")
+
+    func run() async throws {
+        try await reportingErrors {
+            let providers = try BuiltInPlugins.providers.makeAll()
+            print("Providers:")
+            for provider in providers {
+                print("  \(provider.name.padding(12))\(provider.version)")
+            }
+            print("\nSuites:")
+            var suites: [any Suite] = []
+            for id in BuiltInPlugins.suites.ids {
+                let suite = try BuiltInPlugins.suites.make(id)
+                suites.append(suite)
+                let insecure = suite.isInsecure ? "  [INSECURE: kept for fidelity]" : ""
+                print("  \(id.padding(12))\(suite.clientKey) → \(suite.serverKey), \(suite.signature)\(insecure)")
+            }
+            // The classic suite is also shown at 1024 bits, the smallest size swift-crypto accepts.
+            suites.insert(try ClassicSuite(rsaBits: 1024), at: 1)
+            print("\nProvider × suite (default options):")
+            let header = "  " + "suite".padding(22) + providers.map { $0.name.padding(14) }.joined()
+            print(header)
+            for suite in suites {
+                let label = suite.rsaBits.map { "\(suite.id) (RSA-\($0))" } ?? suite.id
+                let cells = providers.map { provider in
+                    (suite.unsupportedReason(on: provider) == nil ? "yes" : "no").padding(14)
+                }
+                print("  " + label.padding(22) + cells.joined())
+            }
+            for provider in providers {
+                for suite in suites {
+                    if let reason = suite.unsupportedReason(on: provider) {
+                        print("  note: \(provider.name) × \(suite.id): \(reason)")
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String {
+        self.count >= width ? self + " " : self + String(repeating: " ", count: width - self.count)
+    }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import LabCore
+
+extension LabError.Code {
+    /// The exit code DESIGN.md gives this kind of failure: 1 bad input or usage, 3 the run failed.
+    var exitCode: ExitCode {
+        switch self {
+        case .invalidScenario, .unknownPlugin, .unknownSuite, .unsupported: ExitCode(1)
+        default: ExitCode(3)
+        }
+    }
+}
+
+/// Runs a command body, printing a `LabError` on stderr and exiting with its code.
+func reportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as LabError {
+        var standardError = StandardError()
+        print("error: \(error.message)", to: &standardError)
+        if let cause = error.cause {
+            print("  cause: \(cause)", to: &standardError)
+        }
+        throw error.code.exitCode
+    }
+}
+
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        FileHandleOutput.standardError(string)
+    }
+}

@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// `lab`: a benchmark and simulation lab for secure client/server exchanges.
+@main
+struct Lab: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lab",
+        abstract: "A benchmark and simulation lab for secure client/server exchanges.",
+        subcommands: [Demo.self, List.self],
+        defaultSubcommand: Demo.self
+    )
+}
