@@ -32,7 +32,8 @@ public struct CXClient<P: CryptoProvider>: Sendable {
     public let provider: P
     /// How the client was set up.
     public let options: CXClientOptions
-    private var privateKey: P.PrivateKey
+    /// The client's current private key (a lab may look inside its own exchange).
+    public private(set) var privateKey: P.PrivateKey
     private var publicKey: [UInt8]
     private var usedKey = false
 

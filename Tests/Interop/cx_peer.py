@@ -1,0 +1,503 @@
+#!/usr/bin/env python3
+"""Independent reference peer for the crypto-lab cx/1 exchange.
+
+Written only from PROTOCOL.md (§1 framing, §2 cx/1), to cross-check another
+implementation. Peers exchange *files*, each holding exactly one frame.
+
+  cx_peer.py request --suite S [--rsa-bits N] [--legacy] --key-out PATH --out PATH [--framing F]
+  cx_peer.py open    --suite S --key PATH --request PATH --in PATH [--legacy]
+                     [--payload-bytes N] [--framing F]
+  cx_peer.py respond --in PATH --out PATH [--rsa-bits N] [--payload-bytes N] [--framing F]
+
+Exit codes: 0 ok; `open`: 1 protocol failure (JSON line says the stage), 2 local/usage
+problem; `respond`: 2 error dictionary written, 3 unreadable frame (nothing written,
+as the server would just drop the connection, §1).
+Needs Python 3.11, `cryptography` (>= 45 for ML-KEM/ML-DSA) and, for RSA < 1024 bits,
+the `openssl` command-line tool.
+"""
+import argparse, json, os, plistlib, struct, subprocess, sys
+
+from cryptography.exceptions import InvalidSignature, InvalidTag
+from cryptography.hazmat.primitives import hashes, serialization as ser
+from cryptography.hazmat.primitives.asymmetric import ed25519, mldsa, mlkem, padding, rsa, x25519
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from cryptography.hazmat.primitives.keywrap import InvalidUnwrap, aes_key_unwrap, aes_key_wrap
+
+# ---------------------------------------------------------------- constants
+MAX_FRAME = 5 * 1024 * 1024                        # §1 default maxFrameBytes
+BPLIST = b"bplist00"                               # §1, §2.2
+SUITES = ("classic", "rsa-modern", "x25519", "pq")  # §2.4
+RSA_BITS = {"classic": (512, 1024, 2048), "rsa-modern": (2048, 3072, 4096)}  # §2.4
+RSA_DEFAULT = {"classic": 512, "rsa-modern": 2048}                          # §2.4
+WRAP_INFO = b"crypto-lab cx/1 wrap"                # §2.4 HKDF info
+LOREM = (b"Lorem ipsum dolor sit amet, consectetur adipisicing elit, sed do eiusmod tempor "
+         b"incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud "
+         b"exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure "
+         b"dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur. "
+         b"Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit.")
+assert len(LOREM) == 426
+PAYLOAD = LOREM + b"\x00"                          # §2.5: 427 bytes
+
+
+class Fail(Exception):
+    """A protocol failure: `stage` is the JSON stage (open) or error code (respond)."""
+    def __init__(self, stage, msg):
+        super().__init__(msg)
+        self.stage = stage
+
+
+def payload(n=None):
+    """§2.5: default 427-byte block; payloadBytes N = first N bytes of the block repeated."""
+    if n is None:
+        return PAYLOAD
+    return (PAYLOAD * (n // len(PAYLOAD) + 1))[:n]
+
+
+# ---------------------------------------------------------------- framing (§1)
+def frame(body, framing):
+    if not 1 <= len(body) <= MAX_FRAME:
+        raise ValueError(f"body length {len(body)} outside 1..{MAX_FRAME} (§1)")
+    hdr = struct.pack(">I", len(body)) if framing == "u32be" else struct.pack("<Q", len(body))
+    return hdr + body
+
+
+def unframe(data, framing):
+    """Return the body of a file holding exactly one frame; ValueError otherwise."""
+    hl, fmt = (4, ">I") if framing == "u32be" else (8, "<Q")
+    if len(data) < hl:
+        raise ValueError(f"short length header ({len(data)} bytes)")
+    (n,) = struct.unpack(fmt, data[:hl])
+    if not 1 <= n <= MAX_FRAME:                    # zero/oversized: rejected before body
+        raise ValueError(f"frame length {n} outside 1..{MAX_FRAME}")
+    if len(data) - hl != n:
+        raise ValueError(f"frame announces {n} body bytes, file has {len(data) - hl}")
+    return data[hl:]
+
+
+def read_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write_file(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def bplist(d):
+    return plistlib.dumps(d, fmt=plistlib.FMT_BINARY)
+
+
+def parse_dict(body):
+    """Parse a bplist00 body whose top level must be a dict with string keys (§1)."""
+    if not body.startswith(BPLIST):
+        raise ValueError("body is not a bplist00")
+    d = plistlib.loads(body, fmt=plistlib.FMT_BINARY)
+    if not isinstance(d, dict) or not all(isinstance(k, str) for k in d):
+        raise ValueError("top level is not a dictionary with string keys")
+    return d
+
+
+def field(d, key, typ, optional=False):
+    """Strict typed lookup. bool is excluded from int (crypto7 is an integer, §2.3)."""
+    if key not in d:
+        if optional:
+            return None
+        raise ValueError(f"missing key {key!r}")
+    v = d[key]
+    if type(v) is not typ:                         # exact type: rejects bool for int
+        raise ValueError(f"{key!r} is {type(v).__name__}, expected {typ.__name__}")
+    return v
+
+
+# ---------------------------------------------------------------- keys (§2.4 encodings)
+def rsa_generate(bits):
+    if bits >= 1024:
+        return rsa.generate_private_key(65537, bits)
+    # cryptography refuses < 1024 bits; classic's 512-bit default comes from openssl.
+    pem = subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
+                          f"rsa_keygen_bits:{bits}"], check=True, capture_output=True).stdout
+    return ser.load_pem_private_key(pem, None)
+
+
+def rsa_pub_der(pub):
+    """PKCS#1 RSAPublicKey DER (not SubjectPublicKeyInfo)."""
+    return pub.public_bytes(ser.Encoding.DER, ser.PublicFormat.PKCS1)
+
+
+def rsa_pub_load(der):
+    """Load PKCS#1 RSAPublicKey DER strictly: it must re-encode to the same bytes, which
+    rejects SubjectPublicKeyInfo and non-canonical DER."""
+    try:
+        pub = ser.load_der_public_key(der)
+    except Exception as e:
+        raise ValueError(f"not an RSA public key: {e}")
+    if not isinstance(pub, rsa.RSAPublicKey) or rsa_pub_der(pub) != der:
+        raise ValueError("not a PKCS#1 RSAPublicKey DER")
+    return pub
+
+
+def client_pub_load(suite, raw):
+    """Decode the client's cryptoP for `suite` (§2.1/§2.4); ValueError if unusable."""
+    if suite in RSA_BITS:
+        pub = rsa_pub_load(raw)
+        if pub.key_size not in RSA_BITS[suite]:
+            raise ValueError(f"{pub.key_size}-bit RSA not allowed for {suite} {RSA_BITS[suite]}")
+        return pub
+    if suite == "x25519":
+        if len(raw) != 32:
+            raise ValueError(f"X25519 key is {len(raw)} bytes, expected 32")
+        return x25519.X25519PublicKey.from_public_bytes(raw)
+    if len(raw) != 1184:
+        raise ValueError(f"ML-KEM-768 key is {len(raw)} bytes, expected 1184")
+    return mlkem.MLKEM768PublicKey.from_public_bytes(raw)
+
+
+def private_to_file(suite, priv):
+    """Key file format (private to this tool): RSA = PKCS#8 DER, X25519 = raw 32 bytes,
+    ML-KEM-768 = 64-byte seed."""
+    if suite in RSA_BITS:
+        return priv.private_bytes(ser.Encoding.DER, ser.PrivateFormat.PKCS8, ser.NoEncryption())
+    return priv.private_bytes_raw()
+
+
+def private_from_file(suite, data):
+    if suite in RSA_BITS:
+        return ser.load_der_private_key(data, None)
+    if suite == "x25519":
+        return x25519.X25519PrivateKey.from_private_bytes(data)
+    return mlkem.MLKEM768PrivateKey.from_seed_bytes(data)
+
+
+def client_pub_bytes(suite, priv):
+    if suite in RSA_BITS:
+        return rsa_pub_der(priv.public_key())
+    return priv.public_key().public_bytes_raw()
+
+
+# ---------------------------------------------------------------- primitives (§2.4)
+OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
+PSS = padding.PSS(mgf=padding.MGF1(hashes.SHA256()), salt_length=32)
+ZERO_IV = bytes(16)
+
+
+def kek(z, salt):
+    return HKDF(hashes.SHA256(), 32, salt, WRAP_INFO).derive(z)
+
+
+def aes_cbc(key, data, encrypt):
+    c = Cipher(algorithms.AES(key), modes.CBC(ZERO_IV))
+    op = c.encryptor() if encrypt else c.decryptor()
+    return op.update(data) + op.finalize()
+
+
+def pkcs7_pad(m):
+    n = 16 - len(m) % 16
+    return m + bytes([n]) * n
+
+
+def pkcs7_unpad(m):
+    """Strict PKCS#7 removal; §2.4 classic pads only when len % 16 != 0, so a pad of
+    16 (a whole extra block) is rejected too."""
+    n = m[-1] if m else 0
+    if not 1 <= n <= 15 or m[-n:] != bytes([n]) * n:
+        raise ValueError("bad PKCS#7 padding")
+    return m[:-n]
+
+
+def server_sign_key(suite, bits):
+    if suite in RSA_BITS:
+        return rsa_generate(bits)
+    if suite == "x25519":
+        return ed25519.Ed25519PrivateKey.generate()
+    return mldsa.MLDSA65PrivateKey.generate()
+
+
+def sign(suite, key, msg):
+    if suite == "classic":
+        return key.sign(msg, padding.PKCS1v15(), hashes.SHA1())
+    if suite == "rsa-modern":
+        return key.sign(msg, PSS, hashes.SHA256())
+    if suite == "x25519":
+        return key.sign(msg)
+    return key.sign(msg, b"")                      # ML-DSA-65, empty context
+
+
+def verify(suite, pub_raw, sig, msg):
+    """Raise InvalidSignature on a bad signature."""
+    if suite == "classic":
+        rsa_pub_load(pub_raw).verify(sig, msg, padding.PKCS1v15(), hashes.SHA1())
+    elif suite == "rsa-modern":
+        rsa_pub_load(pub_raw).verify(sig, msg, PSS, hashes.SHA256())
+    elif suite == "x25519":
+        ed25519.Ed25519PublicKey.from_public_bytes(pub_raw).verify(sig, msg)
+    else:
+        mldsa.MLDSA65PublicKey.from_public_bytes(pub_raw).verify(sig, msg, b"")
+
+
+def server_pub_check(suite, raw, client_bits):
+    """Decode stage: the server's cryptoP must have the suite's encoding (§2.4)."""
+    if suite in RSA_BITS:
+        bits = rsa_pub_load(raw).key_size
+        if bits != client_bits:                    # §2.4: "RSA, same encoding and size"
+            raise ValueError(f"server RSA key is {bits} bits, client's is {client_bits}")
+    elif suite == "x25519":
+        ed25519.Ed25519PublicKey.from_public_bytes(raw)
+    else:
+        if len(raw) != 1952:
+            raise ValueError(f"ML-DSA-65 key is {len(raw)} bytes, expected 1952")
+        mldsa.MLDSA65PublicKey.from_public_bytes(raw)
+
+
+# ---------------------------------------------------------------- request (§2.1, §2.2)
+def cmd_request(a):
+    if a.legacy and a.suite != "classic":
+        sys.exit("--legacy is only valid with --suite classic (§2.2)")
+    if a.suite in RSA_BITS:
+        priv = rsa_generate(a.rsa_bits or RSA_DEFAULT[a.suite])
+    elif a.suite == "x25519":
+        priv = x25519.X25519PrivateKey.generate()
+    else:
+        priv = mlkem.MLKEM768PrivateKey.generate()
+    pub = client_pub_bytes(a.suite, priv)
+    body = pub if a.legacy else bplist({"suite": a.suite, "cryptoP": pub})
+    write_file(a.key_out, private_to_file(a.suite, priv))
+    write_file(a.out, frame(body, a.framing))
+    print(json.dumps({"ok": True, "suite": a.suite, "legacy": a.legacy, "cryptoP_len": len(pub)}))
+
+
+# ---------------------------------------------------------------- respond (§2.3)
+def parse_request(body):
+    """Return (suite, client public key object, legacy?) or raise Fail(code, msg)."""
+    if not body.startswith(BPLIST):                # §2.2 legacy: bare PKCS#1 DER
+        try:
+            return "classic", client_pub_load("classic", body), True
+        except Exception as e:
+            raise Fail("badPublicKey", f"legacy request: {e}")
+    try:
+        d = parse_dict(body)
+        suite = field(d, "suite", str)
+        raw = field(d, "cryptoP", bytes)
+    except Exception as e:
+        raise Fail("badRequest", str(e))
+    if suite not in SUITES:
+        raise Fail("unknownSuite", f"unknown suite {suite!r}")
+    try:
+        return suite, client_pub_load(suite, raw), False
+    except Exception as e:
+        raise Fail("badPublicKey", str(e))
+
+
+def wrap(suite, client_pub, session):
+    """§2.4 wrap of the session key -> cryptoK."""
+    if suite == "classic":
+        return client_pub.encrypt(session, padding.PKCS1v15())
+    if suite == "rsa-modern":
+        return client_pub.encrypt(session, OAEP)
+    if suite == "x25519":
+        e = x25519.X25519PrivateKey.generate()
+        epub = e.public_key().public_bytes_raw()
+        cpub = client_pub.public_bytes_raw()
+        try:
+            z = e.exchange(client_pub)
+        except ValueError as ex:                   # all-zero shared secret (low-order key)
+            raise Fail("badPublicKey", f"X25519: {ex}")
+        return epub + aes_key_wrap(kek(z, epub + cpub), session)
+    z, ct = client_pub.encapsulate()               # cryptography returns (secret, ct)
+    return ct + aes_key_wrap(kek(z, ct), session)
+
+
+def cmd_respond(a):
+    try:
+        body = unframe(read_file(a.inp), a.framing)
+    except (OSError, ValueError) as e:             # §1: drop the connection, no answer
+        print(json.dumps({"ok": False, "error": "framing", "message": str(e)}))
+        return 3
+    msg = payload(a.payload_bytes)
+    try:
+        suite, client_pub, legacy = parse_request(body)
+        resp = {} if legacy else {"suite": suite}  # §2.3: no suite echo for legacy
+        if suite in RSA_BITS:
+            skey = server_sign_key(suite, a.rsa_bits or client_pub.key_size)
+            resp["cryptoP"] = rsa_pub_der(skey.public_key())
+        else:
+            skey = server_sign_key(suite, None)
+            resp["cryptoP"] = skey.public_key().public_bytes_raw()
+        if suite == "classic":
+            session = os.urandom(16)
+            padded = len(msg) % 16 != 0            # pad only when not a multiple of 16
+            resp["cryptoM"] = aes_cbc(session, pkcs7_pad(msg) if padded else msg, True)
+            resp["crypto7"] = 1 if padded else 0   # int, never bool -> plist integer
+        else:
+            session, nonce = os.urandom(32), os.urandom(12)
+            resp["cryptoM"] = AESGCM(session).encrypt(nonce, msg, suite.encode())
+            resp["cryptoN"] = nonce
+            resp["crypto7"] = 0
+        resp["cryptoS"] = sign(suite, skey, msg)
+        resp["cryptoK"] = wrap(suite, client_pub, session)
+    except Fail as f:
+        write_file(a.out, frame(bplist({"error": f.stage, "message": str(f)}), a.framing))
+        print(json.dumps({"ok": False, "error": f.stage, "message": str(f)}))
+        return 2
+    write_file(a.out, frame(bplist(resp), a.framing))
+    print(json.dumps({"ok": True, "suite": suite, "legacy": legacy, "payload_len": len(msg)}))
+    return 0
+
+
+# ---------------------------------------------------------------- open (client side, §2.3)
+def open_response(a):
+    """Return the verified plaintext, or raise Fail(stage, msg)."""
+    suite = a.suite
+    # Local inputs: our private key and the request we sent (its cryptoP is `clientKey`).
+    try:
+        priv = private_from_file(suite, read_file(a.key))
+        req = unframe(read_file(a.request), a.framing)
+        if a.legacy:
+            sent = req
+        else:
+            rd = parse_dict(req)
+            if field(rd, "suite", str) != suite:
+                raise ValueError("request suite differs from --suite")
+            sent = field(rd, "cryptoP", bytes)
+        if sent != client_pub_bytes(suite, priv):
+            raise ValueError("request's cryptoP does not match --key")
+    except Exception as e:
+        raise Fail("usage", str(e))
+
+    # decode: framing, plist, strict types (§1, §2.3)
+    try:
+        d = parse_dict(unframe(read_file(a.inp), a.framing))
+    except Exception as e:
+        raise Fail("decode", str(e))
+    if "error" in d:                               # §2.3 error dictionary
+        raise Fail("server-error", f"{d.get('error')!r}: {d.get('message')!r}")
+    try:
+        echo = field(d, "suite", str, optional=True)
+        if a.legacy and echo is not None:
+            raise ValueError(f"suite {echo!r} present in answer to a legacy request")
+        if not a.legacy and echo != suite:
+            raise ValueError(f"suite echo {echo!r} != {suite!r}")
+        spub = field(d, "cryptoP", bytes)
+        ctext = field(d, "cryptoM", bytes)
+        p7 = field(d, "crypto7", int)
+        sig = field(d, "cryptoS", bytes)
+        wrapped = field(d, "cryptoK", bytes)
+        nonce = field(d, "cryptoN", bytes, optional=True)
+        if p7 not in (0, 1):
+            raise ValueError(f"crypto7 = {p7}, expected 0 or 1")
+        if suite == "classic":
+            if nonce is not None:
+                raise ValueError("cryptoN present for classic (§2.3: IV is 16 zero bytes)")
+        else:
+            if nonce is None or len(nonce) != 12:
+                raise ValueError("cryptoN missing or not 12 bytes")
+            if p7 != 0:
+                raise ValueError("crypto7 = 1 for an AES-GCM suite (only classic pads)")
+        client_bits = priv.key_size if suite in RSA_BITS else None
+        server_pub_check(suite, spub, client_bits)
+    except Exception as e:
+        raise Fail("decode", str(e))
+
+    # unwrap cryptoK (§2.4)
+    try:
+        if suite == "classic":
+            session = priv.decrypt(wrapped, padding.PKCS1v15())
+        elif suite == "rsa-modern":
+            session = priv.decrypt(wrapped, OAEP)
+        elif suite == "x25519":
+            if len(wrapped) != 32 + 40:
+                raise ValueError(f"cryptoK is {len(wrapped)} bytes, expected 72")
+            epub = wrapped[:32]
+            z = priv.exchange(x25519.X25519PublicKey.from_public_bytes(epub))
+            session = aes_key_unwrap(kek(z, epub + sent), wrapped[32:])
+        else:
+            if len(wrapped) != 1088 + 40:
+                raise ValueError(f"cryptoK is {len(wrapped)} bytes, expected 1128")
+            ct = wrapped[:1088]
+            session = aes_key_unwrap(kek(priv.decapsulate(ct), ct), wrapped[1088:])
+        want = 16 if suite == "classic" else 32
+        if len(session) != want:
+            raise ValueError(f"session key is {len(session)} bytes, expected {want}")
+    except (ValueError, InvalidUnwrap) as e:
+        raise Fail("unwrap", str(e) or type(e).__name__)
+
+    # decrypt cryptoM (§2.4), removing PKCS#7 iff crypto7 == 1 (§2.3)
+    try:
+        if suite == "classic":
+            if len(ctext) % 16:
+                raise ValueError(f"CBC ciphertext length {len(ctext)} not a multiple of 16")
+            plain = aes_cbc(session, ctext, False)
+            if p7 == 1:
+                plain = pkcs7_unpad(plain)
+        else:
+            plain = AESGCM(session).decrypt(nonce, ctext, suite.encode())
+    except (ValueError, InvalidTag) as e:
+        raise Fail("decrypt", str(e) or type(e).__name__)
+
+    # verify cryptoS over the decrypted bytes with the server's cryptoP
+    try:
+        verify(suite, spub, sig, plain)
+    except (InvalidSignature, ValueError) as e:
+        raise Fail("verify", str(e) or "signature does not verify")
+
+    # payload (§2.5)
+    want = payload(a.payload_bytes)
+    if plain != want:
+        raise Fail("payload", f"plaintext ({len(plain)} bytes) != expected ({len(want)} bytes)")
+    return plain
+
+
+def cmd_open(a):
+    if a.legacy and a.suite != "classic":
+        sys.exit("--legacy is only valid with --suite classic (§2.2)")
+    try:
+        plain = open_response(a)
+    except Fail as f:
+        print(json.dumps({"ok": False, "stage": f.stage, "error": str(f)}))
+        return 2 if f.stage == "usage" else 1
+    print(json.dumps({"ok": True, "plaintext_hex": plain.hex()}))
+    return 0
+
+
+# ---------------------------------------------------------------- CLI
+def main():
+    def nonneg(s):
+        v = int(s)
+        if v < 0:
+            raise argparse.ArgumentTypeError("must be >= 0")
+        return v
+
+    p = argparse.ArgumentParser(description="cx/1 reference peer (PROTOCOL.md §1-§2)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--framing", choices=("u32be", "u64le"), default="u32be")
+
+    r = sub.add_parser("request", parents=[common], help="client: make key pair + request")
+    r.add_argument("--suite", choices=SUITES, required=True)
+    r.add_argument("--rsa-bits", type=int)
+    r.add_argument("--legacy", action="store_true")
+    r.add_argument("--key-out", required=True)
+    r.add_argument("--out", required=True)
+
+    o = sub.add_parser("open", parents=[common], help="client: check a response")
+    o.add_argument("--suite", choices=SUITES, required=True)
+    o.add_argument("--key", required=True)
+    o.add_argument("--request", required=True)
+    o.add_argument("--in", dest="inp", required=True)
+    o.add_argument("--legacy", action="store_true")
+    o.add_argument("--payload-bytes", type=nonneg)
+
+    s = sub.add_parser("respond", parents=[common], help="server: answer a request")
+    s.add_argument("--in", dest="inp", required=True)
+    s.add_argument("--out", required=True)
+    s.add_argument("--rsa-bits", type=int)
+    s.add_argument("--payload-bytes", type=nonneg)
+
+    a = p.parse_args()
+    return {"request": cmd_request, "open": cmd_open, "respond": cmd_respond}[a.cmd](a) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
