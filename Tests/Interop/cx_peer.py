@@ -1,19 +1,12 @@
 #!/usr/bin/env python3
-"""Independent reference peer for the crypto-lab cx/1 exchange.
+"""Independent reference peer for the crypto-lab cx/1 exchange, written only from
+PROTOCOL.md (§1 framing, §2 cx/1) to cross-check another implementation. Peers exchange
+*files*, each holding exactly one frame. CLI (see main()): `request`, `open`, `respond`.
 
-Written only from PROTOCOL.md (§1 framing, §2 cx/1), to cross-check another
-implementation. Peers exchange *files*, each holding exactly one frame.
-
-  cx_peer.py request --suite S [--rsa-bits N] [--legacy] --key-out PATH --out PATH [--framing F]
-  cx_peer.py open    --suite S --key PATH --request PATH --in PATH [--legacy]
-                     [--payload-bytes N] [--framing F]
-  cx_peer.py respond --in PATH --out PATH [--rsa-bits N] [--payload-bytes N] [--framing F]
-
-Exit codes: 0 ok; `open`: 1 protocol failure (JSON line says the stage), 2 local/usage
-problem; `respond`: 2 error dictionary written, 3 unreadable frame (nothing written,
-as the server would just drop the connection, §1).
-Needs Python 3.11, `cryptography` (>= 45 for ML-KEM/ML-DSA) and, for RSA < 1024 bits,
-the `openssl` command-line tool.
+Exit codes: 0 ok. `open`: 1 protocol failure (the JSON line names the stage), 2 local or
+usage problem (stage "usage"). `respond`: 2 error dictionary written, 3 unreadable frame
+(nothing written: the server would just drop the connection, §1).
+Needs `cryptography` (ML-KEM/ML-DSA) and, for RSA < 1024 bits, the `openssl` tool.
 """
 import argparse, json, os, plistlib, struct, subprocess, sys
 
@@ -40,13 +33,11 @@ LOREM = (b"Lorem ipsum dolor sit amet, consectetur adipisicing elit, sed do eius
 assert len(LOREM) == 426
 PAYLOAD = LOREM + b"\x00"                          # §2.5: 427 bytes
 
-
 class Fail(Exception):
     """A protocol failure: `stage` is the JSON stage (open) or error code (respond)."""
     def __init__(self, stage, msg):
         super().__init__(msg)
         self.stage = stage
-
 
 def payload(n=None):
     """§2.5: default 427-byte block; payloadBytes N = first N bytes of the block repeated."""
@@ -54,14 +45,12 @@ def payload(n=None):
         return PAYLOAD
     return (PAYLOAD * (n // len(PAYLOAD) + 1))[:n]
 
-
 # ---------------------------------------------------------------- framing (§1)
 def frame(body, framing):
     if not 1 <= len(body) <= MAX_FRAME:
         raise ValueError(f"body length {len(body)} outside 1..{MAX_FRAME} (§1)")
     hdr = struct.pack(">I", len(body)) if framing == "u32be" else struct.pack("<Q", len(body))
     return hdr + body
-
 
 def unframe(data, framing):
     """Return the body of a file holding exactly one frame; ValueError otherwise."""
@@ -75,20 +64,16 @@ def unframe(data, framing):
         raise ValueError(f"frame announces {n} body bytes, file has {len(data) - hl}")
     return data[hl:]
 
-
 def read_file(path):
     with open(path, "rb") as f:
         return f.read()
-
 
 def write_file(path, data):
     with open(path, "wb") as f:
         f.write(data)
 
-
-def bplist(d):
+def bplist(d):                                     # plistlib writes int as <integer>, bool as <true/>
     return plistlib.dumps(d, fmt=plistlib.FMT_BINARY)
-
 
 def parse_dict(body):
     """Parse a bplist00 body whose top level must be a dict with string keys (§1)."""
@@ -98,7 +83,6 @@ def parse_dict(body):
     if not isinstance(d, dict) or not all(isinstance(k, str) for k in d):
         raise ValueError("top level is not a dictionary with string keys")
     return d
-
 
 def field(d, key, typ, optional=False):
     """Strict typed lookup. bool is excluded from int (crypto7 is an integer, §2.3)."""
@@ -111,7 +95,6 @@ def field(d, key, typ, optional=False):
         raise ValueError(f"{key!r} is {type(v).__name__}, expected {typ.__name__}")
     return v
 
-
 # ---------------------------------------------------------------- keys (§2.4 encodings)
 def rsa_generate(bits):
     if bits >= 1024:
@@ -121,11 +104,9 @@ def rsa_generate(bits):
                           f"rsa_keygen_bits:{bits}"], check=True, capture_output=True).stdout
     return ser.load_pem_private_key(pem, None)
 
-
 def rsa_pub_der(pub):
     """PKCS#1 RSAPublicKey DER (not SubjectPublicKeyInfo)."""
     return pub.public_bytes(ser.Encoding.DER, ser.PublicFormat.PKCS1)
-
 
 def rsa_pub_load(der):
     """Load PKCS#1 RSAPublicKey DER strictly: it must re-encode to the same bytes, which
@@ -137,7 +118,6 @@ def rsa_pub_load(der):
     if not isinstance(pub, rsa.RSAPublicKey) or rsa_pub_der(pub) != der:
         raise ValueError("not a PKCS#1 RSAPublicKey DER")
     return pub
-
 
 def client_pub_load(suite, raw):
     """Decode the client's cryptoP for `suite` (§2.1/§2.4); ValueError if unusable."""
@@ -154,14 +134,12 @@ def client_pub_load(suite, raw):
         raise ValueError(f"ML-KEM-768 key is {len(raw)} bytes, expected 1184")
     return mlkem.MLKEM768PublicKey.from_public_bytes(raw)
 
-
 def private_to_file(suite, priv):
     """Key file format (private to this tool): RSA = PKCS#8 DER, X25519 = raw 32 bytes,
     ML-KEM-768 = 64-byte seed."""
     if suite in RSA_BITS:
         return priv.private_bytes(ser.Encoding.DER, ser.PrivateFormat.PKCS8, ser.NoEncryption())
     return priv.private_bytes_raw()
-
 
 def private_from_file(suite, data):
     if suite in RSA_BITS:
@@ -170,33 +148,27 @@ def private_from_file(suite, data):
         return x25519.X25519PrivateKey.from_private_bytes(data)
     return mlkem.MLKEM768PrivateKey.from_seed_bytes(data)
 
-
 def client_pub_bytes(suite, priv):
     if suite in RSA_BITS:
         return rsa_pub_der(priv.public_key())
     return priv.public_key().public_bytes_raw()
-
 
 # ---------------------------------------------------------------- primitives (§2.4)
 OAEP = padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=None)
 PSS = padding.PSS(mgf=padding.MGF1(hashes.SHA256()), salt_length=32)
 ZERO_IV = bytes(16)
 
-
 def kek(z, salt):
     return HKDF(hashes.SHA256(), 32, salt, WRAP_INFO).derive(z)
-
 
 def aes_cbc(key, data, encrypt):
     c = Cipher(algorithms.AES(key), modes.CBC(ZERO_IV))
     op = c.encryptor() if encrypt else c.decryptor()
     return op.update(data) + op.finalize()
 
-
 def pkcs7_pad(m):
     n = 16 - len(m) % 16
     return m + bytes([n]) * n
-
 
 def pkcs7_unpad(m):
     """Strict PKCS#7 removal; §2.4 classic pads only when len % 16 != 0, so a pad of
@@ -206,14 +178,12 @@ def pkcs7_unpad(m):
         raise ValueError("bad PKCS#7 padding")
     return m[:-n]
 
-
 def server_sign_key(suite, bits):
     if suite in RSA_BITS:
         return rsa_generate(bits)
     if suite == "x25519":
         return ed25519.Ed25519PrivateKey.generate()
     return mldsa.MLDSA65PrivateKey.generate()
-
 
 def sign(suite, key, msg):
     if suite == "classic":
@@ -223,7 +193,6 @@ def sign(suite, key, msg):
     if suite == "x25519":
         return key.sign(msg)
     return key.sign(msg, b"")                      # ML-DSA-65, empty context
-
 
 def verify(suite, pub_raw, sig, msg):
     """Raise InvalidSignature on a bad signature."""
@@ -235,7 +204,6 @@ def verify(suite, pub_raw, sig, msg):
         ed25519.Ed25519PublicKey.from_public_bytes(pub_raw).verify(sig, msg)
     else:
         mldsa.MLDSA65PublicKey.from_public_bytes(pub_raw).verify(sig, msg, b"")
-
 
 def server_pub_check(suite, raw, client_bits):
     """Decode stage: the server's cryptoP must have the suite's encoding (§2.4)."""
@@ -249,7 +217,6 @@ def server_pub_check(suite, raw, client_bits):
         if len(raw) != 1952:
             raise ValueError(f"ML-DSA-65 key is {len(raw)} bytes, expected 1952")
         mldsa.MLDSA65PublicKey.from_public_bytes(raw)
-
 
 # ---------------------------------------------------------------- request (§2.1, §2.2)
 def cmd_request(a):
@@ -266,7 +233,6 @@ def cmd_request(a):
     write_file(a.key_out, private_to_file(a.suite, priv))
     write_file(a.out, frame(body, a.framing))
     print(json.dumps({"ok": True, "suite": a.suite, "legacy": a.legacy, "cryptoP_len": len(pub)}))
-
 
 # ---------------------------------------------------------------- respond (§2.3)
 def parse_request(body):
@@ -289,7 +255,6 @@ def parse_request(body):
     except Exception as e:
         raise Fail("badPublicKey", str(e))
 
-
 def wrap(suite, client_pub, session):
     """§2.4 wrap of the session key -> cryptoK."""
     if suite == "classic":
@@ -307,7 +272,6 @@ def wrap(suite, client_pub, session):
         return epub + aes_key_wrap(kek(z, epub + cpub), session)
     z, ct = client_pub.encapsulate()               # cryptography returns (secret, ct)
     return ct + aes_key_wrap(kek(z, ct), session)
-
 
 def cmd_respond(a):
     try:
@@ -344,7 +308,6 @@ def cmd_respond(a):
     write_file(a.out, frame(bplist(resp), a.framing))
     print(json.dumps({"ok": True, "suite": suite, "legacy": legacy, "payload_len": len(msg)}))
     return 0
-
 
 # ---------------------------------------------------------------- open (client side, §2.3)
 def open_response(a):
@@ -448,7 +411,6 @@ def open_response(a):
         raise Fail("payload", f"plaintext ({len(plain)} bytes) != expected ({len(want)} bytes)")
     return plain
 
-
 def cmd_open(a):
     if a.legacy and a.suite != "classic":
         sys.exit("--legacy is only valid with --suite classic (§2.2)")
@@ -460,44 +422,34 @@ def cmd_open(a):
     print(json.dumps({"ok": True, "plaintext_hex": plain.hex()}))
     return 0
 
-
 # ---------------------------------------------------------------- CLI
 def main():
     def nonneg(s):
-        v = int(s)
-        if v < 0:
+        if int(s) < 0:
             raise argparse.ArgumentTypeError("must be >= 0")
-        return v
+        return int(s)
 
     p = argparse.ArgumentParser(description="cx/1 reference peer (PROTOCOL.md §1-§2)")
     sub = p.add_subparsers(dest="cmd", required=True)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--framing", choices=("u32be", "u64le"), default="u32be")
-
-    r = sub.add_parser("request", parents=[common], help="client: make key pair + request")
-    r.add_argument("--suite", choices=SUITES, required=True)
-    r.add_argument("--rsa-bits", type=int)
-    r.add_argument("--legacy", action="store_true")
+    r = sub.add_parser("request", help="client: make key pair, write request frame")
+    o = sub.add_parser("open", help="client: check the server's response frame")
+    s = sub.add_parser("respond", help="server: answer a request frame")
+    for sp in (r, o, s):
+        sp.add_argument("--framing", choices=("u32be", "u64le"), default="u32be")
+    for sp in (r, o):
+        sp.add_argument("--suite", choices=SUITES, required=True)
+        sp.add_argument("--legacy", action="store_true")   # §2.2, classic only
+    for sp in (r, s):
+        sp.add_argument("--rsa-bits", type=int)
+        sp.add_argument("--out", required=True)
+    for sp in (o, s):
+        sp.add_argument("--in", dest="inp", required=True)
+        sp.add_argument("--payload-bytes", type=nonneg)
     r.add_argument("--key-out", required=True)
-    r.add_argument("--out", required=True)
-
-    o = sub.add_parser("open", parents=[common], help="client: check a response")
-    o.add_argument("--suite", choices=SUITES, required=True)
     o.add_argument("--key", required=True)
     o.add_argument("--request", required=True)
-    o.add_argument("--in", dest="inp", required=True)
-    o.add_argument("--legacy", action="store_true")
-    o.add_argument("--payload-bytes", type=nonneg)
-
-    s = sub.add_parser("respond", parents=[common], help="server: answer a request")
-    s.add_argument("--in", dest="inp", required=True)
-    s.add_argument("--out", required=True)
-    s.add_argument("--rsa-bits", type=int)
-    s.add_argument("--payload-bytes", type=nonneg)
-
     a = p.parse_args()
     return {"request": cmd_request, "open": cmd_open, "respond": cmd_respond}[a.cmd](a) or 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,136 @@
+import Foundation
+import LabCore
+import LabCrypto
+import LabOpenSSL
+import LabSwiftCrypto
+import LabWire
+import Testing
+
+/// The server answers every bad request with the error PROTOCOL.md §2.3 names, and never crashes.
+struct ServerInputTests {
+    static func server() throws -> CXServer<OpenSSLProvider> {
+        var steps = NoStepRecorder()
+        return try CXServer(
+            provider: try OpenSSLProvider(),
+            options: CXServerOptions(suites: [try ClassicSuite(), try RSAModernSuite(), X25519Suite()]),
+            recorder: &steps
+        )
+    }
+
+    static func request(_ fields: [String: Any]) throws -> [UInt8] {
+        var plist = PropertyListDictionary()
+        for (key, value) in fields {
+            switch value {
+            case let text as String: plist.set(key, string: text)
+            case let bytes as [UInt8]: plist.set(key, data: bytes)
+            case let number as Int: plist.set(key, integer: number)
+            default: Issue.record("unsupported test value")
+            }
+        }
+        return try plist.encoded()
+    }
+
+    static func answerCode(_ body: [UInt8]) throws -> CXErrorCode? {
+        var steps = NoStepRecorder()
+        let answer = try Self.server().respond(to: body, recorder: &steps)
+        let reply = try CXReply(decoding: answer.body)
+        guard case .error(let error) = reply else { return nil }
+        #expect(answer.error == error, "the answer reports the error it sent, for the log")
+        #expect(!error.message.isEmpty)
+        return error.code
+    }
+
+    @Test("An unknown suite is unknownSuite")
+    func unknownSuite() throws {
+        #expect(try Self.answerCode(try Self.request(["suite": "rot13", "cryptoP": [UInt8](repeating: 1, count: 32)])) == .unknownSuite)
+    }
+
+    @Test("A known suite the server does not offer is unsupported")
+    func notOffered() throws {
+        #expect(try Self.answerCode(try Self.request(["suite": "pq", "cryptoP": [UInt8](repeating: 1, count: 1184)])) == .unsupported)
+    }
+
+    @Test("Missing or mistyped fields are badRequest")
+    func badRequests() throws {
+        #expect(try Self.answerCode(try Self.request(["suite": "x25519"])) == .badRequest)
+        #expect(try Self.answerCode(try Self.request(["cryptoP": [UInt8](repeating: 9, count: 32)])) == .badRequest)
+        #expect(try Self.answerCode(try Self.request(["suite": 7, "cryptoP": [UInt8](repeating: 9, count: 32)])) == .badRequest)
+        #expect(try Self.answerCode(try Self.request(["suite": "x25519", "cryptoP": "not data"])) == .badRequest)
+        // A plist whose top level is not a dictionary.
+        let array = try PropertyListSerializationShim.binaryArray()
+        #expect(try Self.answerCode(array) == .badRequest)
+        // Starts like a plist but is not one.
+        #expect(try Self.answerCode(Array("bplist00 and then garbage".utf8)) == .badRequest)
+    }
+
+    @Test("Bad public keys are badPublicKey", arguments: [
+        ("x25519", [UInt8](repeating: 9, count: 31)),
+        ("x25519", [UInt8](repeating: 0, count: 32)),  // the all-zero (low-order) point
+        ("rsa-modern", [UInt8](repeating: 0x30, count: 270)),
+    ])
+    func badKeys(_ suite: String, _ key: [UInt8]) throws {
+        #expect(try Self.answerCode(try Self.request(["suite": suite, "cryptoP": key])) == .badPublicKey)
+    }
+
+    @Test("An RSA key of a size the suite does not allow is badPublicKey")
+    func wrongRSASize() throws {
+        let provider = try OpenSSLProvider()
+        let key = try provider.encode(try provider.generatePrivateKey(.rsa(bits: 1024, use: .encryption)))
+        #expect(try Self.answerCode(try Self.request(["suite": "rsa-modern", "cryptoP": key])) == .badPublicKey)
+    }
+
+    @Test("Garbage that is not a plist is a legacy request with a bad key")
+    func garbage() throws {
+        #expect(try Self.answerCode(Array("hello, server".utf8)) == .badPublicKey)
+    }
+
+    @Test("A client sees the server's error as serverError")
+    func clientSeesServerError() throws {
+        let provider = try OpenSSLProvider()
+        var steps = NoStepRecorder()
+        let client = try CXClient(provider: provider, options: CXClientOptions(suite: X25519Suite()), recorder: &steps)
+        let body = try CXErrorReply(code: .busy, message: "too many connections").encoded()
+        let error = try #require(throws: LabError.self) { try client.open(body, recorder: &steps) }
+        #expect(error.code == .serverError)
+        #expect(error.message.contains("busy") && error.message.contains("too many connections"))
+    }
+
+    @Test("A response for another suite is refused")
+    func suiteEcho() throws {
+        let provider = try OpenSSLProvider()
+        var steps = NoStepRecorder()
+        var client = try CXClient(provider: provider, options: CXClientOptions(suite: X25519Suite()), recorder: &steps)
+        let server = try Self.server()
+        let body = server.respond(to: try client.makeRequest(recorder: &steps), recorder: &steps).body
+        guard case .response(var response) = try CXReply(decoding: body) else {
+            Issue.record("expected a response")
+            return
+        }
+        response.suite = "rsa-modern"
+        let error = try #require(throws: LabError.self) { try client.open(try response.encoded(), recorder: &steps) }
+        #expect(error.code == .malformedMessage)
+    }
+
+    @Test("swift-crypto refuses the 512-bit classic key with a message that names openssl")
+    func swiftCryptoClassic512() throws {
+        let error = try #require(throws: LabError.self) {
+            var steps = NoStepRecorder()
+            _ = try CXServer(
+                provider: SwiftCryptoProvider(),
+                options: CXServerOptions(suites: [try ClassicSuite(rsaBits: 512)]),
+                others: [try OpenSSLProvider()],
+                recorder: &steps
+            )
+        }
+        #expect(error.code == .unsupported)
+        #expect(error.message.contains("swift-crypto") && error.message.contains("classic") && error.message.contains("openssl"))
+        #expect(error.message.contains("1024"), "says why: \(error.message)")
+    }
+}
+
+/// A binary plist whose top level is an array (the lab's codec only writes dictionaries).
+enum PropertyListSerializationShim {
+    static func binaryArray() throws -> [UInt8] {
+        Array(try PropertyListSerialization.data(fromPropertyList: ["suite", "x25519"], format: .binary, options: 0))
+    }
+}
