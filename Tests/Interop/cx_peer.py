@@ -25,11 +25,12 @@ SUITES = ("classic", "rsa-modern", "x25519", "pq")  # §2.4
 RSA_BITS = {"classic": (512, 1024, 2048), "rsa-modern": (2048, 3072, 4096)}  # §2.4
 RSA_DEFAULT = {"classic": 512, "rsa-modern": 2048}                          # §2.4
 WRAP_INFO = b"crypto-lab cx/1 wrap"                # §2.4 HKDF info
-LOREM = (b"Lorem ipsum dolor sit amet, consectetur adipisicing elit, sed do eiusmod tempor "
-         b"incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud "
-         b"exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure "
-         b"dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur. "
-         b"Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit.")
+LOREM = (b'Lorem ipsum dolor sit amet, consectetur adipisicing elit, sed do eiusmod '
+         b'tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, '
+         b'quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo '
+         b'consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse '
+         b'cillum dolore eu fugiat nulla pariatur. Excepteur sint occaecat cupidatat non '
+         b'proident, sunt in culpa qui officia deserunt mollit.')  # §2.5
 assert len(LOREM) == 426
 PAYLOAD = LOREM + b"\x00"                          # §2.5: 427 bytes
 
@@ -72,7 +73,7 @@ def write_file(path, data):
     with open(path, "wb") as f:
         f.write(data)
 
-def bplist(d):                                     # plistlib writes int as <integer>, bool as <true/>
+def bplist(d):                     # plistlib: int -> plist integer, bool -> plist boolean
     return plistlib.dumps(d, fmt=plistlib.FMT_BINARY)
 
 def parse_dict(body):
@@ -419,6 +420,9 @@ def cmd_open(a):
     except Fail as f:
         print(json.dumps({"ok": False, "stage": f.stage, "error": str(f)}))
         return 2 if f.stage == "usage" else 1
+    except Exception as e:                         # a bug here, not a verdict on the peer
+        print(json.dumps({"ok": False, "stage": "internal", "error": repr(e)}))
+        return 2
     print(json.dumps({"ok": True, "plaintext_hex": plain.hex()}))
     return 0
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what the lab needs on Debian 12 (run as root). Safe to run again: it installs
+# only what is missing and touches nothing that is already there.
+set -euo pipefail
+
+apt_packages=(
+  libssl-dev                      # the openssl provider: OpenSSL 3's EVP C API
+  openssl                         # the openssl command line (cross-checks)
+  libavahi-compat-libdnssd-dev    # DNS-SD (the dns_sd API)
+  avahi-daemon dbus               # mDNS for the discovery tests
+  libjemalloc-dev                 # allocation statistics
+  pkg-config                      # SwiftPM finds the system libraries with it
+  python3 python3-pip             # the independent Python peer used by the tests
+)
+
+missing=()
+for package in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python's `cryptography` (with ML-KEM and ML-DSA, 48 or later) is the independent
+# implementation the interop tests check the lab against.
+if ! python3 -c 'import cryptography.hazmat.primitives.asymmetric.mlkem, cryptography.hazmat.primitives.asymmetric.mldsa' 2>/dev/null; then
+  echo "setup: installing Python's cryptography"
+  python3 -m pip install --quiet --disable-pip-version-check 'cryptography>=48' \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'cryptography>=48'
+fi
