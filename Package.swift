@@ -69,7 +69,9 @@ let package = Package(
         .testTarget(name: "LabWireTests", dependencies: ["LabCore", "LabWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LabCryptoTests",
-            dependencies: ["LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabPlugins", "LabTesting"],
+            dependencies: [
+                "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabPlugins", "LabTesting",
+            ],
             swiftSettings: swiftSettings
         ),
     ]

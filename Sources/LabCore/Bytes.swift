@@ -1,7 +1,7 @@
 extension Array where Element == UInt8 {
     /// Parses hexadecimal text (either case, no separators); nil if it is not hex.
     public init?(hex: some StringProtocol) {
-        let utf8 = Array<UInt8>(hex.utf8)
+        let utf8 = [UInt8](hex.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count / 2)
@@ -25,7 +25,7 @@ extension Array where Element == UInt8 {
 
     /// Lower-case hexadecimal text.
     public var hexString: String {
-        let digits = Array<UInt8>("0123456789abcdef".utf8)
+        let digits = [UInt8]("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(self.count * 2)
         for byte in self {

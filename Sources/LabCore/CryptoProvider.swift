@@ -47,7 +47,12 @@ public protocol CryptoProvider: Sendable {
     /// A signature over `message` (hashed as the scheme says).
     func sign(_ message: [UInt8], with privateKey: PrivateKey, scheme: SignatureScheme) throws -> [UInt8]
     /// Whether `signature` is valid over `message`. Throws only when the scheme is unsupported.
-    func isValidSignature(_ signature: [UInt8], for message: [UInt8], publicKey: PublicKey, scheme: SignatureScheme) throws -> Bool
+    func isValidSignature(
+        _ signature: [UInt8],
+        for message: [UInt8],
+        publicKey: PublicKey,
+        scheme: SignatureScheme
+    ) throws -> Bool
 
     /// The X25519 shared secret; throws when it is all zeros (a low-order peer key).
     func x25519(_ privateKey: PrivateKey, peer: PublicKey) throws -> [UInt8]

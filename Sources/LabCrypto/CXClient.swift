@@ -45,7 +45,10 @@ public struct CXClient<P: CryptoProvider>: Sendable {
         recorder: inout some StepRecorder
     ) throws {
         if options.legacy, options.suite.id != ClassicSuite.id {
-            throw LabError(.invalidScenario, "A legacy request selects 'classic'; suite '\(options.suite.id)' cannot be sent that way")
+            throw LabError(
+                .invalidScenario,
+                "A legacy request selects 'classic'; suite '\(options.suite.id)' cannot be sent that way"
+            )
         }
         try SuiteRegistry.requireSupport(options.suite, by: provider, others: others)
         self.provider = provider
@@ -59,7 +62,11 @@ public struct CXClient<P: CryptoProvider>: Sendable {
     /// The next request body; with a per-exchange key lifetime, makes a fresh key first.
     public mutating func makeRequest(recorder: inout some StepRecorder) throws -> [UInt8] {
         if self.options.keyLifetime == .perExchange, self.usedKey {
-            (self.privateKey, self.publicKey) = try Self.makeKey(self.options.suite, provider: self.provider, recorder: &recorder)
+            (self.privateKey, self.publicKey) = try Self.makeKey(
+                self.options.suite,
+                provider: self.provider,
+                recorder: &recorder
+            )
         }
         self.usedKey = true
         let request = CXRequest(suite: self.options.suite.id, clientKey: self.publicKey, isLegacy: self.options.legacy)
@@ -85,10 +92,18 @@ public struct CXClient<P: CryptoProvider>: Sendable {
             )
         }
         let sessionKey = try Self.step(.unwrap, failure: .unwrapFailed, recorder: &recorder) {
-            try suite.unwrap(response.wrappedKey, privateKey: self.privateKey, publicKey: self.publicKey, provider: self.provider)
+            try suite.unwrap(
+                response.wrappedKey,
+                privateKey: self.privateKey,
+                publicKey: self.publicKey,
+                provider: self.provider
+            )
         }
         guard sessionKey.count == suite.sessionKeyBytes else {
-            throw LabError(.unwrapFailed, "The unwrapped session key has \(sessionKey.count) bytes; \(suite.id) uses \(suite.sessionKeyBytes)")
+            throw LabError(
+                .unwrapFailed,
+                "The unwrapped session key has \(sessionKey.count) bytes; \(suite.id) uses \(suite.sessionKeyBytes)"
+            )
         }
         let sealed = SealedMessage(ciphertext: response.message, padded: response.padded, nonce: response.nonce)
         let plaintext = try Self.step(.decrypt, failure: .decryptFailed, recorder: &recorder) {
@@ -96,10 +111,18 @@ public struct CXClient<P: CryptoProvider>: Sendable {
         }
         let valid = try Self.step(.verify, failure: .signatureInvalid, recorder: &recorder) {
             let serverKey = try self.provider.decodePublicKey(response.serverKey, type: suite.serverKey.type)
-            return try self.provider.isValidSignature(response.signature, for: plaintext, publicKey: serverKey, scheme: suite.signature)
+            return try self.provider.isValidSignature(
+                response.signature,
+                for: plaintext,
+                publicKey: serverKey,
+                scheme: suite.signature
+            )
         }
         guard valid else {
-            throw LabError(.signatureInvalid, "The server's \(suite.signature) signature does not verify over the decrypted message")
+            throw LabError(
+                .signatureInvalid,
+                "The server's \(suite.signature) signature does not verify over the decrypted message"
+            )
         }
         guard plaintext == self.options.expectedPayload else {
             throw LabError(

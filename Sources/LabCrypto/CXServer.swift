@@ -103,7 +103,9 @@ public struct CXServer<P: CryptoProvider>: Sendable {
             throw CXErrorReply(code: .unknownSuite, message: "No suite named '\(request.suite)'")
         }
         let serverKey = try self.keys[suite.id] ?? Self.makeKey(suite, provider: self.provider, recorder: &recorder)
-        let sessionKey = try recorder.measure(.keygenSession) { try self.provider.randomBytes(count: suite.sessionKeyBytes) }
+        let sessionKey = try recorder.measure(.keygenSession) {
+            try self.provider.randomBytes(count: suite.sessionKeyBytes)
+        }
         let wrapped: [UInt8]
         do {
             wrapped = try recorder.measure(.wrap) {
@@ -113,7 +115,9 @@ public struct CXServer<P: CryptoProvider>: Sendable {
             throw CXErrorReply(code: .badPublicKey, message: error.message)
         }
         let payload = self.options.payload
-        let sealed = try recorder.measure(.encrypt) { try suite.seal(payload, key: sessionKey, provider: self.provider) }
+        let sealed = try recorder.measure(.encrypt) {
+            try suite.seal(payload, key: sessionKey, provider: self.provider)
+        }
         let signature = try recorder.measure(.sign) {
             try self.provider.sign(payload, with: serverKey.privateKey, scheme: suite.signature)
         }
@@ -129,7 +133,8 @@ public struct CXServer<P: CryptoProvider>: Sendable {
         return try recorder.measure(.encode) { try response.encoded() }
     }
 
-    private static func makeKey(_ suite: any Suite, provider: P, recorder: inout some StepRecorder) throws -> ServerKey {
+    private static func makeKey(_ suite: any Suite, provider: P, recorder: inout some StepRecorder) throws -> ServerKey
+    {
         try recorder.measure(.keygenServer) {
             let key = try provider.generatePrivateKey(suite.serverKey)
             return ServerKey(privateKey: key, encodedPublicKey: try provider.encode(try provider.publicKey(for: key)))

@@ -28,12 +28,26 @@ public struct ClassicSuite: Suite {
 
     static let zeroIV = [UInt8](repeating: 0, count: 16)
 
-    public func wrap<P: CryptoProvider>(_ sessionKey: [UInt8], forClientKey clientKey: [UInt8], provider: P) throws -> [UInt8] {
-        let key = try RSAKeys.decodeClientKey(clientKey, allowed: Self.allowedRSABits, suite: Self.id, provider: provider)
+    public func wrap<P: CryptoProvider>(
+        _ sessionKey: [UInt8],
+        forClientKey clientKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8] {
+        let key = try RSAKeys.decodeClientKey(
+            clientKey,
+            allowed: Self.allowedRSABits,
+            suite: Self.id,
+            provider: provider
+        )
         return try provider.rsaEncrypt(sessionKey, for: key, padding: .pkcs1v15)
     }
 
-    public func unwrap<P: CryptoProvider>(_ wrapped: [UInt8], privateKey: P.PrivateKey, publicKey: [UInt8], provider: P) throws -> [UInt8] {
+    public func unwrap<P: CryptoProvider>(
+        _ wrapped: [UInt8],
+        privateKey: P.PrivateKey,
+        publicKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8] {
         try provider.rsaDecrypt(wrapped, with: privateKey, padding: .pkcs1v15)
     }
 
@@ -48,12 +62,19 @@ public struct ClassicSuite: Suite {
             throw LabError(.malformedMessage, "classic has no nonce, but the response carries 'cryptoN'")
         }
         guard !sealed.ciphertext.isEmpty, sealed.ciphertext.count % 16 == 0 else {
-            throw LabError(.decryptFailed, "AES-CBC ciphertext of \(sealed.ciphertext.count) bytes is not a whole number of blocks")
+            throw LabError(
+                .decryptFailed,
+                "AES-CBC ciphertext of \(sealed.ciphertext.count) bytes is not a whole number of blocks"
+            )
         }
         do {
             return try provider.aesCBCDecrypt(sealed.ciphertext, key: key, iv: Self.zeroIV, padding: sealed.padded)
         } catch let error as LabError where sealed.padded && error.code == .cryptoFailure {
-            throw LabError(.paddingInvalid, "crypto7 is 1 but the decrypted message has no valid PKCS#7 padding", cause: error)
+            throw LabError(
+                .paddingInvalid,
+                "crypto7 is 1 but the decrypted message has no valid PKCS#7 padding",
+                cause: error
+            )
         }
     }
 }
@@ -83,12 +104,26 @@ public struct RSAModernSuite: Suite {
     public var signature: SignatureScheme { .rsaPSS(.sha256) }
     public var primitives: Set<Primitive> { [.rsaOAEP, .rsaPSS, .aesGCM] }
 
-    public func wrap<P: CryptoProvider>(_ sessionKey: [UInt8], forClientKey clientKey: [UInt8], provider: P) throws -> [UInt8] {
-        let key = try RSAKeys.decodeClientKey(clientKey, allowed: Self.allowedRSABits, suite: Self.id, provider: provider)
+    public func wrap<P: CryptoProvider>(
+        _ sessionKey: [UInt8],
+        forClientKey clientKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8] {
+        let key = try RSAKeys.decodeClientKey(
+            clientKey,
+            allowed: Self.allowedRSABits,
+            suite: Self.id,
+            provider: provider
+        )
         return try provider.rsaEncrypt(sessionKey, for: key, padding: .oaep(.sha256))
     }
 
-    public func unwrap<P: CryptoProvider>(_ wrapped: [UInt8], privateKey: P.PrivateKey, publicKey: [UInt8], provider: P) throws -> [UInt8] {
+    public func unwrap<P: CryptoProvider>(
+        _ wrapped: [UInt8],
+        privateKey: P.PrivateKey,
+        publicKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8] {
         try provider.rsaDecrypt(wrapped, with: privateKey, padding: .oaep(.sha256))
     }
 
@@ -120,7 +155,11 @@ public struct X25519Suite: Suite {
     public var signature: SignatureScheme { .ed25519 }
     public var primitives: Set<Primitive> { [.x25519, .hkdfSHA256, .aesKeyWrap, .ed25519, .aesGCM] }
 
-    public func wrap<P: CryptoProvider>(_ sessionKey: [UInt8], forClientKey clientKey: [UInt8], provider: P) throws -> [UInt8] {
+    public func wrap<P: CryptoProvider>(
+        _ sessionKey: [UInt8],
+        forClientKey clientKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8] {
         let peer = try KeyEncapsulation.decodeClientKey(clientKey, type: .x25519, provider: provider)
         let ephemeral = try provider.generatePrivateKey(.x25519)
         let ephemeralPublic = try provider.encode(try provider.publicKey(for: ephemeral))
@@ -128,13 +167,22 @@ public struct X25519Suite: Suite {
         do {
             shared = try provider.x25519(ephemeral, peer: peer)
         } catch {
-            throw LabError(.badPublicKey, "The client's X25519 key gives an all-zero shared secret (a low-order point)", cause: error as? LabError)
+            throw LabError(
+                .badPublicKey,
+                "The client's X25519 key gives an all-zero shared secret (a low-order point)",
+                cause: error as? LabError
+            )
         }
         let kek = try KeyEncapsulation.kek(shared: shared, salt: ephemeralPublic + clientKey, provider: provider)
         return ephemeralPublic + (try provider.aesKeyWrap(sessionKey, kek: kek))
     }
 
-    public func unwrap<P: CryptoProvider>(_ wrapped: [UInt8], privateKey: P.PrivateKey, publicKey: [UInt8], provider: P) throws -> [UInt8] {
+    public func unwrap<P: CryptoProvider>(
+        _ wrapped: [UInt8],
+        privateKey: P.PrivateKey,
+        publicKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8] {
         guard wrapped.count == 32 + 40 else {
             throw LabError(.unwrapFailed, "x25519's cryptoK is 72 bytes (32 + 40), not \(wrapped.count)")
         }
@@ -175,14 +223,23 @@ public struct PQSuite: Suite {
     public var signature: SignatureScheme { .mldsa65 }
     public var primitives: Set<Primitive> { [.mlkem768, .hkdfSHA256, .aesKeyWrap, .mldsa65, .aesGCM] }
 
-    public func wrap<P: CryptoProvider>(_ sessionKey: [UInt8], forClientKey clientKey: [UInt8], provider: P) throws -> [UInt8] {
+    public func wrap<P: CryptoProvider>(
+        _ sessionKey: [UInt8],
+        forClientKey clientKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8] {
         let peer = try KeyEncapsulation.decodeClientKey(clientKey, type: .mlkem768, provider: provider)
         let (ciphertext, shared) = try provider.mlkemEncapsulate(to: peer)
         let kek = try KeyEncapsulation.kek(shared: shared, salt: ciphertext, provider: provider)
         return ciphertext + (try provider.aesKeyWrap(sessionKey, kek: kek))
     }
 
-    public func unwrap<P: CryptoProvider>(_ wrapped: [UInt8], privateKey: P.PrivateKey, publicKey: [UInt8], provider: P) throws -> [UInt8] {
+    public func unwrap<P: CryptoProvider>(
+        _ wrapped: [UInt8],
+        privateKey: P.PrivateKey,
+        publicKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8] {
         guard wrapped.count == Self.ciphertextBytes + 40 else {
             throw LabError(.unwrapFailed, "pq's cryptoK is 1128 bytes (1088 + 40), not \(wrapped.count)")
         }
@@ -203,13 +260,23 @@ public struct PQSuite: Suite {
 
 /// AES-256-GCM with a 12-byte random nonce and the suite id as AAD (shared by three suites).
 enum AEADMessage {
-    static func seal<P: CryptoProvider>(_ message: [UInt8], key: [UInt8], suite: String, provider: P) throws -> SealedMessage {
+    static func seal<P: CryptoProvider>(
+        _ message: [UInt8],
+        key: [UInt8],
+        suite: String,
+        provider: P
+    ) throws -> SealedMessage {
         let nonce = try provider.randomBytes(count: 12)
         let sealed = try provider.aesGCMSeal(message, key: key, nonce: nonce, aad: Array(suite.utf8))
         return SealedMessage(ciphertext: sealed, padded: false, nonce: nonce)
     }
 
-    static func open<P: CryptoProvider>(_ sealed: SealedMessage, key: [UInt8], suite: String, provider: P) throws -> [UInt8] {
+    static func open<P: CryptoProvider>(
+        _ sealed: SealedMessage,
+        key: [UInt8],
+        suite: String,
+        provider: P
+    ) throws -> [UInt8] {
         guard !sealed.padded else {
             throw LabError(.paddingInvalid, "crypto7 is 1, but \(suite) never pads (AES-GCM)")
         }
@@ -217,7 +284,10 @@ enum AEADMessage {
             throw LabError(.malformedMessage, "The key 'cryptoN' is missing; \(suite) needs a 12-byte nonce")
         }
         guard nonce.count == 12 else {
-            throw LabError(.malformedMessage, "The key 'cryptoN' holds \(nonce.count) bytes; \(suite) uses a 12-byte nonce")
+            throw LabError(
+                .malformedMessage,
+                "The key 'cryptoN' holds \(nonce.count) bytes; \(suite) uses a 12-byte nonce"
+            )
         }
         return try provider.aesGCMOpen(sealed.ciphertext, key: key, nonce: nonce, aad: Array(suite.utf8))
     }
@@ -235,7 +305,11 @@ enum KeyEncapsulation {
         do {
             return try provider.decodePublicKey(bytes, type: type)
         } catch {
-            throw LabError(.badPublicKey, "The client's \(type) public key (\(bytes.count) bytes) does not parse", cause: error as? LabError)
+            throw LabError(
+                .badPublicKey,
+                "The client's \(type) public key (\(bytes.count) bytes) does not parse",
+                cause: error as? LabError
+            )
         }
     }
 }
@@ -252,7 +326,11 @@ enum RSAKeys {
         do {
             key = try provider.decodePublicKey(bytes, type: .rsa(.encryption))
         } catch {
-            throw LabError(.badPublicKey, "The client's RSA public key (\(bytes.count) bytes) does not parse as PKCS#1 DER", cause: error as? LabError)
+            throw LabError(
+                .badPublicKey,
+                "The client's RSA public key (\(bytes.count) bytes) does not parse as PKCS#1 DER",
+                cause: error as? LabError
+            )
         }
         let bits = provider.rsaBits(of: key) ?? 0
         guard allowed.contains(bits) else {

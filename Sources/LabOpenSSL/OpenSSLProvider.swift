@@ -84,9 +84,15 @@ public struct OpenSSLProvider: CryptoProvider {
             return bytes
         case .x25519, .ed25519:
             var length = 0
-            try OpenSSLErrorQueue.check(EVP_PKEY_get_raw_public_key(publicKey.pointer, nil, &length), "size a raw public key")
+            try OpenSSLErrorQueue.check(
+                EVP_PKEY_get_raw_public_key(publicKey.pointer, nil, &length),
+                "size a raw public key"
+            )
             var bytes = [UInt8](repeating: 0, count: length)
-            try OpenSSLErrorQueue.check(EVP_PKEY_get_raw_public_key(publicKey.pointer, &bytes, &length), "read a raw public key")
+            try OpenSSLErrorQueue.check(
+                EVP_PKEY_get_raw_public_key(publicKey.pointer, &bytes, &length),
+                "read a raw public key"
+            )
             return Array(bytes.prefix(length))
         case .mlkem768, .mldsa65:
             throw self.unsupported(publicKey.type)
@@ -150,20 +156,34 @@ public struct OpenSSLProvider: CryptoProvider {
         return Int(EVP_PKEY_get_bits(publicKey.pointer))
     }
 
-    public func rsaEncrypt(_ plaintext: [UInt8], for publicKey: OpenSSLKey, padding: RSAEncryptionPadding) throws -> [UInt8] {
+    public func rsaEncrypt(
+        _ plaintext: [UInt8],
+        for publicKey: OpenSSLKey,
+        padding: RSAEncryptionPadding
+    ) throws -> [UInt8] {
         try self.rsaCipher(plaintext, key: publicKey, padding: padding, encrypt: true)
     }
 
-    public func rsaDecrypt(_ ciphertext: [UInt8], with privateKey: OpenSSLKey, padding: RSAEncryptionPadding) throws -> [UInt8] {
+    public func rsaDecrypt(
+        _ ciphertext: [UInt8],
+        with privateKey: OpenSSLKey,
+        padding: RSAEncryptionPadding
+    ) throws -> [UInt8] {
         try self.rsaCipher(ciphertext, key: privateKey, padding: padding, encrypt: false)
     }
 
     public func sign(_ message: [UInt8], with privateKey: OpenSSLKey, scheme: SignatureScheme) throws -> [UInt8] {
         try self.withDigestContext(privateKey, scheme: scheme, signing: true) { context in
             var length = 0
-            try OpenSSLErrorQueue.check(EVP_DigestSign(context, nil, &length, message, message.count), "size a \(scheme) signature")
+            try OpenSSLErrorQueue.check(
+                EVP_DigestSign(context, nil, &length, message, message.count),
+                "size a \(scheme) signature"
+            )
             var signature = [UInt8](repeating: 0, count: length)
-            try OpenSSLErrorQueue.check(EVP_DigestSign(context, &signature, &length, message, message.count), "sign with \(scheme)")
+            try OpenSSLErrorQueue.check(
+                EVP_DigestSign(context, &signature, &length, message, message.count),
+                "sign with \(scheme)"
+            )
             return Array(signature.prefix(length))
         }
     }
@@ -222,7 +242,10 @@ public struct OpenSSLProvider: CryptoProvider {
         guard !nonce.isEmpty else { throw LabError(.cryptoFailure, "AES-GCM needs a nonce of at least 1 byte") }
         return try CipherContext.with { context in
             try OpenSSLErrorQueue.check(EVP_EncryptInit_ex2(context, cipher, nil, nil, nil), "start AES-GCM")
-            try OpenSSLErrorQueue.check(c_lab_gcm_set_ivlen(context, Int32(nonce.count)), "set a \(nonce.count)-byte GCM nonce")
+            try OpenSSLErrorQueue.check(
+                c_lab_gcm_set_ivlen(context, Int32(nonce.count)),
+                "set a \(nonce.count)-byte GCM nonce"
+            )
             try OpenSSLErrorQueue.check(EVP_EncryptInit_ex2(context, nil, key, nonce, nil), "key AES-GCM")
             var length: Int32 = 0
             try OpenSSLErrorQueue.check(EVP_EncryptUpdate(context, nil, &length, aad, Int32(aad.count)), "add GCM AAD")
@@ -234,9 +257,15 @@ public struct OpenSSLProvider: CryptoProvider {
             var total = Int(length)
             try output.withUnsafeMutableBufferPointer { buffer in
                 var final: Int32 = 0
-                try OpenSSLErrorQueue.check(EVP_EncryptFinal_ex(context, buffer.baseAddress! + total, &final), "finish AES-GCM")
+                try OpenSSLErrorQueue.check(
+                    EVP_EncryptFinal_ex(context, buffer.baseAddress! + total, &final),
+                    "finish AES-GCM"
+                )
                 total += Int(final)
-                try OpenSSLErrorQueue.check(c_lab_gcm_get_tag(context, buffer.baseAddress! + total, 16), "read the GCM tag")
+                try OpenSSLErrorQueue.check(
+                    c_lab_gcm_get_tag(context, buffer.baseAddress! + total, 16),
+                    "read the GCM tag"
+                )
             }
             return Array(output.prefix(total + 16))
         }
@@ -245,12 +274,17 @@ public struct OpenSSLProvider: CryptoProvider {
     public func aesGCMOpen(_ sealed: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
         let cipher = try self.algorithms.cipher(.gcm, keyBytes: key.count)
         guard !nonce.isEmpty else { throw LabError(.cryptoFailure, "AES-GCM needs a nonce of at least 1 byte") }
-        guard sealed.count >= 16 else { throw LabError(.cryptoFailure, "AES-GCM input of \(sealed.count) bytes has no 16-byte tag") }
+        guard sealed.count >= 16 else {
+            throw LabError(.cryptoFailure, "AES-GCM input of \(sealed.count) bytes has no 16-byte tag")
+        }
         let ciphertext = Array(sealed.prefix(sealed.count - 16))
         let tag = Array(sealed.suffix(16))
         return try CipherContext.with { context in
             try OpenSSLErrorQueue.check(EVP_DecryptInit_ex2(context, cipher, nil, nil, nil), "start AES-GCM")
-            try OpenSSLErrorQueue.check(c_lab_gcm_set_ivlen(context, Int32(nonce.count)), "set a \(nonce.count)-byte GCM nonce")
+            try OpenSSLErrorQueue.check(
+                c_lab_gcm_set_ivlen(context, Int32(nonce.count)),
+                "set a \(nonce.count)-byte GCM nonce"
+            )
             try OpenSSLErrorQueue.check(EVP_DecryptInit_ex2(context, nil, key, nonce, nil), "key AES-GCM")
             var length: Int32 = 0
             try OpenSSLErrorQueue.check(EVP_DecryptUpdate(context, nil, &length, aad, Int32(aad.count)), "add GCM AAD")
@@ -272,16 +306,29 @@ public struct OpenSSLProvider: CryptoProvider {
         }
     }
 
-    public func hkdfSHA256(inputKeyMaterial: [UInt8], salt: [UInt8], info: [UInt8], outputByteCount: Int) throws -> [UInt8] {
+    public func hkdfSHA256(
+        inputKeyMaterial: [UInt8],
+        salt: [UInt8],
+        info: [UInt8],
+        outputByteCount: Int
+    ) throws -> [UInt8] {
         guard (1...255 * 32).contains(outputByteCount) else {
             throw LabError(.cryptoFailure, "HKDF-SHA256 can give 1 to 8160 bytes, not \(outputByteCount)")
         }
-        guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else { throw OpenSSLErrorQueue.error("make an HKDF context") }
+        guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else {
+            throw OpenSSLErrorQueue.error("make an HKDF context")
+        }
         defer { EVP_PKEY_CTX_free(context) }
         try OpenSSLErrorQueue.check(EVP_PKEY_derive_init(context), "start HKDF")
-        try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_hkdf_md(context, self.algorithms.digest(.sha256)), "set HKDF's hash")
+        try OpenSSLErrorQueue.check(
+            EVP_PKEY_CTX_set_hkdf_md(context, self.algorithms.digest(.sha256)),
+            "set HKDF's hash"
+        )
         try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set1_hkdf_salt(context, salt, Int32(salt.count)), "set HKDF's salt")
-        try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set1_hkdf_key(context, inputKeyMaterial, Int32(inputKeyMaterial.count)), "set HKDF's key")
+        try OpenSSLErrorQueue.check(
+            EVP_PKEY_CTX_set1_hkdf_key(context, inputKeyMaterial, Int32(inputKeyMaterial.count)),
+            "set HKDF's key"
+        )
         try OpenSSLErrorQueue.check(EVP_PKEY_CTX_add1_hkdf_info(context, info, Int32(info.count)), "set HKDF's info")
         var length = outputByteCount
         var output = [UInt8](repeating: 0, count: length)
@@ -303,12 +350,22 @@ public struct OpenSSLProvider: CryptoProvider {
         LabError(.unsupported, "openssl (\(self.version)) has no \(type); the swift-crypto provider has it")
     }
 
-    private func rsaCipher(_ input: [UInt8], key: OpenSSLKey, padding: RSAEncryptionPadding, encrypt: Bool) throws -> [UInt8] {
+    private func rsaCipher(
+        _ input: [UInt8],
+        key: OpenSSLKey,
+        padding: RSAEncryptionPadding,
+        encrypt: Bool
+    ) throws -> [UInt8] {
         let operation = "\(encrypt ? "encrypt" : "decrypt") with \(padding)"
         guard case .rsa = key.type else { throw LabError(.cryptoFailure, "openssl: RSA \(operation) needs an RSA key") }
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw OpenSSLErrorQueue.error(operation) }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
+            throw OpenSSLErrorQueue.error(operation)
+        }
         defer { EVP_PKEY_CTX_free(context) }
-        try OpenSSLErrorQueue.check(encrypt ? EVP_PKEY_encrypt_init(context) : EVP_PKEY_decrypt_init(context), operation)
+        try OpenSSLErrorQueue.check(
+            encrypt ? EVP_PKEY_encrypt_init(context) : EVP_PKEY_decrypt_init(context),
+            operation
+        )
         switch padding {
         case .pkcs1v15:
             try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING), operation)
@@ -319,12 +376,14 @@ public struct OpenSSLProvider: CryptoProvider {
             try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_rsa_mgf1_md(context, digest), operation)
         }
         var length = 0
-        let sized = encrypt
+        let sized =
+            encrypt
             ? EVP_PKEY_encrypt(context, nil, &length, input, input.count)
             : EVP_PKEY_decrypt(context, nil, &length, input, input.count)
         try OpenSSLErrorQueue.check(sized, operation)
         var output = [UInt8](repeating: 0, count: length)
-        let done = encrypt
+        let done =
+            encrypt
             ? EVP_PKEY_encrypt(context, &output, &length, input, input.count)
             : EVP_PKEY_decrypt(context, &output, &length, input, input.count)
         try OpenSSLErrorQueue.check(done, operation)
@@ -352,7 +411,8 @@ public struct OpenSSLProvider: CryptoProvider {
         guard let context = EVP_MD_CTX_new() else { throw OpenSSLErrorQueue.error(operation) }
         defer { EVP_MD_CTX_free(context) }
         var keyContext: OpaquePointer?
-        let started = signing
+        let started =
+            signing
             ? EVP_DigestSignInit(context, &keyContext, digest, nil, key.pointer)
             : EVP_DigestVerifyInit(context, &keyContext, digest, nil, key.pointer)
         try OpenSSLErrorQueue.check(started, operation)
@@ -367,13 +427,18 @@ public struct OpenSSLProvider: CryptoProvider {
     private func aesCBC(_ input: [UInt8], key: [UInt8], iv: [UInt8], padding: Bool, encrypt: Bool) throws -> [UInt8] {
         let operation = "AES-CBC-\(encrypt ? "encrypt" : "decrypt")"
         let cipher = try self.algorithms.cipher(.cbc, keyBytes: key.count)
-        guard iv.count == 16 else { throw LabError(.cryptoFailure, "AES-CBC needs a 16-byte IV, not \(iv.count) bytes") }
+        guard iv.count == 16 else {
+            throw LabError(.cryptoFailure, "AES-CBC needs a 16-byte IV, not \(iv.count) bytes")
+        }
         return try CipherContext.with { context in
             try OpenSSLErrorQueue.check(EVP_CipherInit_ex2(context, cipher, key, iv, encrypt ? 1 : 0, nil), operation)
             try OpenSSLErrorQueue.check(EVP_CIPHER_CTX_set_padding(context, padding ? 1 : 0), operation)
             var output = [UInt8](repeating: 0, count: input.count + 16)
             var length: Int32 = 0
-            try OpenSSLErrorQueue.check(EVP_CipherUpdate(context, &output, &length, input, Int32(input.count)), operation)
+            try OpenSSLErrorQueue.check(
+                EVP_CipherUpdate(context, &output, &length, input, Int32(input.count)),
+                operation
+            )
             let total = Int(length)
             let finished = output.withUnsafeMutableBufferPointer { buffer -> (Int32, Int32) in
                 var final: Int32 = 0
@@ -459,8 +524,8 @@ final class FetchedAlgorithms: @unchecked Sendable {
     }
 
     deinit {
-        self.ciphers.values.forEach { EVP_CIPHER_free($0) }
-        self.digests.values.forEach { EVP_MD_free($0) }
+        for cipher in self.ciphers.values { EVP_CIPHER_free(cipher) }
+        for digest in self.digests.values { EVP_MD_free(digest) }
     }
 
     func cipher(_ mode: Mode, keyBytes: Int) throws -> OpaquePointer {

@@ -134,13 +134,21 @@ public struct SwiftCryptoProvider: CryptoProvider {
         }
     }
 
-    public func rsaEncrypt(_ plaintext: [UInt8], for publicKey: PublicKey, padding: RSAEncryptionPadding) throws -> [UInt8] {
+    public func rsaEncrypt(
+        _ plaintext: [UInt8],
+        for publicKey: PublicKey,
+        padding: RSAEncryptionPadding
+    ) throws -> [UInt8] {
         guard case .rsaEncryption(let key) = publicKey else { throw Self.wrongKey("RSA encryption") }
         let padding = try Self.rsaPadding(padding)
         return try Self.wrap("RSA-encrypt") { Array(try key.encrypt(plaintext, padding: padding)) }
     }
 
-    public func rsaDecrypt(_ ciphertext: [UInt8], with privateKey: PrivateKey, padding: RSAEncryptionPadding) throws -> [UInt8] {
+    public func rsaDecrypt(
+        _ ciphertext: [UInt8],
+        with privateKey: PrivateKey,
+        padding: RSAEncryptionPadding
+    ) throws -> [UInt8] {
         guard case .rsaEncryption(let key) = privateKey else { throw Self.wrongKey("RSA decryption") }
         let padding = try Self.rsaPadding(padding)
         return try Self.wrap("RSA-decrypt") { Array(try key.decrypt(ciphertext, padding: padding)) }
@@ -184,7 +192,9 @@ public struct SwiftCryptoProvider: CryptoProvider {
     }
 
     public func x25519(_ privateKey: PrivateKey, peer: PublicKey) throws -> [UInt8] {
-        guard case .x25519(let key) = privateKey, case .x25519(let peerKey) = peer else { throw Self.wrongKey("X25519") }
+        guard case .x25519(let key) = privateKey, case .x25519(let peerKey) = peer else {
+            throw Self.wrongKey("X25519")
+        }
         return try Self.wrap("X25519") {
             try key.sharedSecretFromKeyAgreement(with: peerKey).withUnsafeBytes { Array($0) }
         }
@@ -255,7 +265,12 @@ public struct SwiftCryptoProvider: CryptoProvider {
         }
     }
 
-    public func hkdfSHA256(inputKeyMaterial: [UInt8], salt: [UInt8], info: [UInt8], outputByteCount: Int) throws -> [UInt8] {
+    public func hkdfSHA256(
+        inputKeyMaterial: [UInt8],
+        salt: [UInt8],
+        info: [UInt8],
+        outputByteCount: Int
+    ) throws -> [UInt8] {
         // swift-crypto traps past 255 blocks; RFC 5869 makes that an error, so check first.
         guard (1...255 * 32).contains(outputByteCount) else {
             throw LabError(.cryptoFailure, "HKDF-SHA256 can give 1 to 8160 bytes, not \(outputByteCount)")
@@ -342,7 +357,11 @@ public struct SwiftCryptoProvider: CryptoProvider {
         } catch let error as LabError {
             throw error
         } catch {
-            throw LabError(.cryptoFailure, "swift-crypto could not \(operation)", cause: UnderlyingError(describing: error))
+            throw LabError(
+                .cryptoFailure,
+                "swift-crypto could not \(operation)",
+                cause: UnderlyingError(describing: error)
+            )
         }
     }
 }

@@ -20,16 +20,26 @@ public struct PropertyListDictionary: Sendable {
     /// Decodes a body; throws `.malformedMessage` unless it is a binary plist dictionary.
     public init(decoding body: [UInt8]) throws {
         guard body.starts(with: Self.magic) else {
-            throw LabError(.malformedMessage, "The body is not a binary property list (it does not begin with 'bplist00')")
+            throw LabError(
+                .malformedMessage,
+                "The body is not a binary property list (it does not begin with 'bplist00')"
+            )
         }
         let object: Any
         do {
             object = try PropertyListSerialization.propertyList(from: Data(body), options: [], format: nil)
         } catch {
-            throw LabError(.malformedMessage, "The body is not a valid binary property list", cause: UnderlyingError(describing: error))
+            throw LabError(
+                .malformedMessage,
+                "The body is not a valid binary property list",
+                cause: UnderlyingError(describing: error)
+            )
         }
         guard let dictionary = object as? [String: Any] else {
-            throw LabError(.malformedMessage, "The property list's top level is \(Self.typeName(object)), not a dictionary")
+            throw LabError(
+                .malformedMessage,
+                "The property list's top level is \(Self.typeName(object)), not a dictionary"
+            )
         }
         self.values = dictionary
     }
@@ -39,7 +49,11 @@ public struct PropertyListDictionary: Sendable {
         do {
             return Array(try PropertyListSerialization.data(fromPropertyList: self.values, format: .binary, options: 0))
         } catch {
-            throw LabError(.malformedMessage, "Could not encode a property list", cause: UnderlyingError(describing: error))
+            throw LabError(
+                .malformedMessage,
+                "Could not encode a property list",
+                cause: UnderlyingError(describing: error)
+            )
         }
     }
 
@@ -86,7 +100,8 @@ public struct PropertyListDictionary: Sendable {
         guard let value = self.values[key] else { throw Self.missing(key, "an integer") }
         // Foundation decodes plist booleans as `Bool` and integers as `NSNumber`; an
         // NSNumber also answers `as? Bool`, so test the dynamic type first.
-        guard !(type(of: value) is Bool.Type), let number = value as? NSNumber, let integer = Int(exactly: number) else {
+        guard !(type(of: value) is Bool.Type), let number = value as? NSNumber, let integer = Int(exactly: number)
+        else {
             throw Self.wrongType(key, "an integer", value)
         }
         return integer
@@ -95,7 +110,9 @@ public struct PropertyListDictionary: Sendable {
     /// An optional boolean.
     public func optionalBool(_ key: String) throws -> Bool? {
         guard let value = self.values[key] else { return nil }
-        guard type(of: value) is Bool.Type, let bool = value as? Bool else { throw Self.wrongType(key, "a boolean", value) }
+        guard type(of: value) is Bool.Type, let bool = value as? Bool else {
+            throw Self.wrongType(key, "a boolean", value)
+        }
         return bool
     }
 

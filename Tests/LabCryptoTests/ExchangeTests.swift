@@ -49,7 +49,11 @@ struct ExchangeTests {
         let provider = try OpenSSLProvider()
         let suite = try ClassicSuite()
         var steps = StepTimings()
-        var client = try CXClient(provider: provider, options: CXClientOptions(suite: suite, legacy: true), recorder: &steps)
+        var client = try CXClient(
+            provider: provider,
+            options: CXClientOptions(suite: suite, legacy: true),
+            recorder: &steps
+        )
         let server = try CXServer(provider: provider, options: CXServerOptions(suites: [suite]), recorder: &steps)
         let request = try client.makeRequest(recorder: &steps)
         #expect(request == client.encodedPublicKey, "the body is the PKCS#1 key itself")
@@ -81,8 +85,16 @@ struct ExchangeTests {
         for suite in [try ClassicSuite() as any Suite, X25519Suite()] {
             var steps = StepTimings()
             let payload = Payload.bytes(size)
-            var client = try CXClient(provider: provider, options: CXClientOptions(suite: suite, expectedPayload: payload), recorder: &steps)
-            let server = try CXServer(provider: provider, options: CXServerOptions(suites: [suite], payload: payload), recorder: &steps)
+            var client = try CXClient(
+                provider: provider,
+                options: CXClientOptions(suite: suite, expectedPayload: payload),
+                recorder: &steps
+            )
+            let server = try CXServer(
+                provider: provider,
+                options: CXServerOptions(suites: [suite], payload: payload),
+                recorder: &steps
+            )
             let body = server.respond(to: try client.makeRequest(recorder: &steps), recorder: &steps).body
             guard case .response(let response) = try CXReply(decoding: body) else {
                 Issue.record("expected a response")
@@ -120,7 +132,12 @@ struct ExchangeTests {
         #expect(response.signature.count == 64)
         // The zero IV: CBC's first block is AES(key, P1 ⊕ 0), so decrypting with the session key and a zero IV gives P1.
         let sessionKey = try provider.rsaDecrypt(response.wrappedKey, with: client.privateKey, padding: .pkcs1v15)
-        let first = try provider.aesCBCDecrypt(Array(response.message.prefix(16)), key: sessionKey, iv: [UInt8](repeating: 0, count: 16), padding: false)
+        let first = try provider.aesCBCDecrypt(
+            Array(response.message.prefix(16)),
+            key: sessionKey,
+            iv: [UInt8](repeating: 0, count: 16),
+            padding: false
+        )
         #expect(first == Array(Payload.standard.prefix(16)))
     }
 
@@ -129,8 +146,16 @@ struct ExchangeTests {
         let provider = try OpenSSLProvider()
         var steps = StepTimings()
         let suite = X25519Suite()
-        var client = try CXClient(provider: provider, options: CXClientOptions(suite: suite, keyLifetime: .perExchange), recorder: &steps)
-        let server = try CXServer(provider: provider, options: CXServerOptions(suites: [suite], keyLifetime: .perExchange), recorder: &steps)
+        var client = try CXClient(
+            provider: provider,
+            options: CXClientOptions(suite: suite, keyLifetime: .perExchange),
+            recorder: &steps
+        )
+        let server = try CXServer(
+            provider: provider,
+            options: CXServerOptions(suites: [suite], keyLifetime: .perExchange),
+            recorder: &steps
+        )
         var clientKeys = Set<[UInt8]>()
         var serverKeys = Set<[UInt8]>()
         for _ in 0..<3 {

@@ -42,19 +42,28 @@ struct ServerInputTests {
 
     @Test("An unknown suite is unknownSuite")
     func unknownSuite() throws {
-        #expect(try Self.answerCode(try Self.request(["suite": "rot13", "cryptoP": [UInt8](repeating: 1, count: 32)])) == .unknownSuite)
+        #expect(
+            try Self.answerCode(try Self.request(["suite": "rot13", "cryptoP": [UInt8](repeating: 1, count: 32)]))
+                == .unknownSuite
+        )
     }
 
     @Test("A known suite the server does not offer is unsupported")
     func notOffered() throws {
-        #expect(try Self.answerCode(try Self.request(["suite": "pq", "cryptoP": [UInt8](repeating: 1, count: 1184)])) == .unsupported)
+        #expect(
+            try Self.answerCode(try Self.request(["suite": "pq", "cryptoP": [UInt8](repeating: 1, count: 1184)]))
+                == .unsupported
+        )
     }
 
     @Test("Missing or mistyped fields are badRequest")
     func badRequests() throws {
         #expect(try Self.answerCode(try Self.request(["suite": "x25519"])) == .badRequest)
         #expect(try Self.answerCode(try Self.request(["cryptoP": [UInt8](repeating: 9, count: 32)])) == .badRequest)
-        #expect(try Self.answerCode(try Self.request(["suite": 7, "cryptoP": [UInt8](repeating: 9, count: 32)])) == .badRequest)
+        #expect(
+            try Self.answerCode(try Self.request(["suite": 7, "cryptoP": [UInt8](repeating: 9, count: 32)]))
+                == .badRequest
+        )
         #expect(try Self.answerCode(try Self.request(["suite": "x25519", "cryptoP": "not data"])) == .badRequest)
         // A plist whose top level is not a dictionary.
         let array = try PropertyListSerializationShim.binaryArray()
@@ -63,11 +72,14 @@ struct ServerInputTests {
         #expect(try Self.answerCode(Array("bplist00 and then garbage".utf8)) == .badRequest)
     }
 
-    @Test("Bad public keys are badPublicKey", arguments: [
-        ("x25519", [UInt8](repeating: 9, count: 31)),
-        ("x25519", [UInt8](repeating: 0, count: 32)),  // the all-zero (low-order) point
-        ("rsa-modern", [UInt8](repeating: 0x30, count: 270)),
-    ])
+    @Test(
+        "Bad public keys are badPublicKey",
+        arguments: [
+            ("x25519", [UInt8](repeating: 9, count: 31)),
+            ("x25519", [UInt8](repeating: 0, count: 32)),  // the all-zero (low-order) point
+            ("rsa-modern", [UInt8](repeating: 0x30, count: 270)),
+        ]
+    )
     func badKeys(_ suite: String, _ key: [UInt8]) throws {
         #expect(try Self.answerCode(try Self.request(["suite": suite, "cryptoP": key])) == .badPublicKey)
     }
@@ -123,7 +135,10 @@ struct ServerInputTests {
             )
         }
         #expect(error.code == .unsupported)
-        #expect(error.message.contains("swift-crypto") && error.message.contains("classic") && error.message.contains("openssl"))
+        #expect(
+            error.message.contains("swift-crypto") && error.message.contains("classic")
+                && error.message.contains("openssl")
+        )
         #expect(error.message.contains("1024"), "says why: \(error.message)")
     }
 }

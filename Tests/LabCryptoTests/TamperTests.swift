@@ -9,7 +9,9 @@ struct TamperTests {
     /// Each suite on each provider that can do it (client and server on the same one).
     static let cases: [String] = SuiteCase.all.filter { $0.rsaBits != 2048 || $0.id != "classic" }.flatMap { suite in
         Providers.names.compactMap { name in
-            (try? suite.make()).flatMap { $0.unsupportedReason(on: Providers.named(name)) == nil ? "\(suite) \(name)" : nil }
+            (try? suite.make()).flatMap {
+                $0.unsupportedReason(on: Providers.named(name)) == nil ? "\(suite) \(name)" : nil
+            }
         }
     }
 
@@ -43,7 +45,10 @@ struct TamperTests {
                 case .wrappedKey: tampered.wrappedKey = bytes
                 }
                 let error = try #require(throws: LabError.self, "byte \(index) bit \(bit)") { try open(tampered) }
-                #expect(error.code == Self.expectedCode(field, suite: suite, byte: index, of: original.count), "byte \(index) bit \(bit): \(error)")
+                #expect(
+                    error.code == Self.expectedCode(field, suite: suite, byte: index, of: original.count),
+                    "byte \(index) bit \(bit): \(error)"
+                )
             }
         }
     }
@@ -151,8 +156,16 @@ struct TamperTests {
         _ body: (CXResponse, Opener) throws -> Void
     ) throws {
         var steps = NoStepRecorder()
-        var client = try CXClient(provider: provider, options: CXClientOptions(suite: suite, expectedPayload: payload), recorder: &steps)
-        let server = try CXServer(provider: provider, options: CXServerOptions(suites: [suite], payload: payload), recorder: &steps)
+        var client = try CXClient(
+            provider: provider,
+            options: CXClientOptions(suite: suite, expectedPayload: payload),
+            recorder: &steps
+        )
+        let server = try CXServer(
+            provider: provider,
+            options: CXServerOptions(suites: [suite], payload: payload),
+            recorder: &steps
+        )
         let answer = server.respond(to: try client.makeRequest(recorder: &steps), recorder: &steps)
         guard case .response(let response) = try CXReply(decoding: answer.body) else {
             Issue.record("the honest exchange failed: \(answer.error.map { "\($0)" } ?? "")")

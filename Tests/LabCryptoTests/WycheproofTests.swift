@@ -18,7 +18,9 @@ struct WycheproofTests {
         guard provider.capabilities.primitives.contains(primitive) else {
             // The provider does not offer this primitive, so it has no vectors to pass;
             // `capabilities` tests prove it also refuses to run the suites that need it.
-            print("\(provider.name) \(file): not offered (\(provider.capabilities.notes[primitive] ?? primitive.rawValue))")
+            print(
+                "\(provider.name) \(file): not offered (\(provider.capabilities.notes[primitive] ?? primitive.rawValue))"
+            )
             return
         }
         let tally = try Self.run(file, on: provider)

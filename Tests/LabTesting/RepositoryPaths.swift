@@ -5,7 +5,8 @@ public enum RepositoryPaths {
     /// The repository's root folder.
     public static let root: URL = {
         // Tests/LabTesting/RepositoryPaths.swift → the root is three levels up.
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }()
 
     /// `Tests/Vectors/wycheproof`.

@@ -100,7 +100,8 @@ public struct VectorTally: Sendable, CustomStringConvertible {
     /// `provider file: ran N, failed F, skipped S (reasons)`.
     public var description: String {
         let reasons = self.skipped.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: "; ")
-        return "\(self.provider) \(self.file): ran \(self.ran), failed \(self.failures.count), skipped \(self.skippedCount)"
+        return
+            "\(self.provider) \(self.file): ran \(self.ran), failed \(self.failures.count), skipped \(self.skippedCount)"
             + (reasons.isEmpty ? "" : " (\(reasons))")
     }
 }

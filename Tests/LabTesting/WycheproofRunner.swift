@@ -4,20 +4,20 @@ import LabCore
 public enum WycheproofFiles {
     /// Every file in `Tests/Vectors/wycheproof` that a cx/1 primitive has.
     public static let all: [(name: String, primitive: Primitive)] = [
-            ("aes_cbc_pkcs5_test.json", .aesCBC),
-            ("aes_gcm_test.json", .aesGCM),
-            ("rsa_pkcs1_2048_test.json", .rsaPKCS1Encryption),
-            ("rsa_oaep_2048_sha1_mgf1sha1_test.json", .rsaOAEP),
-            ("rsa_oaep_2048_sha256_mgf1sha256_test.json", .rsaOAEP),
-            ("rsa_pkcs1_1024_sig_gen_test.json", .rsaPKCS1Signature),
-            ("rsa_pkcs1_2048_sig_gen_test.json", .rsaPKCS1Signature),
-            ("rsa_signature_2048_sha256_test.json", .rsaPKCS1Signature),
-            ("x25519_test.json", .x25519),
-            ("ed25519_test.json", .ed25519),
-            ("hkdf_sha256_test.json", .hkdfSHA256),
-            ("mlkem_768_test.json", .mlkem768),
-            ("mldsa_65_verify_test.json", .mldsa65),
-        ]
+        ("aes_cbc_pkcs5_test.json", .aesCBC),
+        ("aes_gcm_test.json", .aesGCM),
+        ("rsa_pkcs1_2048_test.json", .rsaPKCS1Encryption),
+        ("rsa_oaep_2048_sha1_mgf1sha1_test.json", .rsaOAEP),
+        ("rsa_oaep_2048_sha256_mgf1sha256_test.json", .rsaOAEP),
+        ("rsa_pkcs1_1024_sig_gen_test.json", .rsaPKCS1Signature),
+        ("rsa_pkcs1_2048_sig_gen_test.json", .rsaPKCS1Signature),
+        ("rsa_signature_2048_sha256_test.json", .rsaPKCS1Signature),
+        ("x25519_test.json", .x25519),
+        ("ed25519_test.json", .ed25519),
+        ("hkdf_sha256_test.json", .hkdfSHA256),
+        ("mlkem_768_test.json", .mlkem768),
+        ("mldsa_65_verify_test.json", .mldsa65),
+    ]
 }
 
 /// Runs Wycheproof files against a provider, honouring each test's `valid`/`invalid`/`acceptable`.
@@ -33,7 +33,6 @@ public struct WycheproofRunner<P: CryptoProvider> {
         self.provider = provider
     }
 
-
     /// Runs one file.
     public func run(_ name: String) throws -> VectorTally {
         let file = try WycheproofFile(name)
@@ -44,9 +43,12 @@ public struct WycheproofRunner<P: CryptoProvider> {
                 case "aes_cbc_pkcs5_test.json": self.aesCBC(test, &tally)
                 case "aes_gcm_test.json": self.aesGCM(group, test, &tally)
                 case "rsa_pkcs1_2048_test.json": self.rsaDecrypt(group, test, padding: .pkcs1v15, &tally)
-                case "rsa_oaep_2048_sha1_mgf1sha1_test.json": self.rsaDecrypt(group, test, padding: .oaep(.sha1), &tally)
-                case "rsa_oaep_2048_sha256_mgf1sha256_test.json": self.rsaDecrypt(group, test, padding: .oaep(.sha256), &tally)
-                case "rsa_pkcs1_1024_sig_gen_test.json", "rsa_pkcs1_2048_sig_gen_test.json": self.rsaSign(group, test, &tally)
+                case "rsa_oaep_2048_sha1_mgf1sha1_test.json":
+                    self.rsaDecrypt(group, test, padding: .oaep(.sha1), &tally)
+                case "rsa_oaep_2048_sha256_mgf1sha256_test.json":
+                    self.rsaDecrypt(group, test, padding: .oaep(.sha256), &tally)
+                case "rsa_pkcs1_1024_sig_gen_test.json", "rsa_pkcs1_2048_sig_gen_test.json":
+                    self.rsaSign(group, test, &tally)
                 case "rsa_signature_2048_sha256_test.json": self.rsaVerify(group, test, &tally)
                 case "x25519_test.json": self.x25519(test, &tally)
                 case "ed25519_test.json": self.ed25519(group, test, &tally)
@@ -63,7 +65,10 @@ public struct WycheproofRunner<P: CryptoProvider> {
     // MARK: - Per primitive
 
     private func aesCBC(_ test: WycheproofFile.Test, _ tally: inout VectorTally) {
-        let key = test.bytes("key"), iv = test.bytes("iv"), message = test.bytes("msg"), ciphertext = test.bytes("ct")
+        let key = test.bytes("key")
+        let iv = test.bytes("iv")
+        let message = test.bytes("msg")
+        let ciphertext = test.bytes("ct")
         let decrypted = try? self.provider.aesCBCDecrypt(ciphertext, key: key, iv: iv, padding: true)
         switch test.result {
         case .valid:
@@ -78,8 +83,11 @@ public struct WycheproofRunner<P: CryptoProvider> {
 
     private func aesGCM(_ group: WycheproofFile.Group, _ test: WycheproofFile.Test, _ tally: inout VectorTally) {
         guard group.int("tagSize") == 128 else { return tally.skip("tag sizes other than 128 bits") }
-        let key = test.bytes("key"), nonce = test.bytes("iv"), aad = test.bytes("aad")
-        let message = test.bytes("msg"), sealed = test.bytes("ct") + test.bytes("tag")
+        let key = test.bytes("key")
+        let nonce = test.bytes("iv")
+        let aad = test.bytes("aad")
+        let message = test.bytes("msg")
+        let sealed = test.bytes("ct") + test.bytes("tag")
         let opened = try? self.provider.aesGCMOpen(sealed, key: key, nonce: nonce, aad: aad)
         switch test.result {
         case .valid:
@@ -110,7 +118,8 @@ public struct WycheproofRunner<P: CryptoProvider> {
         if !test.bytes("label").isEmpty {
             return tally.skip("OAEP labels (cx/1 uses an empty label)")
         }
-        guard let key = try? self.provider.decodePrivateKey(group.bytes("privateKeyPkcs8"), type: .rsa(.encryption)) else {
+        guard let key = try? self.provider.decodePrivateKey(group.bytes("privateKeyPkcs8"), type: .rsa(.encryption))
+        else {
             return tally.failures.append("\(test.label): the group's private key did not load")
         }
         let plaintext = try? self.provider.rsaDecrypt(test.bytes("ct"), with: key, padding: padding)
@@ -132,7 +141,13 @@ public struct WycheproofRunner<P: CryptoProvider> {
             return tally.failures.append("\(test.label): the group's keys did not load")
         }
         let signature = try? self.provider.sign(test.bytes("msg"), with: key, scheme: scheme)
-        let verifies = (try? self.provider.isValidSignature(test.bytes("sig"), for: test.bytes("msg"), publicKey: publicKey, scheme: scheme)) ?? false
+        let verifies =
+            (try? self.provider.isValidSignature(
+                test.bytes("sig"),
+                for: test.bytes("msg"),
+                publicKey: publicKey,
+                scheme: scheme
+            )) ?? false
         switch test.result {
         case .valid: tally.check(signature == test.bytes("sig") && verifies, test)
         case .invalid: tally.check(signature != test.bytes("sig"), test)
@@ -145,9 +160,15 @@ public struct WycheproofRunner<P: CryptoProvider> {
             return tally.skip("\(group.string("sha") ?? "?") (not offered)")
         }
         let publicKey = try? self.provider.decodePublicKey(group.bytes("publicKeyAsn"), type: .rsa(.signature))
-        let verifies = publicKey.flatMap {
-            try? self.provider.isValidSignature(test.bytes("sig"), for: test.bytes("msg"), publicKey: $0, scheme: .rsaPKCS1v15(hash))
-        } ?? false
+        let verifies =
+            publicKey.flatMap {
+                try? self.provider.isValidSignature(
+                    test.bytes("sig"),
+                    for: test.bytes("msg"),
+                    publicKey: $0,
+                    scheme: .rsaPKCS1v15(hash)
+                )
+            } ?? false
         switch test.result {
         case .valid: tally.check(verifies, test, "but it did not verify")
         case .invalid: tally.check(!verifies, test, "but it verified")
@@ -172,9 +193,15 @@ public struct WycheproofRunner<P: CryptoProvider> {
 
     private func ed25519(_ group: WycheproofFile.Group, _ test: WycheproofFile.Test, _ tally: inout VectorTally) {
         let publicKey = try? self.provider.decodePublicKey(group.bytes("publicKey", "pk"), type: .ed25519)
-        let verifies = publicKey.flatMap {
-            try? self.provider.isValidSignature(test.bytes("sig"), for: test.bytes("msg"), publicKey: $0, scheme: .ed25519)
-        } ?? false
+        let verifies =
+            publicKey.flatMap {
+                try? self.provider.isValidSignature(
+                    test.bytes("sig"),
+                    for: test.bytes("msg"),
+                    publicKey: $0,
+                    scheme: .ed25519
+                )
+            } ?? false
         switch test.result {
         case .valid: tally.check(verifies, test, "but it did not verify")
         case .invalid: tally.check(!verifies, test, "but it verified")
@@ -206,7 +233,10 @@ public struct WycheproofRunner<P: CryptoProvider> {
         }()
         switch test.result {
         case .valid:
-            tally.check(outcome?.shared == test.bytes("K") && (!test.has("ek") || outcome?.publicKey == test.bytes("ek")), test)
+            tally.check(
+                outcome?.shared == test.bytes("K") && (!test.has("ek") || outcome?.publicKey == test.bytes("ek")),
+                test
+            )
         case .invalid: tally.check(outcome == nil, test, "but decapsulation succeeded")
         case .acceptable: tally.check(outcome == nil || outcome?.shared == test.bytes("K"), test)
         }
@@ -217,9 +247,15 @@ public struct WycheproofRunner<P: CryptoProvider> {
             return tally.skip("non-empty ML-DSA contexts (cx/1 uses the empty context)")
         }
         let publicKey = try? self.provider.decodePublicKey(group.bytes("publicKey"), type: .mldsa65)
-        let verifies = publicKey.flatMap {
-            try? self.provider.isValidSignature(test.bytes("sig"), for: test.bytes("msg"), publicKey: $0, scheme: .mldsa65)
-        } ?? false
+        let verifies =
+            publicKey.flatMap {
+                try? self.provider.isValidSignature(
+                    test.bytes("sig"),
+                    for: test.bytes("msg"),
+                    publicKey: $0,
+                    scheme: .mldsa65
+                )
+            } ?? false
         switch test.result {
         case .valid: tally.check(verifies, test, "but it did not verify")
         case .invalid: tally.check(!verifies, test, "but it verified")

@@ -21,7 +21,9 @@ struct Demo: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...100_000).contains(self.count) else { throw ValidationError("--count must be 1...100000") }
-        guard FramingStyle(rawValue: self.framing) != nil else { throw ValidationError("--framing must be u32be or u64le") }
+        guard FramingStyle(rawValue: self.framing) != nil else {
+            throw ValidationError("--framing must be u32be or u64le")
+        }
     }
 
     func run() async throws {
@@ -29,7 +31,9 @@ struct Demo: AsyncParsableCommand {
             let providers = try BuiltInPlugins.providers.makeAll()
             let ids = self.suite.isEmpty ? BuiltInPlugins.suites.ids : self.suite
             let framing = Framing(style: FramingStyle(rawValue: self.framing)!)
-            print("cx/1 in process, \(self.count) exchanges each, framing \(framing.style.rawValue); times are medians in µs")
+            print(
+                "cx/1 in process, \(self.count) exchanges each, framing \(framing.style.rawValue); times are medians in µs"
+            )
             let steps: [Step] = [.encode, .decode, .wrap, .unwrap, .encrypt, .decrypt, .sign, .verify, .exchange]
             print("suite".padding(12) + "client→server".padding(28) + steps.map { $0.name.padding(9) }.joined())
             for id in ids {
@@ -37,8 +41,12 @@ struct Demo: AsyncParsableCommand {
                 for client in providers {
                     for server in providers {
                         let pair = "\(client.name)→\(server.name)"
-                        guard suite.unsupportedReason(on: client) == nil, suite.unsupportedReason(on: server) == nil else {
-                            print(id.padding(12) + pair.padding(28) + "skipped: " + (suite.unsupportedReason(on: client) ?? suite.unsupportedReason(on: server)!))
+                        guard suite.unsupportedReason(on: client) == nil, suite.unsupportedReason(on: server) == nil
+                        else {
+                            print(
+                                id.padding(12) + pair.padding(28) + "skipped: "
+                                    + (suite.unsupportedReason(on: client) ?? suite.unsupportedReason(on: server)!)
+                            )
                             continue
                         }
                         let result = try CXExchange.run(
@@ -51,9 +59,12 @@ struct Demo: AsyncParsableCommand {
                         )
                         let cells = steps.map { step -> String in
                             let samples = result.outcomes.flatMap { outcome in
-                                (outcome.client.entries + outcome.server.entries).filter { $0.step == step }.map(\.nanoseconds)
+                                (outcome.client.entries + outcome.server.entries).filter { $0.step == step }.map(
+                                    \.nanoseconds
+                                )
                             }
-                            return Self.median(samples).map { String(format1: Double($0) / 1000) }?.padding(9) ?? "-".padding(9)
+                            return Self.median(samples).map { String(format1: Double($0) / 1000) }?.padding(9)
+                                ?? "-".padding(9)
                         }
                         print(id.padding(12) + pair.padding(28) + cells.joined())
                     }

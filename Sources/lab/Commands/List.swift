@@ -5,7 +5,9 @@ import LabPlugins
 
 /// `lab list`: every plugin, and which provider can do which suite.
 struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List plugins and the provider × suite capability matrix.")
+    static let configuration = CommandConfiguration(
+        abstract: "List plugins and the provider × suite capability matrix."
+    )
 
     func run() async throws {
         try await reportingErrors {
