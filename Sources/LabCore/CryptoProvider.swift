@@ -258,3 +258,16 @@ public struct ProviderCapabilities: Sendable {
         return nil
     }
 }
+
+/// RFC 5869's bound on HKDF output, checked before calling a backend (swift-crypto traps past it).
+public enum HKDFLimits {
+    /// 255 blocks of SHA-256: 8160 bytes.
+    public static let maxSHA256Output = 255 * 32
+
+    /// Throws unless `outputByteCount` is 1...8160.
+    public static func check(sha256OutputByteCount outputByteCount: Int) throws {
+        guard (1...maxSHA256Output).contains(outputByteCount) else {
+            throw LabError(.cryptoFailure, "HKDF-SHA256 can give 1 to \(maxSHA256Output) bytes, not \(outputByteCount)")
+        }
+    }
+}

@@ -2,54 +2,28 @@ import LabCore
 
 /// `classic`: the 2009 sample, faithfully: RSA PKCS#1 v1.5 wrap, AES-128-CBC with a zero IV,
 /// PKCS#7 padding only when the length needs it, RSASSA-PKCS1-v1_5 over SHA-1. Insecure by design.
-public struct ClassicSuite: Suite {
+public struct ClassicSuite: RSASuite {
     public static let id = "classic"
     /// The RSA sizes PROTOCOL.md allows.
     public static let allowedRSABits = [512, 1024, 2048]
+    /// The 2009 sample's size.
+    public static let defaultRSABits = 512
+    static let wrapPadding = RSAEncryptionPadding.pkcs1v15
     /// The RSA size of both sides' keys.
     public let bits: Int
 
     /// The suite with `rsaBits` (512 by default, as in 2009).
-    public init(rsaBits: Int = 512) throws {
+    public init(rsaBits: Int = ClassicSuite.defaultRSABits) throws {
         try SuiteCatalog.checkRSABits(rsaBits, allowed: Self.allowedRSABits, suite: Self.id)
         self.bits = rsaBits
     }
 
-    public init(options: SuiteOptions) throws {
-        try self.init(rsaBits: options.rsaBits ?? 512)
-    }
-
     public var isInsecure: Bool { true }
-    public var clientKey: KeySpec { .rsa(bits: self.bits, use: .encryption) }
-    public var serverKey: KeySpec { .rsa(bits: self.bits, use: .signature) }
     public var sessionKeyBytes: Int { 16 }
     public var signature: SignatureScheme { .rsaPKCS1v15(.sha1) }
     public var primitives: Set<Primitive> { [.rsaPKCS1Encryption, .rsaPKCS1Signature, .aesCBC] }
 
     static let zeroIV = [UInt8](repeating: 0, count: 16)
-
-    public func wrap<P: CryptoProvider>(
-        _ sessionKey: [UInt8],
-        forClientKey clientKey: [UInt8],
-        provider: P
-    ) throws -> [UInt8] {
-        let key = try RSAKeys.decodeClientKey(
-            clientKey,
-            allowed: Self.allowedRSABits,
-            suite: Self.id,
-            provider: provider
-        )
-        return try provider.rsaEncrypt(sessionKey, for: key, padding: .pkcs1v15)
-    }
-
-    public func unwrap<P: CryptoProvider>(
-        _ wrapped: [UInt8],
-        privateKey: P.PrivateKey,
-        publicKey: [UInt8],
-        provider: P
-    ) throws -> [UInt8] {
-        try provider.rsaDecrypt(wrapped, with: privateKey, padding: .pkcs1v15)
-    }
 
     public func seal<P: CryptoProvider>(_ message: [UInt8], key: [UInt8], provider: P) throws -> SealedMessage {
         let padded = message.count % 16 != 0
@@ -80,64 +54,30 @@ public struct ClassicSuite: Suite {
 }
 
 /// `rsa-modern`: RSA-OAEP-SHA256 wrap of a 32-byte key, AES-256-GCM, RSASSA-PSS-SHA256.
-public struct RSAModernSuite: Suite {
+public struct RSAModernSuite: RSASuite, AEADSuite {
     public static let id = "rsa-modern"
     /// The RSA sizes PROTOCOL.md allows.
     public static let allowedRSABits = [2048, 3072, 4096]
+    /// The smallest allowed size.
+    public static let defaultRSABits = 2048
+    static let wrapPadding = RSAEncryptionPadding.oaep(.sha256)
     /// The RSA size of both sides' keys.
     public let bits: Int
 
     /// The suite with `rsaBits` (2048 by default).
-    public init(rsaBits: Int = 2048) throws {
+    public init(rsaBits: Int = RSAModernSuite.defaultRSABits) throws {
         try SuiteCatalog.checkRSABits(rsaBits, allowed: Self.allowedRSABits, suite: Self.id)
         self.bits = rsaBits
     }
 
-    public init(options: SuiteOptions) throws {
-        try self.init(rsaBits: options.rsaBits ?? 2048)
-    }
-
     public var isInsecure: Bool { false }
-    public var clientKey: KeySpec { .rsa(bits: self.bits, use: .encryption) }
-    public var serverKey: KeySpec { .rsa(bits: self.bits, use: .signature) }
     public var sessionKeyBytes: Int { 32 }
     public var signature: SignatureScheme { .rsaPSS(.sha256) }
     public var primitives: Set<Primitive> { [.rsaOAEP, .rsaPSS, .aesGCM] }
-
-    public func wrap<P: CryptoProvider>(
-        _ sessionKey: [UInt8],
-        forClientKey clientKey: [UInt8],
-        provider: P
-    ) throws -> [UInt8] {
-        let key = try RSAKeys.decodeClientKey(
-            clientKey,
-            allowed: Self.allowedRSABits,
-            suite: Self.id,
-            provider: provider
-        )
-        return try provider.rsaEncrypt(sessionKey, for: key, padding: .oaep(.sha256))
-    }
-
-    public func unwrap<P: CryptoProvider>(
-        _ wrapped: [UInt8],
-        privateKey: P.PrivateKey,
-        publicKey: [UInt8],
-        provider: P
-    ) throws -> [UInt8] {
-        try provider.rsaDecrypt(wrapped, with: privateKey, padding: .oaep(.sha256))
-    }
-
-    public func seal<P: CryptoProvider>(_ message: [UInt8], key: [UInt8], provider: P) throws -> SealedMessage {
-        try AEADMessage.seal(message, key: key, suite: Self.id, provider: provider)
-    }
-
-    public func open<P: CryptoProvider>(_ sealed: SealedMessage, key: [UInt8], provider: P) throws -> [UInt8] {
-        try AEADMessage.open(sealed, key: key, suite: Self.id, provider: provider)
-    }
 }
 
 /// `x25519`: an ephemeral X25519 agreement + HKDF-SHA256 + AES-KW wrap, AES-256-GCM, Ed25519.
-public struct X25519Suite: Suite {
+public struct X25519Suite: AEADSuite {
     public static let id = "x25519"
 
     /// The suite (it has no options).
@@ -192,18 +132,10 @@ public struct X25519Suite: Suite {
         let kek = try KeyEncapsulation.kek(shared: shared, salt: ephemeralPublic + publicKey, provider: provider)
         return try provider.aesKeyUnwrap(Array(wrapped.suffix(40)), kek: kek)
     }
-
-    public func seal<P: CryptoProvider>(_ message: [UInt8], key: [UInt8], provider: P) throws -> SealedMessage {
-        try AEADMessage.seal(message, key: key, suite: Self.id, provider: provider)
-    }
-
-    public func open<P: CryptoProvider>(_ sealed: SealedMessage, key: [UInt8], provider: P) throws -> [UInt8] {
-        try AEADMessage.open(sealed, key: key, suite: Self.id, provider: provider)
-    }
 }
 
 /// `pq`: ML-KEM-768 + HKDF-SHA256 + AES-KW wrap, AES-256-GCM, ML-DSA-65.
-public struct PQSuite: Suite {
+public struct PQSuite: AEADSuite {
     public static let id = "pq"
     /// ML-KEM-768's ciphertext length.
     static let ciphertextBytes = 1088
@@ -248,7 +180,54 @@ public struct PQSuite: Suite {
         let kek = try KeyEncapsulation.kek(shared: shared, salt: ciphertext, provider: provider)
         return try provider.aesKeyUnwrap(Array(wrapped.suffix(40)), kek: kek)
     }
+}
 
+/// The shape `classic` and `rsa-modern` share: both sides' keys are RSA of one size, and
+/// the session key is RSA-encrypted to the client's key.
+protocol RSASuite: Suite {
+    static var allowedRSABits: [Int] { get }
+    static var defaultRSABits: Int { get }
+    static var wrapPadding: RSAEncryptionPadding { get }
+    var bits: Int { get }
+    init(rsaBits: Int) throws
+}
+
+extension RSASuite {
+    public init(options: SuiteOptions) throws {
+        try self.init(rsaBits: options.rsaBits ?? Self.defaultRSABits)
+    }
+
+    public var clientKey: KeySpec { .rsa(bits: self.bits, use: .encryption) }
+    public var serverKey: KeySpec { .rsa(bits: self.bits, use: .signature) }
+
+    public func wrap<P: CryptoProvider>(
+        _ sessionKey: [UInt8],
+        forClientKey clientKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8] {
+        let key = try RSAKeys.decodeClientKey(
+            clientKey,
+            allowed: Self.allowedRSABits,
+            suite: Self.id,
+            provider: provider
+        )
+        return try provider.rsaEncrypt(sessionKey, for: key, padding: Self.wrapPadding)
+    }
+
+    public func unwrap<P: CryptoProvider>(
+        _ wrapped: [UInt8],
+        privateKey: P.PrivateKey,
+        publicKey: [UInt8],
+        provider: P
+    ) throws -> [UInt8] {
+        try provider.rsaDecrypt(wrapped, with: privateKey, padding: Self.wrapPadding)
+    }
+}
+
+/// The message protection `rsa-modern`, `x25519` and `pq` share: AES-256-GCM.
+protocol AEADSuite: Suite {}
+
+extension AEADSuite {
     public func seal<P: CryptoProvider>(_ message: [UInt8], key: [UInt8], provider: P) throws -> SealedMessage {
         try AEADMessage.seal(message, key: key, suite: Self.id, provider: provider)
     }

@@ -312,9 +312,7 @@ public struct OpenSSLProvider: CryptoProvider {
         info: [UInt8],
         outputByteCount: Int
     ) throws -> [UInt8] {
-        guard (1...255 * 32).contains(outputByteCount) else {
-            throw LabError(.cryptoFailure, "HKDF-SHA256 can give 1 to 8160 bytes, not \(outputByteCount)")
-        }
+        try HKDFLimits.check(sha256OutputByteCount: outputByteCount)
         guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else {
             throw OpenSSLErrorQueue.error("make an HKDF context")
         }

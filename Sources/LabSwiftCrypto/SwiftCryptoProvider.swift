@@ -271,10 +271,7 @@ public struct SwiftCryptoProvider: CryptoProvider {
         info: [UInt8],
         outputByteCount: Int
     ) throws -> [UInt8] {
-        // swift-crypto traps past 255 blocks; RFC 5869 makes that an error, so check first.
-        guard (1...255 * 32).contains(outputByteCount) else {
-            throw LabError(.cryptoFailure, "HKDF-SHA256 can give 1 to 8160 bytes, not \(outputByteCount)")
-        }
+        try HKDFLimits.check(sha256OutputByteCount: outputByteCount)
         let key = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: inputKeyMaterial),
             salt: salt,
