@@ -25,6 +25,7 @@ public struct PropertyListDictionary: Sendable {
                 "The body is not a binary property list (it does not begin with 'bplist00')"
             )
         }
+        try BinaryPropertyListShape.requireFlatDictionary(body)
         let object: Any
         do {
             object = try PropertyListSerialization.propertyList(from: Data(body), options: [], format: nil)
@@ -95,17 +96,21 @@ public struct PropertyListDictionary: Sendable {
         return Array(data)
     }
 
-    /// A required integer. A boolean is refused: the plist types differ.
+    /// A required integer. A boolean or a real is refused: the plist types differ.
     public func integer(_ key: String) throws -> Int {
         guard let value = self.values[key] else { throw Self.missing(key, "an integer") }
-        // Foundation decodes plist booleans as `Bool` and integers as `NSNumber`; an
-        // NSNumber also answers `as? Bool`, so test the dynamic type first.
-        guard !(type(of: value) is Bool.Type), let number = value as? NSNumber, let integer = Int(exactly: number)
+        // Foundation decodes plist booleans as `Bool` and integers and reals as `NSNumber`
+        // (an NSNumber also answers `as? Bool`), so test the dynamic type, then the number's C type.
+        guard !(type(of: value) is Bool.Type), let number = value as? NSNumber,
+            Self.integerTypes.contains(number.objCType.pointee), let integer = Int(exactly: number)
         else {
             throw Self.wrongType(key, "an integer", value)
         }
         return integer
     }
+
+    /// `objCType` codes of the integer types: c C s S i I l L q Q.
+    private static let integerTypes: Set<CChar> = Set("cCsSiIlLqQ".utf8.map { CChar(bitPattern: $0) })
 
     /// An optional boolean.
     public func optionalBool(_ key: String) throws -> Bool? {
@@ -129,7 +134,8 @@ public struct PropertyListDictionary: Sendable {
         case is String: "a string"
         case is Data: "data"
         case _ where type(of: value) is Bool.Type: "a boolean"
-        case is NSNumber: "a number"
+        case let number as NSNumber where !integerTypes.contains(number.objCType.pointee): "a real"
+        case is NSNumber: "an integer"
         case is [Any]: "an array"
         case is [String: Any]: "a dictionary"
         case is Date: "a date"
