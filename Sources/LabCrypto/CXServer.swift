@@ -83,7 +83,8 @@ public struct CXServer<P: CryptoProvider>: Sendable {
         } catch let reply as CXErrorReply {
             return CXServerAnswer(body: (try? reply.encoded()) ?? [], error: reply)
         } catch {
-            let reply = CXErrorReply(code: .badRequest, message: "\(error)")
+            // Only the message goes on the wire; the cause (backend error text) stays in the server's log.
+            let reply = CXErrorReply(code: .badRequest, message: Self.text(error))
             return CXServerAnswer(body: (try? reply.encoded()) ?? [], error: reply)
         }
     }
@@ -111,7 +112,9 @@ public struct CXServer<P: CryptoProvider>: Sendable {
             wrapped = try recorder.measure(.wrap) {
                 try suite.wrap(sessionKey, forClientKey: request.clientKey, provider: self.provider)
             }
-        } catch let error as LabError where error.code == .badPublicKey {
+        } catch let error as LabError where error.code == .badPublicKey || error.code == .cryptoFailure {
+            // The client's key is wrap's only untrusted input: a key that parses but cannot
+            // be used (an even RSA modulus, say) is as bad as one that does not parse.
             throw CXErrorReply(code: .badPublicKey, message: error.message)
         }
         let payload = self.options.payload

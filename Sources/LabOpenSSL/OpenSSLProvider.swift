@@ -41,7 +41,7 @@ public struct OpenSSLProvider: CryptoProvider {
 
     public func randomBytes(count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        try OpenSSLErrorQueue.check(RAND_bytes(&bytes, Int32(count)), "produce random bytes")
+        try OpenSSLErrorQueue.check(RAND_bytes(&bytes, try cLength(count)), "produce random bytes")
         return bytes
     }
 
@@ -243,15 +243,18 @@ public struct OpenSSLProvider: CryptoProvider {
         return try CipherContext.with { context in
             try OpenSSLErrorQueue.check(EVP_EncryptInit_ex2(context, cipher, nil, nil, nil), "start AES-GCM")
             try OpenSSLErrorQueue.check(
-                c_lab_gcm_set_ivlen(context, Int32(nonce.count)),
+                c_lab_gcm_set_ivlen(context, try cLength(nonce.count)),
                 "set a \(nonce.count)-byte GCM nonce"
             )
             try OpenSSLErrorQueue.check(EVP_EncryptInit_ex2(context, nil, key, nonce, nil), "key AES-GCM")
             var length: Int32 = 0
-            try OpenSSLErrorQueue.check(EVP_EncryptUpdate(context, nil, &length, aad, Int32(aad.count)), "add GCM AAD")
+            try OpenSSLErrorQueue.check(
+                EVP_EncryptUpdate(context, nil, &length, aad, try cLength(aad.count)),
+                "add GCM AAD"
+            )
             var output = [UInt8](repeating: 0, count: plaintext.count + 16)
             try OpenSSLErrorQueue.check(
-                EVP_EncryptUpdate(context, &output, &length, plaintext, Int32(plaintext.count)),
+                EVP_EncryptUpdate(context, &output, &length, plaintext, try cLength(plaintext.count)),
                 "AES-GCM-encrypt"
             )
             var total = Int(length)
@@ -282,15 +285,18 @@ public struct OpenSSLProvider: CryptoProvider {
         return try CipherContext.with { context in
             try OpenSSLErrorQueue.check(EVP_DecryptInit_ex2(context, cipher, nil, nil, nil), "start AES-GCM")
             try OpenSSLErrorQueue.check(
-                c_lab_gcm_set_ivlen(context, Int32(nonce.count)),
+                c_lab_gcm_set_ivlen(context, try cLength(nonce.count)),
                 "set a \(nonce.count)-byte GCM nonce"
             )
             try OpenSSLErrorQueue.check(EVP_DecryptInit_ex2(context, nil, key, nonce, nil), "key AES-GCM")
             var length: Int32 = 0
-            try OpenSSLErrorQueue.check(EVP_DecryptUpdate(context, nil, &length, aad, Int32(aad.count)), "add GCM AAD")
+            try OpenSSLErrorQueue.check(
+                EVP_DecryptUpdate(context, nil, &length, aad, try cLength(aad.count)),
+                "add GCM AAD"
+            )
             var output = [UInt8](repeating: 0, count: ciphertext.count + 16)
             try OpenSSLErrorQueue.check(
-                EVP_DecryptUpdate(context, &output, &length, ciphertext, Int32(ciphertext.count)),
+                EVP_DecryptUpdate(context, &output, &length, ciphertext, try cLength(ciphertext.count)),
                 "AES-GCM-decrypt"
             )
             let total = Int(length)
@@ -322,12 +328,18 @@ public struct OpenSSLProvider: CryptoProvider {
             EVP_PKEY_CTX_set_hkdf_md(context, self.algorithms.digest(.sha256)),
             "set HKDF's hash"
         )
-        try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set1_hkdf_salt(context, salt, Int32(salt.count)), "set HKDF's salt")
         try OpenSSLErrorQueue.check(
-            EVP_PKEY_CTX_set1_hkdf_key(context, inputKeyMaterial, Int32(inputKeyMaterial.count)),
+            EVP_PKEY_CTX_set1_hkdf_salt(context, salt, try cLength(salt.count)),
+            "set HKDF's salt"
+        )
+        try OpenSSLErrorQueue.check(
+            EVP_PKEY_CTX_set1_hkdf_key(context, inputKeyMaterial, try cLength(inputKeyMaterial.count)),
             "set HKDF's key"
         )
-        try OpenSSLErrorQueue.check(EVP_PKEY_CTX_add1_hkdf_info(context, info, Int32(info.count)), "set HKDF's info")
+        try OpenSSLErrorQueue.check(
+            EVP_PKEY_CTX_add1_hkdf_info(context, info, try cLength(info.count)),
+            "set HKDF's info"
+        )
         var length = outputByteCount
         var output = [UInt8](repeating: 0, count: length)
         try OpenSSLErrorQueue.check(EVP_PKEY_derive(context, &output, &length), "derive with HKDF")
@@ -434,7 +446,7 @@ public struct OpenSSLProvider: CryptoProvider {
             var output = [UInt8](repeating: 0, count: input.count + 16)
             var length: Int32 = 0
             try OpenSSLErrorQueue.check(
-                EVP_CipherUpdate(context, &output, &length, input, Int32(input.count)),
+                EVP_CipherUpdate(context, &output, &length, input, try cLength(input.count)),
                 operation
             )
             let total = Int(length)
@@ -453,17 +465,35 @@ public struct OpenSSLProvider: CryptoProvider {
     private func keyWrap(_ input: [UInt8], kek: [UInt8], wrap: Bool) throws -> [UInt8] {
         let operation = wrap ? "AES-KW wrap" : "AES-KW unwrap"
         let cipher = try self.algorithms.cipher(.wrap, keyBytes: kek.count)
+        // RFC 3394: keys of two or more 64-bit blocks; OpenSSL returns nothing, not an error, for empty input.
+        let minimum = wrap ? 16 : 24
+        guard input.count >= minimum, input.count % 8 == 0, input.count <= 1 << 20 else {
+            throw LabError(
+                .cryptoFailure,
+                "\(operation) takes a multiple of 8 bytes, at least \(minimum); got \(input.count)"
+            )
+        }
         return try CipherContext.with { context in
             EVP_CIPHER_CTX_set_flags(context, EVP_CIPHER_CTX_FLAG_WRAP_ALLOW)
             try OpenSSLErrorQueue.check(EVP_CipherInit_ex2(context, cipher, kek, nil, wrap ? 1 : 0, nil), operation)
             var output = [UInt8](repeating: 0, count: input.count + 16)
             var length: Int32 = 0
-            let updated = EVP_CipherUpdate(context, &output, &length, input, Int32(input.count))
+            let updated = EVP_CipherUpdate(context, &output, &length, input, try cLength(input.count))
             // The wrap cipher returns the length processed, or -1/0 on failure.
-            guard updated > 0 else { throw OpenSSLErrorQueue.error(operation) }
+            guard updated > 0, Int(length) == input.count + (wrap ? 8 : -8) else {
+                throw OpenSSLErrorQueue.error(operation)
+            }
             return Array(output.prefix(Int(length)))
         }
     }
+}
+
+/// A length as OpenSSL's `int`; lengths past 2 GiB (a frame limit set that high) throw instead of trapping.
+private func cLength(_ count: Int) throws -> Int32 {
+    guard let length = Int32(exactly: count) else {
+        throw LabError(.cryptoFailure, "\(count) bytes is more than OpenSSL's int lengths can carry")
+    }
+    return length
 }
 
 /// An `EVP_CIPHER_CTX` for the length of one call.
@@ -494,6 +524,15 @@ final class FetchedAlgorithms: @unchecked Sendable {
 
     init() throws {
         var ciphers: [CipherID: OpaquePointer] = [:]
+        var digests: [HashAlgorithm: OpaquePointer] = [:]
+        // deinit does not run when init throws: free what was fetched before the failure.
+        var complete = false
+        defer {
+            if !complete {
+                for cipher in ciphers.values { EVP_CIPHER_free(cipher) }
+                for digest in digests.values { EVP_MD_free(digest) }
+            }
+        }
         for mode in [Mode.cbc, .gcm, .wrap] {
             for keyBytes in [16, 24, 32] {
                 let name = "AES-\(keyBytes * 8)-\(mode.rawValue)"
@@ -503,7 +542,6 @@ final class FetchedAlgorithms: @unchecked Sendable {
                 ciphers[CipherID(mode: mode, keyBytes: keyBytes)] = cipher
             }
         }
-        var digests: [HashAlgorithm: OpaquePointer] = [:]
         for hash in HashAlgorithm.allCases {
             let name =
                 switch hash {
@@ -519,6 +557,7 @@ final class FetchedAlgorithms: @unchecked Sendable {
         }
         self.ciphers = ciphers
         self.digests = digests
+        complete = true
     }
 
     deinit {

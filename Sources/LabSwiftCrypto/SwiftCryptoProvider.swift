@@ -96,8 +96,14 @@ public struct SwiftCryptoProvider: CryptoProvider {
     public func decodePublicKey(_ bytes: [UInt8], type: KeyType) throws -> PublicKey {
         do {
             switch type {
-            case .rsa(.encryption): return .rsaEncryption(try _RSA.Encryption.PublicKey(unsafeDERRepresentation: bytes))
-            case .rsa(.signature): return .rsaSignature(try _RSA.Signing.PublicKey(unsafeDERRepresentation: bytes))
+            case .rsa(.encryption):
+                let key = try _RSA.Encryption.PublicKey(unsafeDERRepresentation: bytes)
+                try Self.requirePKCS1(bytes, encoded: key.pkcs1DERRepresentation)
+                return .rsaEncryption(key)
+            case .rsa(.signature):
+                let key = try _RSA.Signing.PublicKey(unsafeDERRepresentation: bytes)
+                try Self.requirePKCS1(bytes, encoded: key.pkcs1DERRepresentation)
+                return .rsaSignature(key)
             case .x25519: return .x25519(try Curve25519.KeyAgreement.PublicKey(rawRepresentation: bytes))
             case .ed25519: return .ed25519(try Curve25519.Signing.PublicKey(rawRepresentation: bytes))
             case .mlkem768: return .mlkem768(try MLKEM768.PublicKey(rawRepresentation: bytes))
@@ -195,9 +201,15 @@ public struct SwiftCryptoProvider: CryptoProvider {
         guard case .x25519(let key) = privateKey, case .x25519(let peerKey) = peer else {
             throw Self.wrongKey("X25519")
         }
-        return try Self.wrap("X25519") {
+        let secret = try Self.wrap("X25519") {
             try key.sharedSecretFromKeyAgreement(with: peerKey).withUnsafeBytes { Array($0) }
         }
+        // swift-crypto deliberately returns the all-zero secret of a low-order peer key;
+        // the contract (and OpenSSL) refuse it (RFC 7748 §6.1), so check without branching on bytes.
+        guard secret.reduce(0, |) != 0 else {
+            throw LabError(.cryptoFailure, "X25519 gave the all-zero secret: the peer key is a low-order point")
+        }
+        return secret
     }
 
     public func mlkemEncapsulate(to publicKey: PublicKey) throws -> (ciphertext: [UInt8], sharedSecret: [UInt8]) {
@@ -298,6 +310,14 @@ public struct SwiftCryptoProvider: CryptoProvider {
     private func checkRSA(bits: Int) throws {
         if let reason = self.capabilities.missing([], rsaBits: bits) {
             throw LabError(.unsupported, "swift-crypto cannot make a \(bits)-bit RSA key: \(reason)")
+        }
+    }
+
+    /// swift-crypto also reads SubjectPublicKeyInfo and may ignore trailing bytes; cx/1 keys
+    /// are exactly PKCS#1 `RSAPublicKey` DER, as the openssl provider reads them.
+    private static func requirePKCS1(_ bytes: [UInt8], encoded: Data) throws {
+        guard encoded.elementsEqual(bytes) else {
+            throw LabError(.badPublicKey, "An RSA public key must be exactly PKCS#1 RSAPublicKey DER")
         }
     }
 

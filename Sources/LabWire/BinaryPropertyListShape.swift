@@ -34,7 +34,9 @@ enum BinaryPropertyListShape {
         }
         func offset(of object: UInt64) throws -> Int {
             let value = Self.integer(body, at: Int(tableOffset) + Int(object) * offsetSize, size: offsetSize)
-            guard value >= 8, value < tableOffset else { throw Self.malformed("object \(object) lies outside the body") }
+            guard value >= 8, value < tableOffset else {
+                throw Self.malformed("object \(object) lies outside the body")
+            }
             return Int(value)
         }
         let top = try offset(of: topObject)
@@ -47,11 +49,15 @@ enum BinaryPropertyListShape {
                 throw Self.malformed("its dictionary's size is not an integer")
             }
             let size = 1 << Int(body[cursor] & 0x0F)
-            guard cursor + 1 + size <= Int(tableOffset) else { throw Self.malformed("its dictionary's size is cut off") }
+            guard cursor + 1 + size <= Int(tableOffset) else {
+                throw Self.malformed("its dictionary's size is cut off")
+            }
             count = Self.integer(body, at: cursor + 1, size: size)
             cursor += 1 + size
         }
-        guard count <= UInt64(maxKeys) else { throw Self.malformed("its dictionary has \(count) keys; at most \(maxKeys)") }
+        guard count <= UInt64(maxKeys) else {
+            throw Self.malformed("its dictionary has \(count) keys; at most \(maxKeys)")
+        }
         let references = Int(count) * 2
         guard cursor + references * referenceSize <= Int(tableOffset) else {
             throw Self.malformed("its dictionary's references are cut off")
@@ -61,7 +67,9 @@ enum BinaryPropertyListShape {
             guard object < objectCount else { throw Self.malformed("it references object \(object) of \(objectCount)") }
             switch body[try offset(of: object)] >> 4 {
             case 0xA, 0xB, 0xC, 0xD:
-                throw Self.malformed("a dictionary \(index < Int(count) ? "key" : "value") is a container; bodies are flat")
+                throw Self.malformed(
+                    "a dictionary \(index < Int(count) ? "key" : "value") is a container; bodies are flat"
+                )
             default:
                 continue
             }

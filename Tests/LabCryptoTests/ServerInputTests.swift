@@ -2,7 +2,9 @@ import Foundation
 import LabCore
 import LabCrypto
 import LabOpenSSL
+import LabPlugins
 import LabSwiftCrypto
+import LabTesting
 import LabWire
 import Testing
 
@@ -31,8 +33,27 @@ struct ServerInputTests {
     }
 
     static func answerCode(_ body: [UInt8]) throws -> CXErrorCode? {
+        try self.answerCode(body, server: try Self.server())
+    }
+
+    static func answerCode(_ body: [UInt8], provider name: String) throws -> CXErrorCode? {
+        try self.answerCode(body, provider: Providers.named(name))
+    }
+
+    private static func answerCode<P: CryptoProvider>(_ body: [UInt8], provider: P) throws -> CXErrorCode? {
         var steps = NoStepRecorder()
-        let answer = try Self.server().respond(to: body, recorder: &steps)
+        let suites = BuiltInPlugins.suites.ids.compactMap { id in
+            (try? BuiltInPlugins.suites.make(id, options: SuiteOptions(rsaBits: id == "classic" ? 1024 : nil)))
+        }.filter { $0.unsupportedReason(on: provider) == nil }
+        return try self.answerCode(
+            body,
+            server: try CXServer(provider: provider, options: CXServerOptions(suites: suites), recorder: &steps)
+        )
+    }
+
+    private static func answerCode<P: CryptoProvider>(_ body: [UInt8], server: CXServer<P>) throws -> CXErrorCode? {
+        var steps = NoStepRecorder()
+        let answer = server.respond(to: body, recorder: &steps)
         let reply = try CXReply(decoding: answer.body)
         guard case .error(let error) = reply else { return nil }
         #expect(answer.error == error, "the answer reports the error it sent, for the log")
@@ -82,6 +103,60 @@ struct ServerInputTests {
     )
     func badKeys(_ suite: String, _ key: [UInt8]) throws {
         #expect(try Self.answerCode(try Self.request(["suite": suite, "cryptoP": key])) == .badPublicKey)
+    }
+
+    @Test("Low-order X25519 keys are badPublicKey on every provider", arguments: ["openssl", "swift-crypto"])
+    func lowOrderPoints(_ provider: String) throws {
+        // 0 and 1 are points of small order: the shared secret would be all zeros, and the
+        // session key would be wrapped under a KEK anyone can compute.
+        for point in [[UInt8](repeating: 0, count: 32), [1] + [UInt8](repeating: 0, count: 31)] {
+            let body = try Self.request(["suite": "x25519", "cryptoP": point])
+            #expect(try Self.answerCode(body, provider: provider) == .badPublicKey, "\(point.prefix(2))")
+        }
+    }
+
+    @Test("RSA keys must be exactly PKCS#1 DER on every provider", arguments: ["openssl", "swift-crypto"])
+    func pkcs1Only(_ provider: String) throws {
+        let openssl = try OpenSSLProvider()
+        let pkcs1 = try openssl.encode(try openssl.generatePrivateKey(.rsa(bits: 2048, use: .encryption)))
+        #expect(
+            try Self.answerCode(try Self.request(["suite": "rsa-modern", "cryptoP": pkcs1]), provider: provider) == nil
+        )
+        // The same key inside SubjectPublicKeyInfo, and with a trailing byte.
+        let algorithm: [UInt8] = [
+            0x30, 0x0D, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01, 0x05, 0x00,
+        ]
+        let bitString = DER.element(0x03, [0x00] + pkcs1)
+        let spki = DER.element(0x30, algorithm + bitString)
+        for key in [spki, pkcs1 + [0]] {
+            #expect(
+                try Self.answerCode(try Self.request(["suite": "rsa-modern", "cryptoP": key]), provider: provider)
+                    == .badPublicKey
+            )
+        }
+        // An even modulus parses as DER but is no RSA key.
+        var even = pkcs1
+        even[even.count - 6] &= 0xFE  // the modulus's last byte, before `02 03 01 00 01`
+        #expect(
+            try Self.answerCode(try Self.request(["suite": "rsa-modern", "cryptoP": even]), provider: provider)
+                == .badPublicKey
+        )
+    }
+
+    @Test("AES key wrap refuses input that is not whole 64-bit blocks", arguments: ["openssl", "swift-crypto"])
+    func keyWrapLengths(_ name: String) throws {
+        let provider = Providers.named(name)
+        let kek = [UInt8](repeating: 7, count: 32)
+        for length in [0, 8, 15, 17] {
+            #expect(throws: LabError.self, "wrap \(length)") {
+                try provider.aesKeyWrap([UInt8](repeating: 1, count: length), kek: kek)
+            }
+        }
+        for length in [0, 8, 16, 41] {
+            #expect(throws: LabError.self, "unwrap \(length)") {
+                try provider.aesKeyUnwrap([UInt8](repeating: 1, count: length), kek: kek)
+            }
+        }
     }
 
     @Test("An RSA key of a size the suite does not allow is badPublicKey")
@@ -147,5 +222,16 @@ struct ServerInputTests {
 enum PropertyListSerializationShim {
     static func binaryArray() throws -> [UInt8] {
         Array(try PropertyListSerialization.data(fromPropertyList: ["suite", "x25519"], format: .binary, options: 0))
+    }
+}
+
+/// Just enough DER to wrap a key for the tests.
+enum DER {
+    static func element(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+        let count = content.count
+        let length: [UInt8] =
+            count < 0x80
+            ? [UInt8(count)] : count < 0x100 ? [0x81, UInt8(count)] : [0x82, UInt8(count >> 8), UInt8(count & 0xFF)]
+        return [tag] + length + content
     }
 }
