@@ -58,10 +58,10 @@ struct Demo: AsyncParsableCommand {
                             others: providers
                         )
                         let cells = steps.map { step -> String in
-                            let samples = result.outcomes.flatMap { outcome in
-                                (outcome.client.entries + outcome.server.entries).filter { $0.step == step }.map(
-                                    \.nanoseconds
-                                )
+                            // One sample per exchange: the step's time on both sides together.
+                            let samples = result.outcomes.compactMap { outcome -> UInt64? in
+                                let sides = [outcome.client.total(step), outcome.server.total(step)].compactMap { $0 }
+                                return sides.isEmpty ? nil : sides.reduce(0, +)
                             }
                             return Self.median(samples).map { String(format1: Double($0) / 1000) }?.padding(9)
                                 ?? "-".padding(9)
