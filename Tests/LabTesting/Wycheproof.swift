@@ -94,6 +94,15 @@ public struct VectorTally: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Records a signature check: valid must verify, invalid must not, acceptable may go either way.
+    public mutating func checkVerdict(_ verifies: Bool, _ test: WycheproofFile.Test) {
+        switch test.result {
+        case .valid: self.check(verifies, test, "but it did not verify")
+        case .invalid: self.check(!verifies, test, "but it verified")
+        case .acceptable: self.check(true, test)
+        }
+    }
+
     /// Tests skipped in all.
     public var skippedCount: Int { self.skipped.values.reduce(0, +) }
 
