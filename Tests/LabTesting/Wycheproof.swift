@@ -94,6 +94,16 @@ public struct VectorTally: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Records an operation's output (nil if it failed): valid must give `expected`,
+    /// invalid must fail, acceptable may fail but must not give anything else.
+    public mutating func checkOutput(_ output: [UInt8]?, expected: [UInt8], _ test: WycheproofFile.Test) {
+        switch test.result {
+        case .valid: self.check(output == expected, test)
+        case .invalid: self.check(output == nil, test, "but the operation succeeded")
+        case .acceptable: self.check(output == nil || output == expected, test)
+        }
+    }
+
     /// Records a signature check: valid must verify, invalid must not, acceptable may go either way.
     public mutating func checkVerdict(_ verifies: Bool, _ test: WycheproofFile.Test) {
         switch test.result {

@@ -123,11 +123,7 @@ public struct WycheproofRunner<P: CryptoProvider> {
             return tally.failures.append("\(test.label): the group's private key did not load")
         }
         let plaintext = try? self.provider.rsaDecrypt(test.bytes("ct"), with: key, padding: padding)
-        switch test.result {
-        case .valid: tally.check(plaintext == test.bytes("msg"), test)
-        case .invalid: tally.check(plaintext == nil, test, "but decryption succeeded")
-        case .acceptable: tally.check(plaintext == nil || plaintext == test.bytes("msg"), test)
-        }
+        tally.checkOutput(plaintext, expected: test.bytes("msg"), test)
     }
 
     private func rsaSign(_ group: WycheproofFile.Group, _ test: WycheproofFile.Test, _ tally: inout VectorTally) {
@@ -179,12 +175,8 @@ public struct WycheproofRunner<P: CryptoProvider> {
             else { return nil }
             return try? self.provider.x25519(key, peer: peer)
         }()
-        switch test.result {
-        case .valid: tally.check(shared == test.bytes("shared"), test)
-        case .invalid: tally.check(shared == nil, test, "but agreement succeeded")
-        // Low-order and twist points: refusing an all-zero secret is allowed (RFC 7748 §6.1).
-        case .acceptable: tally.check(shared == nil || shared == test.bytes("shared"), test)
-        }
+        // Acceptable low-order and twist points may be refused (RFC 7748 §6.1).
+        tally.checkOutput(shared, expected: test.bytes("shared"), test)
     }
 
     private func ed25519(_ group: WycheproofFile.Group, _ test: WycheproofFile.Test, _ tally: inout VectorTally) {
@@ -208,11 +200,7 @@ public struct WycheproofRunner<P: CryptoProvider> {
             info: test.bytes("info"),
             outputByteCount: test.int("size") ?? 0
         )
-        switch test.result {
-        case .valid: tally.check(output == test.bytes("okm"), test)
-        case .invalid: tally.check(output == nil, test, "but it derived a key")
-        case .acceptable: tally.check(output == nil || output == test.bytes("okm"), test)
-        }
+        tally.checkOutput(output, expected: test.bytes("okm"), test)
     }
 
     private func mlkem(_ test: WycheproofFile.Test, _ tally: inout VectorTally) {
