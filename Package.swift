@@ -17,10 +17,16 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
     ],
     targets: [
         // Scenario model, plugin protocols, registry, LabError, step timing. Imports no other lab module.
-        .target(name: "LabCore", swiftSettings: swiftSettings),
+        .target(
+            name: "LabCore",
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: swiftSettings
+        ),
         // Framing and the cx/1 property-list codec, shared by server and client.
         .target(name: "LabWire", dependencies: ["LabCore"], swiftSettings: swiftSettings),
         // The cx/1 suites and exchange, written once over the CryptoProvider protocol.
@@ -43,17 +49,31 @@ let package = Package(
         ),
         // The `openssl` provider.
         .target(name: "LabOpenSSL", dependencies: ["LabCore", "CLabOpenSSL"], swiftSettings: swiftSettings),
+        // The runner: scenario checks against the plugins, load models, recording, progress.
+        .target(
+            name: "LabRunner",
+            dependencies: ["LabCore", "LabWire", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: swiftSettings
+        ),
+        // Reporters: results.csv, report.md with SVG charts, results.json.
+        .target(
+            name: "LabReport",
+            dependencies: ["LabCore", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: swiftSettings
+        ),
         // The built-in plugin lists, shared by the CLI and the tests.
         .target(
             name: "LabPlugins",
-            dependencies: ["LabCore", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL"],
+            dependencies: [
+                "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabRunner", "LabReport",
+            ],
             swiftSettings: swiftSettings
         ),
         // The command-line tool.
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabPlugins",
+                "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -61,7 +81,7 @@ let package = Package(
         // Test support shared by the test targets: vector loading, the Python peer.
         .target(
             name: "LabTesting",
-            dependencies: ["LabCore", "LabWire", "LabCrypto", "LabPlugins"],
+            dependencies: ["LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner"],
             path: "Tests/LabTesting",
             swiftSettings: swiftSettings
         ),
@@ -72,6 +92,24 @@ let package = Package(
             dependencies: [
                 "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabPlugins", "LabTesting",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LabRunnerTests",
+            dependencies: [
+                "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabTesting",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LabReportTests",
+            dependencies: [
+                "LabCore", "LabReport", "LabRunner", "LabPlugins", "LabTesting",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "SwiftCSV", package: "SwiftCSV"),
+            ],
+            exclude: ["Snapshots"],
             swiftSettings: swiftSettings
         ),
     ]

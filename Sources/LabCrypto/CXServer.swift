@@ -1,14 +1,6 @@
 import LabCore
 import LabWire
 
-/// When a side makes its long-lived key pair (PROTOCOL.md §2.6).
-public enum KeyLifetime: String, Sendable, Codable, CaseIterable {
-    /// Once, at start, reused for every exchange (the 2009 sample's behaviour; the default).
-    case perRun = "per-run"
-    /// A fresh key pair for every exchange.
-    case perExchange = "per-exchange"
-}
-
 /// How a `CXServer` is set up.
 public struct CXServerOptions: Sendable {
     /// The suites offered; a request for another is answered `unsupported` (or `unknownSuite`).

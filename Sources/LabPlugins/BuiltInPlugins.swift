@@ -1,7 +1,10 @@
 import LabCore
 import LabCrypto
 import LabOpenSSL
+import LabReport
+import LabRunner
 import LabSwiftCrypto
+import LabWire
 
 /// The plugins that ship with the lab, listed once; the CLI and the tests share these lists.
 public enum BuiltInPlugins {
@@ -9,4 +12,18 @@ public enum BuiltInPlugins {
     public static let providers = ProviderRegistry([SwiftCryptoProvider.self, OpenSSLProvider.self])
     /// `classic`, `rsa-modern`, `x25519`, `pq`.
     public static let suites = SuiteRegistry.builtIn
+    /// `cx`.
+    public static let flows = FlowRegistry([CXFlow.self])
+    /// `in-process`.
+    public static let transports = TransportRegistry([InProcessTransport.self])
+    /// `csv`, `markdown`, `json`.
+    public static let reporters = ReporterRegistry.builtIn
+
+    /// Everything, as the runner takes it.
+    public static let all = Plugins(
+        providers: providers,
+        flows: flows,
+        transports: transports,
+        reporters: reporters.names
+    )
 }

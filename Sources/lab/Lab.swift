@@ -6,7 +6,6 @@ struct Lab: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lab",
         abstract: "A benchmark and simulation lab for secure client/server exchanges.",
-        subcommands: [Demo.self, List.self],
-        defaultSubcommand: Demo.self
+        subcommands: [Run.self, Validate.self, List.self]
     )
 }

@@ -15,3 +15,12 @@ public enum RepositoryPaths {
     /// `Tests/Interop`.
     public static let interop = root.appendingPathComponent("Tests/Interop")
 }
+
+extension RepositoryPaths {
+    /// The names of the files in `folder` (relative to the root) ending in `.ext`, sorted.
+    public static func files(in folder: String, withExtension ext: String) -> [String] {
+        let url = root.appendingPathComponent(folder)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        return names.filter { $0.hasSuffix(".\(ext)") }.sorted()
+    }
+}

@@ -2,6 +2,7 @@ import ArgumentParser
 import LabCore
 import LabCrypto
 import LabPlugins
+import LabReport
 
 /// `lab list`: every plugin, and which provider can do which suite.
 struct List: AsyncParsableCommand {
@@ -16,6 +17,12 @@ struct List: AsyncParsableCommand {
             for provider in providers {
                 print("  \(provider.name.padding(12))\(provider.version)")
             }
+            print("\nFlows:")
+            for flow in BuiltInPlugins.flows.types {
+                print("  \(flow.name.padding(12))\(flow.summary)")
+            }
+            print("\nTransports: \(BuiltInPlugins.transports.names.joined(separator: ", "))")
+            print("Reporters: \(BuiltInPlugins.reporters.names.joined(separator: ", "))")
             print("\nSuites:")
             var suites: [any Suite] = []
             for id in BuiltInPlugins.suites.ids {

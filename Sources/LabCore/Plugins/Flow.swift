@@ -1,0 +1,113 @@
+/// A client/server interaction the runner repeats and times, e.g. `cx` (the exchange).
+///
+/// A flow is made once per scenario entry. It provides the server's handler and makes one
+/// `FlowClient` per simulated client; the runner drives the clients and records their steps.
+public protocol Flow: Sendable {
+    /// Decoded from the entry's `"options"`, strictly (unknown keys are problems).
+    associatedtype Options: Decodable & Sendable
+    /// The name scenario files use, e.g. `cx`.
+    static var name: String { get }
+    /// One line for `lab list`.
+    static var summary: String { get }
+    /// The steps this flow records, for threshold names and reports.
+    static var steps: [Step] { get }
+    /// Whether the entry's `suite` field means something to this flow.
+    static var usesSuite: Bool { get }
+
+    /// Problems with an entry that decoding alone cannot see (a suite the provider cannot do, …).
+    ///
+    /// Each is a path relative to the entry (`suite`, `options.rsaBits`) and a message.
+    static func check(_ setup: FlowSetup, options: Options) -> [(path: String, message: String)]
+
+    /// Makes the flow's server side; set-up steps (e.g. `keygen.server`) go to `recorder`.
+    init<R: StepRecorder>(setup: FlowSetup, options: Options, recorder: inout R) throws
+
+    /// The suite shown in reports, or `-`.
+    var suite: String { get }
+    /// Whether reports must mark this entry insecure.
+    var isInsecure: Bool { get }
+    /// The server's side.
+    var handler: any FrameHandler { get }
+    /// Makes one simulated client's side; its set-up steps (e.g. `keygen.client`) go to `recorder`.
+    func makeClient<R: StepRecorder>(recorder: inout R) throws -> any FlowClient
+    /// Called when the measured part of the run starts (monotonic nanoseconds).
+    func measuredPhaseStarts(at nanoseconds: UInt64)
+}
+
+extension Flow {
+    /// Nothing to do by default.
+    public func measuredPhaseStarts(at nanoseconds: UInt64) {}
+}
+
+/// One simulated client's side of a flow.
+public protocol FlowClient: Sendable {
+    /// Runs one iteration over `connection`, recording its steps; throws if it fails.
+    mutating func iterate<R: StepRecorder>(over connection: any Connection, recorder: inout R) async throws
+}
+
+/// What a flow entry is built from: the resolved plugins and the scenario's settings.
+public struct FlowSetup: Sendable {
+    /// The entry as written.
+    public var entry: FlowEntry
+    /// The label reports use.
+    public var label: String
+    /// The suite: the entry's, or nil for the flow's default.
+    public var suite: String?
+    /// The provider of the simulated clients.
+    public var clientProvider: any CryptoProvider
+    /// The provider of the server.
+    public var serverProvider: any CryptoProvider
+    /// Every loaded provider, to name alternatives in errors.
+    public var providers: [any CryptoProvider]
+    /// The server's key lifetime.
+    public var serverKeys: KeyLifetime
+    /// The transport's name.
+    public var transport: String
+
+    /// A set-up.
+    public init(
+        entry: FlowEntry,
+        label: String,
+        suite: String?,
+        clientProvider: any CryptoProvider,
+        serverProvider: any CryptoProvider,
+        providers: [any CryptoProvider],
+        serverKeys: KeyLifetime,
+        transport: String
+    ) {
+        self.entry = entry
+        self.label = label
+        self.suite = suite
+        self.clientProvider = clientProvider
+        self.serverProvider = serverProvider
+        self.providers = providers
+        self.serverKeys = serverKeys
+        self.transport = transport
+    }
+
+    /// `openssl`, or `swift-crypto→openssl` when the sides differ.
+    public var providerLabel: String {
+        self.clientProvider.name == self.serverProvider.name
+            ? self.clientProvider.name : "\(self.clientProvider.name)→\(self.serverProvider.name)"
+    }
+}
+
+/// The flows a run may use, built once from a type list.
+public struct FlowRegistry: Sendable {
+    /// The registered flow types, in order.
+    public let types: [any Flow.Type]
+
+    /// A registry of the given flows; names must be distinct.
+    public init(_ types: [any Flow.Type]) {
+        precondition(Set(types.map { $0.name }).count == types.count, "flow names must be distinct")
+        self.types = types
+    }
+
+    /// The registered names, in order.
+    public var names: [String] { self.types.map { $0.name } }
+
+    /// The flow type called `name`, if any.
+    public func type(named name: String) -> (any Flow.Type)? {
+        self.types.first { $0.name == name }
+    }
+}

@@ -1,0 +1,355 @@
+import Foundation
+import Histogram
+
+/// What a report row is about: one flow entry, run with one suite, provider and transport.
+public struct GroupKey: Hashable, Sendable, Codable, Comparable, CustomStringConvertible {
+    /// The flow entry's label (its `name`, or the flow's).
+    public var flow: String
+    /// The suite, or `-` for flows without one.
+    public var suite: String
+    /// The provider, or `client→server` when the two sides differ.
+    public var provider: String
+    /// The transport.
+    public var transport: String
+
+    /// A key.
+    public init(flow: String, suite: String, provider: String, transport: String) {
+        self.flow = flow
+        self.suite = suite
+        self.provider = provider
+        self.transport = transport
+    }
+
+    /// `cx x25519 swift-crypto in-process`.
+    public var description: String { "\(self.flow) \(self.suite) \(self.provider) \(self.transport)" }
+
+    /// Orders by flow, suite, provider, transport.
+    public static func < (lhs: GroupKey, rhs: GroupKey) -> Bool {
+        (lhs.flow, lhs.suite, lhs.provider, lhs.transport) < (rhs.flow, rhs.suite, rhs.provider, rhs.transport)
+    }
+}
+
+/// The measurements of one group: a histogram per step and error counts by kind.
+public struct GroupResult: Sendable {
+    /// Which group.
+    public var key: GroupKey
+    /// The flow plugin that ran, e.g. `cx`.
+    public var flowKind: String
+    /// Whether the suite is insecure (kept for fidelity only); reports say so.
+    public var insecure: Bool
+    /// One histogram of nanoseconds per step.
+    public var steps: [Step: Histogram<UInt64>]
+    /// Failed iterations by kind (a `LabError` code, e.g. `signatureInvalid`).
+    public var errors: [String: UInt64]
+    /// Measured iterations, failed ones included.
+    public var iterations: UInt64
+
+    /// A group with no measurements yet.
+    public init(
+        key: GroupKey,
+        flowKind: String,
+        insecure: Bool,
+        steps: [Step: Histogram<UInt64>] = [:],
+        errors: [String: UInt64] = [:],
+        iterations: UInt64 = 0
+    ) {
+        self.key = key
+        self.flowKind = flowKind
+        self.insecure = insecure
+        self.steps = steps
+        self.errors = errors
+        self.iterations = iterations
+    }
+
+    /// The steps in report order (`Step.reportOrder`, unknown steps last by name).
+    public var orderedSteps: [(step: Step, histogram: Histogram<UInt64>)] {
+        self.steps.sorted { Step.reportOrdering($0.key, $1.key) }.map { ($0.key, $0.value) }
+    }
+
+    /// Total failed iterations.
+    public var errorCount: UInt64 { self.errors.values.reduce(0, +) }
+
+    /// Adds `other`'s measurements (same key) to these: histograms merge exactly.
+    public mutating func merge(_ other: GroupResult) {
+        for (step, histogram) in other.steps {
+            if var existing = self.steps[step] {
+                existing.add(histogram)
+                self.steps[step] = existing
+            } else {
+                self.steps[step] = histogram
+            }
+        }
+        for (kind, count) in other.errors { self.errors[kind, default: 0] += count }
+        self.iterations += other.iterations
+    }
+}
+
+/// The machine a run ran on.
+public struct MachineInfo: Sendable, Codable, Equatable {
+    /// The host name.
+    public var hostname: String
+    /// The CPU model, from `/proc/cpuinfo`.
+    public var cpu: String
+    /// Cores the process may use.
+    public var cores: Int
+    /// Physical memory in bytes.
+    public var memoryBytes: UInt64
+    /// The operating system, from `/etc/os-release`.
+    public var os: String
+    /// The kernel release.
+    public var kernel: String
+
+    /// Facts given directly.
+    public init(hostname: String, cpu: String, cores: Int, memoryBytes: UInt64, os: String, kernel: String) {
+        self.hostname = hostname
+        self.cpu = cpu
+        self.cores = cores
+        self.memoryBytes = memoryBytes
+        self.os = os
+        self.kernel = kernel
+    }
+
+    /// This machine.
+    public static func current() -> MachineInfo {
+        let info = ProcessInfo.processInfo
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let cpu =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .flatMap { $0.split(separator: ":", maxSplits: 1).last }
+            .map { $0.trimmingCharacters(in: " ") } ?? "unknown"
+        let release = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""
+        let os =
+            release.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
+            .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: "\"") }
+            ?? info.operatingSystemVersionString
+        var names = utsname()
+        uname(&names)
+        let kernel = withUnsafeBytes(of: &names.release) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return MachineInfo(
+            hostname: info.hostName,
+            cpu: cpu,
+            cores: info.activeProcessorCount,
+            memoryBytes: info.physicalMemory,
+            os: os,
+            kernel: kernel
+        )
+    }
+}
+
+/// A provider as it ran: its name and library version.
+public struct ProviderInfo: Sendable, Codable, Equatable {
+    /// The plugin name.
+    public var name: String
+    /// The library and version, e.g. `OpenSSL 3.0.17`.
+    public var version: String
+
+    /// A provider's facts.
+    public init(name: String, version: String) {
+        self.name = name
+        self.version = version
+    }
+}
+
+/// Facts about a run that are not measurements.
+public struct RunMetadata: Sendable, Codable, Equatable {
+    /// The scenario's name.
+    public var scenario: String
+    /// The scenario's description.
+    public var description: String
+    /// The scenario file, if the run came from one.
+    public var scenarioFile: String?
+    /// When the run started.
+    public var startedAt: Date
+    /// `debug` or `release`.
+    public var build: String
+    /// Where it ran.
+    public var machine: MachineInfo
+    /// The providers used, with versions.
+    public var providers: [ProviderInfo]
+    /// The transport.
+    public var transport: String
+    /// The number of simulated clients.
+    public var clients: Int
+    /// The load, in words, e.g. `closed, 50 iterations per client (5 warm-up)`.
+    public var load: String
+    /// The process's command line.
+    public var command: String
+
+    /// Metadata given directly.
+    public init(
+        scenario: String,
+        description: String = "",
+        scenarioFile: String? = nil,
+        startedAt: Date,
+        build: String,
+        machine: MachineInfo,
+        providers: [ProviderInfo],
+        transport: String,
+        clients: Int,
+        load: String,
+        command: String
+    ) {
+        self.scenario = scenario
+        self.description = description
+        self.scenarioFile = scenarioFile
+        self.startedAt = startedAt
+        self.build = build
+        self.machine = machine
+        self.providers = providers
+        self.transport = transport
+        self.clients = clients
+        self.load = load
+        self.command = command
+    }
+}
+
+/// Whether one threshold held.
+public struct ThresholdOutcome: Sendable, Codable, Equatable {
+    /// The metric, as written: `cx.exchange.p99`.
+    public var metric: String
+    /// The condition, as written: `< 50 ms`.
+    public var condition: String
+    /// The measured value, formatted with its unit; `no data` if nothing was measured.
+    public var observed: String
+    /// Whether the condition held.
+    public var passed: Bool
+
+    /// An outcome.
+    public init(metric: String, condition: String, observed: String, passed: Bool) {
+        self.metric = metric
+        self.condition = condition
+        self.observed = observed
+        self.passed = passed
+    }
+}
+
+/// Everything a run produced: what reporters write and `lab merge`/`lab compare` read.
+public struct RunResult: Sendable {
+    /// The format tag written in `results.json`.
+    public static let format = "crypto-lab/results/1"
+
+    /// Facts about the run.
+    public var metadata: RunMetadata
+    /// The scenario file's text, as run.
+    public var scenarioText: String
+    /// One entry per group, sorted by key.
+    public var groups: [GroupResult]
+    /// Wall time of the measured part of the run (after warm-up), in nanoseconds; rates divide by it.
+    public var measuredNanoseconds: UInt64
+    /// Wall time of the whole run, ramp-up and warm-up included.
+    public var totalNanoseconds: UInt64
+    /// Measured iterations the scenario asked for (closed model), or nil (open model: set by rate).
+    public var plannedIterations: Int?
+    /// Measured iterations done, failed ones included.
+    public var completedIterations: Int
+    /// Warm-up iterations done and left out.
+    public var warmupIterations: Int
+    /// Whether the deadline stopped the run early.
+    public var stoppedByDeadline: Bool
+    /// Each threshold and whether it held.
+    public var thresholds: [ThresholdOutcome]
+
+    /// A result given directly.
+    public init(
+        metadata: RunMetadata,
+        scenarioText: String,
+        groups: [GroupResult],
+        measuredNanoseconds: UInt64,
+        totalNanoseconds: UInt64,
+        plannedIterations: Int?,
+        completedIterations: Int,
+        warmupIterations: Int,
+        stoppedByDeadline: Bool,
+        thresholds: [ThresholdOutcome] = []
+    ) {
+        self.metadata = metadata
+        self.scenarioText = scenarioText
+        self.groups = groups.sorted { $0.key < $1.key }
+        self.measuredNanoseconds = measuredNanoseconds
+        self.totalNanoseconds = totalNanoseconds
+        self.plannedIterations = plannedIterations
+        self.completedIterations = completedIterations
+        self.warmupIterations = warmupIterations
+        self.stoppedByDeadline = stoppedByDeadline
+        self.thresholds = thresholds
+    }
+
+    /// Total failed iterations.
+    public var errorCount: UInt64 { self.groups.reduce(0) { $0 + $1.errorCount } }
+
+    /// Errors summed by kind over every group.
+    public var errorsByKind: [String: UInt64] {
+        self.groups.reduce(into: [:]) { totals, group in
+            for (kind, count) in group.errors { totals[kind, default: 0] += count }
+        }
+    }
+
+    /// Whether every threshold held and the run was not cut short.
+    public var passed: Bool { self.thresholds.allSatisfy(\.passed) && !self.stoppedByDeadline }
+
+    /// The statistics of one group's step; failed iterations are counted on the `exchange` row.
+    public func statistics(_ group: GroupResult, _ step: Step) -> StepStatistics? {
+        group.steps[step].map {
+            StepStatistics($0, errors: step == .exchange ? group.errorCount : 0, window: self.measuredNanoseconds)
+        }
+    }
+}
+
+/// The figures of one histogram, as every report shows them; times in nanoseconds.
+public struct StepStatistics: Sendable, Codable, Equatable {
+    /// Samples recorded.
+    public var count: UInt64
+    /// Failed iterations counted against this row.
+    public var errors: UInt64
+    /// The fastest sample.
+    public var min: Double
+    /// The median.
+    public var p50: Double
+    /// The 90th percentile.
+    public var p90: Double
+    /// The 99th percentile.
+    public var p99: Double
+    /// The 99.9th percentile.
+    public var p999: Double
+    /// The slowest sample.
+    public var max: Double
+    /// The mean.
+    public var mean: Double
+    /// The standard deviation.
+    public var stddev: Double
+    /// Samples per second of measured wall time.
+    public var opsPerSecond: Double
+
+    /// Reads the figures off a histogram; `window` is the measured wall time in nanoseconds.
+    public init(_ histogram: Histogram<UInt64>, errors: UInt64 = 0, window: UInt64) {
+        let empty = histogram.totalCount == 0
+        self.count = histogram.totalCount
+        self.errors = errors
+        self.min = empty ? 0 : Double(histogram.min)
+        self.p50 = empty ? 0 : Double(histogram.valueAtPercentile(50))
+        self.p90 = empty ? 0 : Double(histogram.valueAtPercentile(90))
+        self.p99 = empty ? 0 : Double(histogram.valueAtPercentile(99))
+        self.p999 = empty ? 0 : Double(histogram.valueAtPercentile(99.9))
+        self.max = empty ? 0 : Double(histogram.maxRecorded)
+        self.mean = empty ? 0 : histogram.mean
+        self.stddev = empty ? 0 : histogram.stdDeviation
+        self.opsPerSecond = window == 0 ? 0 : Double(histogram.totalCount) / (Double(window) / 1e9)
+    }
+}
+
+extension Step {
+    /// The order steps appear in within a group: set-up, then an exchange's path, then the whole.
+    public static let reportOrder: [Step] = [
+        .keygenClient, .keygenServer, .keygenSession, .encode, .decode, .wrap, .unwrap, .encrypt, .decrypt,
+        .sign, .verify, .exchange,
+    ]
+
+    /// Report order, with steps not in `reportOrder` after those, by name.
+    public static func reportOrdering(_ lhs: Step, _ rhs: Step) -> Bool {
+        let left = Self.reportOrder.firstIndex(of: lhs) ?? Int.max
+        let right = Self.reportOrder.firstIndex(of: rhs) ?? Int.max
+        return left == right ? lhs.name < rhs.name : left < right
+    }
+}

@@ -1,0 +1,377 @@
+import Foundation
+
+/// A scenario file: the experiment `lab run` carries out. Every field but `name` and `flows`
+/// has a default; README.md lists them all.
+public struct Scenario: Sendable, Decodable {
+    /// Names the run and its report folder (`Reports/<name>/…`).
+    public var name: String
+    /// Free text shown at the top of the report.
+    public var description: String
+    /// Seeds each client's choice of flow, so runs pick the same sequence.
+    public var seed: UInt64
+    /// The one server.
+    public var server: ServerSpec
+    /// The simulated clients.
+    public var clients: ClientsSpec
+    /// How load is applied.
+    public var load: LoadSpec
+    /// What each client does, chosen per iteration by weight.
+    public var flows: [FlowEntry]
+    /// Pass/fail conditions, metric → condition, e.g. `"cx.exchange.p99": "< 50 ms"`.
+    public var thresholds: [String: String]
+    /// Which reports to write.
+    public var report: ReportSpec
+
+    static let keys = ["name", "description", "seed", "server", "clients", "load", "flows", "thresholds", "report"]
+
+    /// Decodes strictly, recording problems in the decoder's `ProblemLog`.
+    public init(from decoder: any Decoder) throws {
+        let object = ScenarioObject(decoder, keys: Self.keys)
+        self.name =
+            object.required(
+                "name",
+                as: String.self,
+                expected: "a name of 1 to 64 letters, digits, '.', '_' or '-'",
+                isValid: Self.isValidName
+            ) ?? "unnamed"
+        self.description = object.optional("description", expected: "a string") ?? ""
+        self.seed = object.optional("seed", expected: "a non-negative integer") ?? 1
+        self.server = object.optional("server", expected: "an object") ?? ServerSpec()
+        self.clients = object.optional("clients", expected: "an object") ?? ClientsSpec()
+        self.load = object.optional("load", expected: "an object") ?? LoadSpec()
+        self.flows =
+            object.required(
+                "flows",
+                as: [FlowEntry].self,
+                expected: "a non-empty array of flows",
+                isValid: { !$0.isEmpty }
+            ) ?? []
+        self.thresholds = object.optional("thresholds", expected: "an object of metric → condition strings") ?? [:]
+        self.report = object.optional("report", expected: "an object") ?? ReportSpec()
+    }
+
+    /// A scenario built in code.
+    public init(
+        name: String,
+        description: String = "",
+        seed: UInt64 = 1,
+        server: ServerSpec = ServerSpec(),
+        clients: ClientsSpec = ClientsSpec(),
+        load: LoadSpec = LoadSpec(),
+        flows: [FlowEntry],
+        thresholds: [String: String] = [:],
+        report: ReportSpec = ReportSpec()
+    ) {
+        self.name = name
+        self.description = description
+        self.seed = seed
+        self.server = server
+        self.clients = clients
+        self.load = load
+        self.flows = flows
+        self.thresholds = thresholds
+        self.report = report
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        (1...64).contains(name.count)
+            && name.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "." || $0 == "_" || $0 == "-" }
+            && name.first != "."
+    }
+
+    /// Decodes `data`: the scenario, and every problem of shape found on the way.
+    ///
+    /// A file that is not JSON at all yields one problem at `$` and no scenario.
+    public static func decode(_ data: Data) -> (scenario: Scenario?, problems: [ScenarioProblem]) {
+        let log = ProblemLog()
+        let decoder = JSONDecoder()
+        decoder.userInfo[ProblemLog.userInfoKey] = log
+        do {
+            let scenario = try decoder.decode(Scenario.self, from: data)
+            return (scenario, log.problems)
+        } catch {
+            return (
+                nil,
+                [ScenarioProblem(path: "$", message: "not valid JSON: \(Self.syntaxError(in: data) ?? "\(error)")")]
+            )
+        }
+    }
+
+    /// Where the JSON syntax breaks, as `line L, column C: …`, from `JSONSerialization`'s offset.
+    static func syntaxError(in data: Data) -> String? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return nil
+        } catch {
+            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            guard let range = text.range(of: "character "),
+                let offset = Int(text[range.upperBound...].prefix { $0.isNumber })
+            else { return text }
+            let before = data.prefix(offset)
+            let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
+            let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+            return "line \(line), column \(column): \(text)"
+        }
+    }
+}
+
+/// `"server"`: the one server every client talks to.
+public struct ServerSpec: Sendable, Decodable {
+    /// The transport plugin: `in-process` (tcp and tls arrive with the socket transports).
+    public var transport: String = "in-process"
+    /// The server's crypto provider, and the default for every flow.
+    public var provider: String = "swift-crypto"
+    /// When the server makes its signing key pair.
+    public var keys: KeyLifetime = .perRun
+    /// The frame length encoding: `u32be` (default) or `u64le` (the 2009 sample's).
+    public var framing: String = "u32be"
+    /// The largest frame body accepted, in bytes.
+    public var maxFrameBytes: Int = 5_242_880
+
+    static let keys = ["transport", "provider", "keys", "framing", "maxFrameBytes"]
+
+    /// The defaults.
+    public init() {}
+
+    /// Decodes strictly.
+    public init(from decoder: any Decoder) throws {
+        let object = ScenarioObject(decoder, keys: Self.keys)
+        self.transport = object.optional("transport", expected: "a transport name") ?? self.transport
+        self.provider = object.optional("provider", expected: "a provider name") ?? self.provider
+        self.keys = object.optional("keys", expected: "\"per-run\" or \"per-exchange\"") ?? self.keys
+        self.framing =
+            object.optional(
+                "framing",
+                expected: "\"u32be\" or \"u64le\"",
+                isValid: { ["u32be", "u64le"].contains($0) }
+            )
+            ?? self.framing
+        self.maxFrameBytes =
+            object.optional(
+                "maxFrameBytes",
+                expected: "an integer from 1 to 2147483647",
+                isValid: { $0 >= 1 && $0 <= Int(Int32.max) }
+            )
+            ?? self.maxFrameBytes
+    }
+}
+
+/// `"clients"`: how many simulated clients, and how fast they start.
+public struct ClientsSpec: Sendable, Decodable {
+    /// The number of simulated clients (one task each).
+    public var count: Int = 1
+    /// Clients start evenly spread over this span.
+    public var rampUp: TimeSpan = .zero
+
+    static let keys = ["count", "rampUp"]
+    /// The most clients a scenario may ask for.
+    public static let maximumCount = 100_000
+
+    /// The defaults.
+    public init(count: Int = 1, rampUp: TimeSpan = .zero) {
+        self.count = count
+        self.rampUp = rampUp
+    }
+
+    /// Decodes strictly.
+    public init(from decoder: any Decoder) throws {
+        let object = ScenarioObject(decoder, keys: Self.keys)
+        self.count =
+            object.optional(
+                "count",
+                expected: "an integer from 1 to \(Self.maximumCount)",
+                isValid: { (1...Self.maximumCount).contains($0) }
+            ) ?? self.count
+        self.rampUp = object.optional("rampUp", expected: TimeSpan.expectation) ?? self.rampUp
+    }
+}
+
+/// The two load models.
+public enum LoadModel: String, Sendable, Codable, CaseIterable {
+    /// Each client runs its iterations back to back.
+    case closed
+    /// New exchanges start at a target rate, whatever the server's pace.
+    case open
+}
+
+/// `"load"`: the load model and its parameters.
+public struct LoadSpec: Sendable, Decodable {
+    /// `closed` (default) or `open`.
+    public var model: LoadModel = .closed
+    /// Closed: measured iterations per client.
+    public var iterations: Int = 100
+    /// Closed: iterations per client run first and left out of the results.
+    public var warmupIterations: Int = 0
+    /// Open: new exchanges per second, over all clients.
+    public var rate: Double = 0
+    /// Open: how long exchanges keep starting.
+    public var duration: TimeSpan = .zero
+    /// Open: the first part of `duration`, left out of the results.
+    public var warmup: TimeSpan = .zero
+    /// Both: the run stops cleanly, keeping what it measured, once this much time has passed.
+    public var deadline: TimeSpan = .seconds(600)
+
+    static let keys = ["model", "iterations", "warmupIterations", "rate", "duration", "warmup", "deadline"]
+    static let closedOnly = ["iterations", "warmupIterations"]
+    static let openOnly = ["rate", "duration", "warmup"]
+
+    /// A closed model.
+    public static func closed(iterations: Int, warmupIterations: Int = 0) -> LoadSpec {
+        var spec = LoadSpec()
+        spec.iterations = iterations
+        spec.warmupIterations = warmupIterations
+        return spec
+    }
+
+    /// An open model.
+    public static func open(rate: Double, duration: TimeSpan, warmup: TimeSpan = .zero) -> LoadSpec {
+        var spec = LoadSpec()
+        spec.model = .open
+        spec.rate = rate
+        spec.duration = duration
+        spec.warmup = warmup
+        return spec
+    }
+
+    /// The defaults: closed, 100 iterations per client.
+    public init() {}
+
+    /// Decodes strictly; parameters of the other model are problems.
+    public init(from decoder: any Decoder) throws {
+        let object = ScenarioObject(decoder, keys: Self.keys)
+        self.model = object.optional("model", expected: "\"closed\" or \"open\"") ?? self.model
+        let foreign = self.model == .closed ? Self.openOnly : Self.closedOnly
+        for key in foreign where object.contains(key) {
+            object.problem(
+                key,
+                "only for the \(self.model == .closed ? "open" : "closed") model; this load is \(self.model.rawValue)"
+            )
+        }
+        self.iterations =
+            object.optional(
+                "iterations",
+                expected: "an integer from 1 to 100000000",
+                isValid: { (1...100_000_000).contains($0) }
+            )
+            ?? self.iterations
+        self.warmupIterations =
+            object.optional(
+                "warmupIterations",
+                expected: "an integer from 0 to 1000000",
+                isValid: { (0...1_000_000).contains($0) }
+            )
+            ?? self.warmupIterations
+        if self.model == .open {
+            self.rate =
+                object.required(
+                    "rate",
+                    expected: "a rate above 0 and at most 1000000 per second",
+                    isValid: { $0 > 0 && $0 <= 1_000_000 }
+                )
+                ?? 1
+            self.duration =
+                object.required("duration", expected: "a duration above zero, such as \"10s\"", isValid: { $0 > .zero })
+                ?? .seconds(1)
+        }
+        self.warmup = object.optional("warmup", expected: TimeSpan.expectation) ?? self.warmup
+        if self.model == .open, self.warmup >= self.duration, self.duration > .zero {
+            object.problem(
+                "warmup",
+                "expected a warm-up shorter than the duration (\(self.duration)), found \"\(self.warmup)\""
+            )
+        }
+        self.deadline =
+            object.optional("deadline", expected: "a duration above zero", isValid: { $0 > .zero }) ?? self.deadline
+    }
+}
+
+/// One entry of `"flows"`: a flow plugin, its weight and options.
+public struct FlowEntry: Sendable, Decodable {
+    /// The flow plugin, e.g. `cx`.
+    public var flow: String
+    /// The label reports and thresholds use; defaults to the flow's name, then `name-2`, … when repeated.
+    public var name: String?
+    /// The relative chance that a client's iteration runs this flow.
+    public var weight: Int
+    /// The suite, for flows that use one (`cx`); defaults to the flow's choice.
+    public var suite: String?
+    /// The provider on both sides; defaults to the server's.
+    public var provider: String?
+    /// The simulated clients' provider, when it differs from `provider` (a cross-provider run).
+    public var clientProvider: String?
+    /// Flow-specific options, decoded by the flow itself.
+    public var options: JSONValue
+
+    static let keys = ["flow", "name", "weight", "suite", "provider", "clientProvider", "options"]
+
+    /// An entry built in code.
+    public init(
+        flow: String,
+        name: String? = nil,
+        weight: Int = 1,
+        suite: String? = nil,
+        provider: String? = nil,
+        clientProvider: String? = nil,
+        options: JSONValue = .object([:])
+    ) {
+        self.flow = flow
+        self.name = name
+        self.weight = weight
+        self.suite = suite
+        self.provider = provider
+        self.clientProvider = clientProvider
+        self.options = options
+    }
+
+    /// Decodes strictly.
+    public init(from decoder: any Decoder) throws {
+        let object = ScenarioObject(decoder, keys: Self.keys)
+        self.flow = object.required("flow", expected: "a flow name") ?? ""
+        self.name = object.optional(
+            "name",
+            expected: "a label of letters, digits, '_' or '-'",
+            isValid: Self.isValidLabel
+        )
+        self.weight =
+            object.optional(
+                "weight",
+                expected: "an integer from 1 to 1000000",
+                isValid: { (1...1_000_000).contains($0) }
+            ) ?? 1
+        self.suite = object.optional("suite", expected: "a suite name")
+        self.provider = object.optional("provider", expected: "a provider name")
+        self.clientProvider = object.optional("clientProvider", expected: "a provider name")
+        let options = object.raw("options") ?? .object([:])
+        if case .object = options {
+            self.options = options
+        } else {
+            object.problem("options", "expected an object, found \(options)")
+            self.options = .object([:])
+        }
+    }
+
+    static func isValidLabel(_ label: String) -> Bool {
+        (1...64).contains(label.count)
+            && label.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "_" || $0 == "-" }
+    }
+}
+
+/// `"report"`: which reports to write.
+public struct ReportSpec: Sendable, Decodable {
+    /// Reporter names: `csv`, `markdown`, `json` (all three by default).
+    public var formats: [String] = ["csv", "markdown", "json"]
+    /// Draw SVG charts beside the markdown report.
+    public var charts: Bool = true
+
+    static let keys = ["formats", "charts"]
+
+    /// The defaults.
+    public init() {}
+
+    /// Decodes strictly.
+    public init(from decoder: any Decoder) throws {
+        let object = ScenarioObject(decoder, keys: Self.keys)
+        self.formats = object.optional("formats", expected: "an array of reporter names") ?? self.formats
+        self.charts = object.optional("charts", expected: "true or false") ?? self.charts
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import LabCore
+
+/// Writes `results.csv`: one row per group and step, times in microseconds.
+public struct CSVReporter: Reporter {
+    /// `csv`.
+    public static let name = "csv"
+    /// The file this reporter writes.
+    public static let fileName = "results.csv"
+
+    /// The header, in order; times are in microseconds with three decimals, rates per second with one.
+    public static let columns = [
+        "flow", "suite", "provider", "transport", "step", "count", "errors", "min_us", "p50_us", "p90_us", "p99_us",
+        "p99_9_us", "max_us", "mean_us", "stddev_us", "ops_per_s",
+    ]
+
+    /// A CSV reporter; it has no options.
+    public init(options: ReportOptions) {}
+
+    /// Writes `results.csv` into `directory`.
+    public func write(_ result: RunResult, to directory: URL) throws -> [URL] {
+        let url = directory.appendingPathComponent(Self.fileName)
+        try writeText(self.render(result), to: url)
+        return [url]
+    }
+
+    /// The file's text: the header line, then one line per row, each ending in a newline.
+    public func render(_ result: RunResult) -> String {
+        var lines = [Self.columns.joined(separator: ",")]
+        for row in result.rows {
+            let key = row.group.key
+            let figures = row.statistics
+            let micro = [
+                figures.min, figures.p50, figures.p90, figures.p99, figures.p999, figures.max, figures.mean,
+                figures.stddev,
+            ].map { Numbers.fixed($0 / 1000, 3) }
+            let fields =
+                [key.flow, key.suite, key.provider, key.transport, row.step.name].map(Self.quoted)
+                + [String(figures.count), String(figures.errors)] + micro + [Numbers.fixed(figures.opsPerSecond, 1)]
+            lines.append(fields.joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `field`, in double quotes with inner quotes doubled if it holds a comma, quote or line break (RFC 4180).
+    static func quoted(_ field: String) -> String {
+        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else {
+            return field
+        }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

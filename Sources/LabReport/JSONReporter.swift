@@ -1,0 +1,25 @@
+import Foundation
+import LabCore
+
+/// Writes `results.json`: the whole run, histograms included (see `ResultsDocument`).
+public struct JSONReporter: Reporter {
+    /// `json`.
+    public static let name = "json"
+    /// The file this reporter writes.
+    public static let fileName = "results.json"
+
+    /// A JSON reporter; it has no options.
+    public init(options: ReportOptions) {}
+
+    /// Writes `results.json` into `directory`.
+    public func write(_ result: RunResult, to directory: URL) throws -> [URL] {
+        let url = directory.appendingPathComponent(Self.fileName)
+        let data = try ResultsDocument(result).encoded()
+        do {
+            try (data + Data("\n".utf8)).write(to: url, options: .atomic)
+        } catch {
+            throw LabError(.storage, "Cannot write \(url.path)", cause: UnderlyingError(describing: error))
+        }
+        return [url]
+    }
+}

@@ -1,0 +1,290 @@
+import Foundation
+import LabCore
+
+/// Writes `report.md`: summary, thresholds, a table per group, and SVG charts beside it.
+public struct MarkdownReporter: Reporter {
+    /// `markdown`.
+    public static let name = "markdown"
+    /// The report's file name.
+    public static let fileName = "report.md"
+    /// The throughput chart's file name.
+    public static let throughputChartName = "throughput.svg"
+
+    /// Whether to draw SVG charts and link them from a Charts section.
+    public var charts: Bool
+
+    /// A Markdown reporter; `options.charts` turns the charts on or off.
+    public init(options: ReportOptions) {
+        self.charts = options.charts
+    }
+
+    /// Writes `report.md` and, with charts on, one latency chart per group and `throughput.svg`.
+    public func write(_ result: RunResult, to directory: URL) throws -> [URL] {
+        var written: [URL] = []
+        for (name, text) in self.render(result) {
+            let url = directory.appendingPathComponent(name)
+            try writeText(text, to: url)
+            written.append(url)
+        }
+        return written
+    }
+
+    /// Every file the report consists of, by name: `report.md` first, then the charts.
+    public func render(_ result: RunResult) -> [(name: String, text: String)] {
+        let latencyCharts = self.charts ? Self.latencyChartNames(result) : []
+        var files = [(name: Self.fileName, text: self.markdown(result, latencyCharts: latencyCharts))]
+        guard self.charts else { return files }
+        for (group, name) in zip(result.groups, latencyCharts) {
+            let chart = LatencyChart(
+                title: "Latency by percentile: \(Self.label(group.key))\(group.insecure ? " (insecure)" : "")",
+                series: group.orderedSteps
+            )
+            files.append((name, chart.render()))
+        }
+        files.append((Self.throughputChartName, Self.throughputChart(result).render()))
+        return files
+    }
+
+    // MARK: The document
+
+    /// The Markdown text; `latencyCharts` holds a chart file name per group, or nothing without charts.
+    private func markdown(_ result: RunResult, latencyCharts: [String]) -> String {
+        let metadata = result.metadata
+        var lines: [String] = ["# \(metadata.scenario) — crypto-lab run", ""]
+        let description = metadata.description.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !description.isEmpty { lines += [description, ""] }
+        if result.stoppedByDeadline {
+            lines += [
+                "> ⚠️ **Cut short: the deadline stopped this run** after \(Self.iterations(result)) iterations;"
+                    + " the figures cover only what ran.",
+                "",
+            ]
+        }
+        lines += Self.summary(result)
+        lines += Self.thresholds(result)
+        var flows: [String] = []
+        for group in result.groups where !flows.contains(group.key.flow) { flows.append(group.key.flow) }
+        for flow in flows {
+            lines += ["## Flow \(flow)", ""]
+            for group in result.groups where group.key.flow == flow { lines += Self.table(result, group) }
+        }
+        if self.charts {
+            lines += ["## Charts", "", "### Latency by percentile", ""]
+            for (group, name) in zip(result.groups, latencyCharts) {
+                lines += ["![Latency by percentile: \(Self.escapeAlt(Self.label(group.key)))](\(name))", ""]
+            }
+            lines += ["### Throughput", "", "![Operations per second by group](\(Self.throughputChartName))", ""]
+        }
+        if !result.scenarioText.isEmpty {
+            let fence = Self.fence(for: result.scenarioText, minimum: 3)
+            lines += [
+                "## Scenario", "", "<details>", "<summary>Scenario as run</summary>", "", fence + "json",
+                result.scenarioText.trimmingCharacters(in: .newlines), fence, "", "</details>", "",
+            ]
+        }
+        while lines.last == "" { lines.removeLast() }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The Summary section.
+    private static func summary(_ result: RunResult) -> [String] {
+        let metadata = result.metadata
+        let machine = metadata.machine
+        let providers = metadata.providers.map { "\($0.name) (\($0.version))" }.joined(separator: ", ")
+        var rows: [(String, String)] = [
+            ("Started", Self.utc(metadata.startedAt)),
+            (
+                "Duration",
+                "\(TimeSpan.format(nanoseconds: Double(result.totalNanoseconds))) total, "
+                    + "\(TimeSpan.format(nanoseconds: Double(result.measuredNanoseconds))) measured"
+            ),
+            ("Build", metadata.build),
+            ("Host", machine.hostname),
+            ("CPU", machine.cpu),
+            ("Cores", String(machine.cores)),
+            ("Memory", Numbers.fixed(Double(machine.memoryBytes) / 1_073_741_824, 1) + " GiB"),
+            ("OS", machine.os),
+            ("Kernel", machine.kernel),
+            ("Providers", providers.isEmpty ? "—" : providers),
+            ("Transport", metadata.transport),
+            ("Clients", Numbers.integer(metadata.clients)),
+            ("Load", metadata.load),
+            ("Iterations", Self.iterations(result) + ", plus \(Numbers.integer(result.warmupIterations)) warm-up"),
+            ("Errors", Self.errors(result.errorCount, result.errorsByKind)),
+            ("Deadline", result.stoppedByDeadline ? "⚠️ **stopped the run early**" : "not reached"),
+        ]
+        if let file = metadata.scenarioFile { rows.append(("Scenario file", Self.code(file))) }
+        if !metadata.command.isEmpty { rows.append(("Command", Self.code(metadata.command))) }
+        let missed = result.thresholds.filter { !$0.passed }.count
+        var outcome = result.passed ? "✅ passed" : "❌ failed"
+        if missed > 0 { outcome += " (\(missed) of \(result.thresholds.count) thresholds missed)" }
+        rows.append(("Outcome", outcome))
+        return ["## Summary", "", "| | |", "|:--|:--|"] + rows.map { "| \($0.0) | \(Self.cell($0.1)) |" } + [""]
+    }
+
+    /// The Thresholds section.
+    private static func thresholds(_ result: RunResult) -> [String] {
+        guard !result.thresholds.isEmpty else { return ["## Thresholds", "", "No thresholds.", ""] }
+        var lines = ["## Thresholds", "", "| Metric | Condition | Observed | Outcome |", "|:--|:--|--:|:--|"]
+        for threshold in result.thresholds {
+            let cells = [
+                Self.code(threshold.metric), Self.cell(threshold.condition), Self.cell(threshold.observed),
+                threshold.passed ? "✅ met" : "❌ missed",
+            ]
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines + [""]
+    }
+
+    /// One group's heading, notes and table of steps.
+    private static func table(_ result: RunResult, _ group: GroupResult) -> [String] {
+        let key = group.key
+        var lines = ["### " + (Self.suiteAndProvider(key) + [key.transport]).joined(separator: " · "), ""]
+        var notes: [String] = []
+        if group.flowKind != key.flow { notes.append("Flow plugin `\(group.flowKind)`.") }
+        if group.insecure { notes.append("⚠️ insecure (kept for fidelity only)") }
+        if group.errorCount > 0 { notes.append("Errors: \(Self.errors(group.errorCount, group.errors)).") }
+        for note in notes { lines += [note, ""] }
+        let rows = result.rows(of: group)
+        let unit = Self.unit(for: rows.map(\.statistics.p50))
+        let headers =
+            ["Step", "Count", "Errors"]
+            + ["Min", "p50", "p90", "p99", "p99.9", "Max", "Mean"].map {
+                "\($0) (\(unit.name))"
+            } + ["ops/s"]
+        lines.append("| " + headers.joined(separator: " | ") + " |")
+        lines.append("|:--|" + String(repeating: "--:|", count: headers.count - 1))
+        for row in rows {
+            let figures = row.statistics
+            let times = [figures.min, figures.p50, figures.p90, figures.p99, figures.p999, figures.max, figures.mean]
+                .map { Numbers.fixed($0 / unit.nanoseconds, unit.decimals, grouped: true) }
+            let cells =
+                [Self.cell(row.step.name), Numbers.integer(figures.count), Numbers.integer(figures.errors)] + times
+                + [Numbers.fixed(figures.opsPerSecond, 1, grouped: true)]
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines + [""]
+    }
+
+    // MARK: Charts
+
+    /// A distinct file name per group, in group order: `latency-<flow>-<suite>-<provider>.svg`, with the
+    /// transport added when two groups differ only by it, and a number after that if still needed.
+    static func latencyChartNames(_ result: RunResult) -> [String] {
+        let short = result.groups.map { slug([$0.key.flow, $0.key.suite, $0.key.provider]) }
+        var used: Set<String> = [Self.throughputChartName]
+        return result.groups.enumerated().map { index, group in
+            let base =
+                short.filter { $0 == short[index] }.count > 1
+                ? slug([group.key.flow, group.key.suite, group.key.provider, group.key.transport]) : short[index]
+            var name = "latency-\(base).svg"
+            var counter = 2
+            while used.contains(name) {
+                name = "latency-\(base)-\(counter).svg"
+                counter += 1
+            }
+            used.insert(name)
+            return name
+        }
+    }
+
+    /// Bars of each group's exchanges (or last step) per second.
+    static func throughputChart(_ result: RunResult) -> ThroughputChart {
+        let severalFlows = Set(result.groups.map(\.key.flow)).count > 1
+        let bars = result.groups.compactMap { group -> ThroughputChart.Bar? in
+            guard let row = result.throughputRow(of: group) else { return nil }
+            var label = Self.suiteAndProvider(group.key).joined(separator: " / ")
+            if severalFlows { label = "\(group.key.flow): " + label }
+            if row.step != .exchange { label += " [\(row.step.name)]" }
+            if group.insecure { label += " (insecure)" }
+            return ThroughputChart.Bar(label: label, value: row.statistics.opsPerSecond, insecure: group.insecure)
+        }
+        return ThroughputChart(title: "Throughput: exchanges per second", bars: bars)
+    }
+
+    // MARK: Formatting
+
+    /// A time unit for a table.
+    struct TimeUnit {
+        /// `µs`.
+        var name: String
+        /// Nanoseconds in one unit.
+        var nanoseconds: Double
+        /// Decimals shown.
+        var decimals: Int
+    }
+
+    /// The largest unit in which every non-zero median is at least 1, so no row reads `0.00`.
+    static func unit(for medians: [Double]) -> TimeUnit {
+        let units = [
+            TimeUnit(name: "s", nanoseconds: 1e9, decimals: 3), TimeUnit(name: "ms", nanoseconds: 1e6, decimals: 2),
+            TimeUnit(name: "µs", nanoseconds: 1e3, decimals: 2), TimeUnit(name: "ns", nanoseconds: 1, decimals: 0),
+        ]
+        guard let smallest = medians.filter({ $0 > 0 }).min() else { return units[2] }
+        return units.first { smallest >= $0.nanoseconds } ?? units[3]
+    }
+
+    /// `cx · x25519 · swift-crypto · in-process`.
+    static func label(_ key: GroupKey) -> String {
+        ([key.flow] + Self.suiteAndProvider(key) + [key.transport]).joined(separator: " · ")
+    }
+
+    /// The suite and the provider, or just the provider for a flow without a suite (`-`).
+    static func suiteAndProvider(_ key: GroupKey) -> [String] {
+        key.suite == "-" ? [key.provider] : [key.suite, key.provider]
+    }
+
+    /// `800 of 1,000 planned`, or `800` for an open-model run.
+    private static func iterations(_ result: RunResult) -> String {
+        let done = Numbers.integer(result.completedIterations)
+        return result.plannedIterations.map { "\(done) of \(Numbers.integer($0)) planned" } ?? done
+    }
+
+    /// `3 (signatureInvalid 2, decryptFailed 1)`: most frequent kind first.
+    private static func errors(_ total: UInt64, _ byKind: [String: UInt64]) -> String {
+        guard total > 0 else { return "0" }
+        let kinds = byKind.filter { $0.value > 0 }.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
+        return Numbers.integer(total) + " ("
+            + kinds.map { "\($0.key) \(Numbers.integer($0.value))" }
+            .joined(separator: ", ") + ")"
+    }
+
+    /// `2026-01-01 00:00:00 UTC`.
+    static func utc(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ value: Int?) -> String { (value ?? 0) < 10 ? "0\(value ?? 0)" : "\(value ?? 0)" }
+        return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) "
+            + "\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) UTC"
+    }
+
+    /// Text made safe for a table cell: pipes escaped, line breaks turned into spaces.
+    private static func cell(_ text: String) -> String {
+        text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\r\n", with: " ")
+            .replacingOccurrences(of: "\n", with: " ")
+    }
+
+    /// `text` as inline code, fenced with more backticks than it contains, safe in a table cell.
+    private static func code(_ text: String) -> String {
+        let fence = Self.fence(for: text, minimum: 1)
+        let padded = text.hasPrefix("`") || text.hasSuffix("`") ? " \(text) " : text
+        return fence + Self.cell(padded) + fence
+    }
+
+    /// A run of backticks longer than any in `text`, and at least `minimum` long.
+    private static func fence(for text: String, minimum: Int) -> String {
+        var longest = 0
+        var current = 0
+        for character in text {
+            current = character == "`" ? current + 1 : 0
+            longest = Swift.max(longest, current)
+        }
+        return String(repeating: "`", count: Swift.max(minimum, longest + 1))
+    }
+
+    /// Image alt text with brackets escaped.
+    private static func escapeAlt(_ text: String) -> String {
+        text.replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]")
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import LabCore
+
+/// Writes one kind of report about a run into a folder, e.g. `"csv"` → `results.csv`.
+public protocol Reporter: Sendable {
+    /// The name scenario files and `--format` use to select this reporter.
+    static var name: String { get }
+    /// A reporter configured by `options`.
+    init(options: ReportOptions)
+    /// Writes the report for `result` into `directory`, which exists, and returns the files written.
+    func write(_ result: RunResult, to directory: URL) throws -> [URL]
+}
+
+extension Reporter {
+    /// A reporter with the default options.
+    public init() {
+        self.init(options: ReportOptions())
+    }
+}
+
+/// Settings every reporter receives; each uses the ones that concern it.
+public struct ReportOptions: Sendable, Equatable {
+    /// Whether reports that can hold charts (`markdown`) draw them as SVG files beside the report.
+    public var charts: Bool
+
+    /// Options; charts are on by default.
+    public init(charts: Bool = true) {
+        self.charts = charts
+    }
+}
+
+/// The reporters a run may use, built once from a type list.
+public struct ReporterRegistry: Sendable {
+    /// The registered reporter types, in the order given.
+    public let types: [any Reporter.Type]
+
+    /// A registry of the given reporter types; names must be distinct.
+    public init(_ types: [any Reporter.Type]) {
+        precondition(Set(types.map { $0.name }).count == types.count, "reporter names must be distinct")
+        self.types = types
+    }
+
+    /// The built-in reporters: `csv`, `markdown`, `json`.
+    public static let builtIn = ReporterRegistry([CSVReporter.self, MarkdownReporter.self, JSONReporter.self])
+
+    /// The registered names, in order.
+    public var names: [String] { self.types.map { $0.name } }
+
+    /// Makes the reporter called `name`.
+    public func make(_ name: String, options: ReportOptions = ReportOptions()) throws -> any Reporter {
+        guard let type = self.types.first(where: { $0.name == name }) else {
+            throw LabError(
+                .unknownPlugin,
+                "No reporter named '\(name)'; known reporters: \(self.names.joined(separator: ", "))"
+            )
+        }
+        return type.init(options: options)
+    }
+
+    /// Creates `directory` and writes each report in `formats` (duplicates once) into it; returns the files written.
+    ///
+    /// Every name is checked before anything is written, so an unknown format leaves no partial reports.
+    public func writeReports(
+        _ result: RunResult,
+        formats: [String],
+        charts: Bool,
+        to directory: URL
+    ) throws -> [URL] {
+        var seen: Set<String> = []
+        let options = ReportOptions(charts: charts)
+        let reporters = try formats.filter { seen.insert($0).inserted }.map { try self.make($0, options: options) }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw LabError(
+                .storage,
+                "Cannot create the report folder \(directory.path)",
+                cause: UnderlyingError(describing: error)
+            )
+        }
+        return try reporters.flatMap { try $0.write(result, to: directory) }
+    }
+}
+
+/// Writes the reports in `formats` with the built-in reporters into `directory`, creating it.
+public func writeReports(_ result: RunResult, formats: [String], charts: Bool, to directory: URL) throws -> [URL] {
+    try ReporterRegistry.builtIn.writeReports(result, formats: formats, charts: charts, to: directory)
+}
+
+/// Writes `text` as UTF-8 to `url`, atomically, as a `LabError` on failure.
+func writeText(_ text: String, to url: URL) throws {
+    do {
+        try Data(text.utf8).write(to: url, options: .atomic)
+    } catch {
+        throw LabError(.storage, "Cannot write \(url.path)", cause: UnderlyingError(describing: error))
+    }
+}

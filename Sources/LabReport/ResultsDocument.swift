@@ -1,0 +1,213 @@
+import Foundation
+import Histogram
+import LabCore
+
+/// The contents of `results.json`: a whole `RunResult`, histograms included, so runs can be merged and compared.
+public struct ResultsDocument: Codable, Sendable, Equatable {
+    /// The format tag; `RunResult.format` for documents this version writes.
+    public var format: String
+    /// Facts about the run.
+    public var metadata: RunMetadata
+    /// The scenario file's text, as run.
+    public var scenarioText: String
+    /// Wall time of the measured part of the run, in nanoseconds.
+    public var measuredNanoseconds: UInt64
+    /// Wall time of the whole run, in nanoseconds.
+    public var totalNanoseconds: UInt64
+    /// Measured iterations the scenario asked for, or nil for an open model.
+    public var plannedIterations: Int?
+    /// Measured iterations done, failed ones included.
+    public var completedIterations: Int
+    /// Warm-up iterations done and left out.
+    public var warmupIterations: Int
+    /// Whether the deadline stopped the run early.
+    public var stoppedByDeadline: Bool
+    /// Total failed iterations; for readers only, recomputed from the groups on load.
+    public var errors: UInt64
+    /// Each threshold and whether it held.
+    public var thresholds: [ThresholdOutcome]
+    /// One entry per group, sorted by key.
+    public var groups: [Group]
+
+    /// One group's measurements.
+    public struct Group: Codable, Sendable, Equatable {
+        /// Which group.
+        public var key: GroupKey
+        /// The flow plugin that ran.
+        public var flowKind: String
+        /// Whether the suite is insecure.
+        public var insecure: Bool
+        /// Failed iterations by kind.
+        public var errors: [String: UInt64]
+        /// Measured iterations, failed ones included.
+        public var iterations: UInt64
+        /// The steps, in report order.
+        public var steps: [StepEntry]
+    }
+
+    /// One step's figures and histogram.
+    public struct StepEntry: Codable, Sendable, Equatable {
+        /// The step's report name, e.g. `exchange`.
+        public var step: String
+        /// The figures, as the other reports show them; for readers only, recomputed on load.
+        public var statistics: StepStatistics
+        /// Every sample, exactly.
+        public var histogram: SparseHistogram
+    }
+
+    /// The document for `result`.
+    public init(_ result: RunResult) {
+        self.format = RunResult.format
+        self.metadata = result.metadata
+        self.scenarioText = result.scenarioText
+        self.measuredNanoseconds = result.measuredNanoseconds
+        self.totalNanoseconds = result.totalNanoseconds
+        self.plannedIterations = result.plannedIterations
+        self.completedIterations = result.completedIterations
+        self.warmupIterations = result.warmupIterations
+        self.stoppedByDeadline = result.stoppedByDeadline
+        self.errors = result.errorCount
+        self.thresholds = result.thresholds
+        self.groups = result.groups.map { group in
+            Group(
+                key: group.key,
+                flowKind: group.flowKind,
+                insecure: group.insecure,
+                errors: group.errors,
+                iterations: group.iterations,
+                steps: group.orderedSteps.map { entry in
+                    StepEntry(
+                        step: entry.step.name,
+                        statistics: result.statistics(group, entry.step)
+                            ?? StepStatistics(entry.histogram, window: result.measuredNanoseconds),
+                        histogram: SparseHistogram(entry.histogram)
+                    )
+                }
+            )
+        }
+    }
+
+    /// The run this document describes; throws if the format is unknown or a histogram is invalid.
+    public func runResult() throws -> RunResult {
+        guard self.format == RunResult.format else {
+            throw LabError(
+                .invalidScenario,
+                "Unknown results format '\(self.format)'; this version of lab reads '\(RunResult.format)'"
+            )
+        }
+        var seenKeys: Set<GroupKey> = []
+        let groups = try self.groups.enumerated().map { groupIndex, group in
+            guard seenKeys.insert(group.key).inserted else {
+                throw LabError(.invalidScenario, "groups[\(groupIndex)]: group '\(group.key)' appears twice")
+            }
+            var steps: [Step: Histogram<UInt64>] = [:]
+            for (stepIndex, entry) in group.steps.enumerated() {
+                let path = "groups[\(groupIndex)].steps[\(stepIndex)]"
+                guard steps[Step(entry.step)] == nil else {
+                    throw LabError(.invalidScenario, "\(path): step '\(entry.step)' appears twice in one group")
+                }
+                steps[Step(entry.step)] = try entry.histogram.histogram(path: "\(path).histogram")
+            }
+            return GroupResult(
+                key: group.key,
+                flowKind: group.flowKind,
+                insecure: group.insecure,
+                steps: steps,
+                errors: group.errors,
+                iterations: group.iterations
+            )
+        }
+        return RunResult(
+            metadata: self.metadata,
+            scenarioText: self.scenarioText,
+            groups: groups,
+            measuredNanoseconds: self.measuredNanoseconds,
+            totalNanoseconds: self.totalNanoseconds,
+            plannedIterations: self.plannedIterations,
+            completedIterations: self.completedIterations,
+            warmupIterations: self.warmupIterations,
+            stoppedByDeadline: self.stoppedByDeadline,
+            thresholds: self.thresholds
+        )
+    }
+
+    /// The document as `results.json` holds it: pretty-printed, keys sorted, dates in ISO 8601.
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(Self.dateStyle))
+        }
+        return try encoder.encode(self)
+    }
+
+    /// Decodes a document from `data`; `source` names it in errors.
+    public static func decode(_ data: Data, source: String = "results.json") throws -> ResultsDocument {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            for style in [Self.dateStyle, Date.ISO8601FormatStyle()] {
+                if let date = try? style.parse(text) { return date }
+            }
+            throw DecodingError.dataCorruptedError(
+                in: container,
+                debugDescription: "'\(text)' is not an ISO 8601 date"
+            )
+        }
+        // Check the tag first, so a document of another version says so instead of failing on a field.
+        if let probe = try? decoder.decode(FormatProbe.self, from: data), let format = probe.format,
+            format != RunResult.format
+        {
+            throw LabError(
+                .invalidScenario,
+                "\(source): unknown results format '\(format)'; this version of lab reads '\(RunResult.format)'"
+            )
+        }
+        do {
+            return try decoder.decode(ResultsDocument.self, from: data)
+        } catch let error as DecodingError {
+            throw LabError(
+                .invalidScenario,
+                "\(source) is not a crypto-lab results document: \(Self.describe(error))",
+                cause: UnderlyingError(describing: error)
+            )
+        }
+    }
+
+    /// Reads the run saved in the `results.json` at `url`.
+    public static func load(from url: URL) throws -> RunResult {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw LabError(.storage, "Cannot read \(url.path)", cause: UnderlyingError(describing: error))
+        }
+        return try Self.decode(data, source: url.path).runResult()
+    }
+
+    /// ISO 8601 in UTC with milliseconds: `2026-01-01T00:00:00.000Z`.
+    private static let dateStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// Just the format tag.
+    private struct FormatProbe: Decodable {
+        var format: String?
+    }
+
+    /// `metadata.startedAt: …`: the JSON path and what is wrong there.
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return path.isEmpty ? "(top level)" : String(path.drop { $0 == "." })
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "\(path(context)): missing key '\(key.stringValue)'"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context)): \(context.debugDescription)"
+        @unknown default:
+            return String(describing: error)
+        }
+    }
+}

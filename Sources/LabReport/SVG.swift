@@ -1,0 +1,159 @@
+/// A small SVG document built from shapes; numbers are written with one decimal, text is escaped.
+struct SVG {
+    /// The canvas width in pixels.
+    var width: Double
+    /// The canvas height in pixels.
+    var height: Double
+    /// The elements, in drawing order.
+    private var elements: [String] = []
+
+    /// A blank canvas.
+    init(width: Double, height: Double) {
+        self.width = width
+        self.height = height
+    }
+
+    /// How text lines up with its anchor point.
+    enum Anchor: String {
+        case start
+        case middle
+        case end
+    }
+
+    /// A straight line.
+    mutating func line(
+        _ x1: Double,
+        _ y1: Double,
+        _ x2: Double,
+        _ y2: Double,
+        stroke: String,
+        width: Double = 1,
+        dash: String? = nil
+    ) {
+        var element = "<line x1=\"\(n(x1))\" y1=\"\(n(y1))\" x2=\"\(n(x2))\" y2=\"\(n(y2))\""
+        element += " stroke=\"\(stroke)\" stroke-width=\"\(n(width))\""
+        if let dash { element += " stroke-dasharray=\"\(dash)\"" }
+        self.elements.append(element + "/>")
+    }
+
+    /// A filled rectangle.
+    mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String) {
+        self.elements.append(
+            "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"\(fill)\"/>"
+        )
+    }
+
+    /// An open line through `points`.
+    mutating func polyline(_ points: [(x: Double, y: Double)], stroke: String, width: Double = 2, dash: String? = nil) {
+        let coordinates = points.map { "\(n($0.x)),\(n($0.y))" }.joined(separator: " ")
+        var element = "<polyline points=\"\(coordinates)\" fill=\"none\" stroke=\"\(stroke)\""
+        element += " stroke-width=\"\(n(width))\" stroke-linejoin=\"round\""
+        if let dash { element += " stroke-dasharray=\"\(dash)\"" }
+        self.elements.append(element + "/>")
+    }
+
+    /// A line of text; `rotate` turns it about its anchor point, in degrees.
+    mutating func text(
+        _ text: String,
+        x: Double,
+        y: Double,
+        anchor: Anchor = .start,
+        size: Double = 12,
+        bold: Bool = false,
+        fill: String = "#222",
+        rotate: Double? = nil
+    ) {
+        var element = "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" text-anchor=\"\(anchor.rawValue)\""
+        element += " fill=\"\(fill)\""
+        if bold { element += " font-weight=\"bold\"" }
+        if let rotate { element += " transform=\"rotate(\(n(rotate)) \(n(x)) \(n(y)))\"" }
+        self.elements.append(element + ">\(Self.escape(text))</text>")
+    }
+
+    /// The document, with `title` as its accessible name.
+    func rendered(title: String) -> String {
+        var lines = [
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(self.width))\" height=\"\(n(self.height))\""
+                + " viewBox=\"0 0 \(n(self.width)) \(n(self.height))\" font-family=\"Helvetica, Arial, sans-serif\">",
+            "<title>\(Self.escape(title))</title>",
+            "<rect x=\"0\" y=\"0\" width=\"\(n(self.width))\" height=\"\(n(self.height))\" fill=\"#fff\"/>",
+        ]
+        lines += self.elements
+        lines.append("</svg>")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `text` with the five XML special characters escaped.
+    static func escape(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&apos;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// Distinct colours for series, in order (Tableau 10).
+    static let palette = [
+        "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+    ]
+}
+
+/// A coordinate with one decimal.
+private func n(_ value: Double) -> String { Numbers.fixed(value, 1) }
+
+/// Round numbers for axes: 1, 2 and 5 times a power of ten.
+enum NiceNumbers {
+    /// The smallest of 1, 2, 5 × 10^k that is at least `value` (at least 1).
+    static func ceiling(_ value: Double) -> Double {
+        guard value.isFinite, value < 1e300 else { return 1e300 }
+        var decade: Double = 1
+        while true {
+            for factor in [1.0, 2, 5] where factor * decade >= value { return factor * decade }
+            decade *= 10
+        }
+    }
+
+    /// The largest of 1, 2, 5 × 10^k that is at most `value` (at least 1).
+    static func floor(_ value: Double) -> Double {
+        var best: Double = 1
+        var decade: Double = 1
+        while decade <= value {
+            for factor in [1.0, 2, 5] where factor * decade <= value { best = factor * decade }
+            decade *= 10
+        }
+        return best
+    }
+
+    /// Every 1, 2, 5 × 10^k from `low` to `high`, inclusive.
+    static func series(from low: Double, to high: Double) -> [Double] {
+        var values: [Double] = []
+        var value = Self.ceiling(low)
+        while value <= high * (1 + 1e-9) {
+            values.append(value)
+            value = Self.ceiling(value * 1.000_001)
+        }
+        return values
+    }
+}
+
+/// `cx-x25519-swift-crypto`: lowercase ASCII letters, digits and single hyphens, from `parts`.
+func slug(_ parts: [String]) -> String {
+    var result = ""
+    for character in parts.joined(separator: "-").lowercased() {
+        if character.isASCII && (character.isLetter || character.isNumber) {
+            result.append(character)
+        } else if !result.isEmpty && result.last != "-" {
+            result.append("-")
+        }
+    }
+    while result.last == "-" { result.removeLast() }
+    return result.isEmpty ? "group" : result
+}

@@ -1,0 +1,73 @@
+import Histogram
+import LabCore
+
+/// One simulated client's measurements: a histogram per group and step, owned by the
+/// client's task and merged by the runner at the end, so the hot path takes no lock.
+struct ClientRecorder: Sendable {
+    struct Group: Sendable {
+        var steps: [Step: Histogram<UInt64>] = [:]
+        var errors: [String: UInt64] = [:]
+        var iterations: UInt64 = 0
+    }
+
+    var groups: [Group]
+    /// Monotonic start of this client's first measured iteration, and end of its last.
+    var firstStart: UInt64 = .max
+    var lastEnd: UInt64 = 0
+    var measured = 0
+    var warmup = 0
+    var stoppedByDeadline = false
+
+    init(groups: Int) {
+        self.groups = Array(repeating: Group(), count: groups)
+    }
+
+    static func histogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+    }
+
+    mutating func record(_ group: Int, _ step: Step, _ nanoseconds: UInt64) {
+        self.groups[group].steps[step, default: Self.histogram()].record(nanoseconds)
+    }
+
+    mutating func record(_ group: Int, _ steps: IterationSteps) {
+        for (step, nanoseconds) in steps.entries {
+            self.record(group, step, nanoseconds)
+        }
+    }
+}
+
+/// The steps of one iteration, each summed over both sides (e.g. the client's and the
+/// server's `encode`), so every step gets one sample per iteration.
+struct IterationSteps: StepRecorder {
+    var entries: [(step: Step, nanoseconds: UInt64)] = []
+
+    init() {
+        self.entries.reserveCapacity(12)
+    }
+
+    mutating func record(_ step: Step, nanoseconds: UInt64) {
+        if let index = self.entries.firstIndex(where: { $0.step == step }) {
+            self.entries[index].nanoseconds &+= nanoseconds
+        } else {
+            self.entries.append((step, nanoseconds))
+        }
+    }
+}
+
+/// A small, fast, seedable generator (SplitMix64) for each client's choice of flow.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        self.state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,21 @@
+import LabCore
+
+/// Every plugin a run may name, handed to the validator and the runner (not a global).
+public struct Plugins: Sendable {
+    /// Crypto providers.
+    public var providers: ProviderRegistry
+    /// Flows.
+    public var flows: FlowRegistry
+    /// Transports.
+    public var transports: TransportRegistry
+    /// Reporter names (the reporters themselves live in LabReport).
+    public var reporters: [String]
+
+    /// A plugin set.
+    public init(providers: ProviderRegistry, flows: FlowRegistry, transports: TransportRegistry, reporters: [String]) {
+        self.providers = providers
+        self.flows = flows
+        self.transports = transports
+        self.reporters = reporters
+    }
+}

@@ -1,0 +1,288 @@
+import Foundation
+import Histogram
+import LabCore
+
+/// Runs a validated scenario: builds the server side of every flow, starts one task per
+/// simulated client, drives the load model and collects the results.
+public struct Runner: Sendable {
+    /// What to run.
+    public let plan: Plan
+    /// Counts for a progress display.
+    public let progress: RunProgress
+
+    /// A runner for `plan`.
+    public init(plan: Plan) {
+        self.plan = plan
+        let scenario = plan.scenario
+        let planned =
+            scenario.load.model == .closed
+            ? scenario.clients.count * (scenario.load.iterations + scenario.load.warmupIterations)
+            : Self.openExchanges(scenario.load)
+        self.progress = RunProgress(planned: planned)
+    }
+
+    static func openExchanges(_ load: LoadSpec) -> Int {
+        Int((load.rate * load.duration.seconds).rounded(.down))
+    }
+
+    struct Built: Sendable {
+        let planned: PlannedFlow
+        let flow: any Flow
+        let endpoint: any TransportEndpoint
+        let setupSteps: StepTimings
+    }
+
+    /// Runs the scenario. Throws only when the run itself cannot go on (exit code 3);
+    /// failed iterations are counted in the result.
+    public func run() async throws -> RunResult {
+        let scenario = self.plan.scenario
+        let startedAt = Date()
+        let transport = try self.plan.plugins.transports.make(
+            scenario.server.transport,
+            options: TransportOptions(framing: scenario.server.framing, maxFrameBytes: scenario.server.maxFrameBytes)
+        )
+        var built: [Built] = []
+        for planned in self.plan.flows {
+            var setup = StepTimings()
+            let flow = try planned.make(&setup)
+            built.append(
+                Built(
+                    planned: planned,
+                    flow: flow,
+                    endpoint: try await transport.serve(flow.handler),
+                    setupSteps: setup
+                )
+            )
+        }
+        let flows = built
+        let runStart = Stopwatch.now()
+        let deadline = runStart &+ scenario.load.deadline.nanoseconds
+        let scheduleStart = runStart &+ scenario.clients.rampUp.nanoseconds
+        let measuredStart = scheduleStart &+ (scenario.load.model == .open ? scenario.load.warmup.nanoseconds : 0)
+        for item in flows { item.flow.measuredPhaseStarts(at: measuredStart) }
+
+        let clients = scenario.clients.count
+        let recorders: [ClientRecorder]
+        do {
+            recorders = try await withThrowingTaskGroup(of: ClientRecorder.self) { group in
+                for index in 0..<clients {
+                    group.addTask {
+                        try await self.runClient(
+                            index,
+                            built: flows,
+                            runStart: runStart,
+                            scheduleStart: scheduleStart,
+                            deadline: deadline
+                        )
+                    }
+                }
+                var recorders: [ClientRecorder] = []
+                recorders.reserveCapacity(clients)
+                for try await recorder in group { recorders.append(recorder) }
+                return recorders
+            }
+        } catch {
+            for item in flows { await item.endpoint.shutdown() }
+            throw error
+        }
+        let runEnd = Stopwatch.now()
+        for item in flows { await item.endpoint.shutdown() }
+        return self.result(built: flows, recorders: recorders, startedAt: startedAt, total: runEnd &- runStart)
+    }
+
+    private func runClient(
+        _ index: Int,
+        built: [Built],
+        runStart: UInt64,
+        scheduleStart: UInt64,
+        deadline: UInt64
+    ) async throws -> ClientRecorder {
+        let scenario = self.plan.scenario
+        let clients = scenario.clients.count
+        var recorder = ClientRecorder(groups: built.count)
+        let offset = clients > 1 ? scenario.clients.rampUp.nanoseconds / UInt64(clients) * UInt64(index) : 0
+        try await Self.sleep(until: runStart &+ offset)
+
+        var flowClients: [any FlowClient] = []
+        var connections: [any Connection] = []
+        for (group, item) in built.enumerated() {
+            var setup = IterationSteps()
+            flowClients.append(try item.flow.makeClient(recorder: &setup))
+            recorder.record(group, setup)
+            connections.append(try await item.endpoint.connect())
+        }
+
+        let weights = built.map(\.planned.entry.weight)
+        let totalWeight = weights.reduce(0, +)
+        var random = SplitMix64(seed: scenario.seed &+ UInt64(index) &* 0x2545_F491_4F6C_DD1D)
+        func pick() -> Int {
+            guard built.count > 1 else { return 0 }
+            var ticket = Int(random.next() % UInt64(totalWeight))
+            for (group, weight) in weights.enumerated() {
+                if ticket < weight { return group }
+                ticket -= weight
+            }
+            return built.count - 1
+        }
+
+        func iterate(_ group: Int, measured: Bool, intended: UInt64?) async throws {
+            var steps = IterationSteps()
+            let start = Stopwatch.now()
+            var failure: String? = nil
+            do {
+                try await flowClients[group].iterate(over: connections[group], recorder: &steps)
+            } catch let error as LabError {
+                failure = error.code.description
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                failure = "other"
+            }
+            let end = Stopwatch.now()
+            self.progress.finished(failed: failure != nil)
+            if measured {
+                recorder.measured += 1
+                recorder.groups[group].iterations += 1
+                recorder.firstStart = min(recorder.firstStart, start)
+                recorder.lastEnd = max(recorder.lastEnd, end)
+                if let failure {
+                    recorder.groups[group].errors[failure, default: 0] += 1
+                } else {
+                    recorder.record(group, steps)
+                    recorder.record(group, .exchange, end &- (intended ?? start))
+                    if intended != nil {
+                        recorder.record(group, Step(Step.exchange.name + ScenarioValidator.serviceSuffix), end &- start)
+                    }
+                }
+            } else {
+                recorder.warmup += 1
+            }
+            if failure != nil {
+                // The server closes a connection after an error answer: start a fresh one.
+                await connections[group].close()
+                connections[group] = try await built[group].endpoint.connect()
+            }
+        }
+
+        switch scenario.load.model {
+        case .closed:
+            let warmup = scenario.load.warmupIterations
+            for iteration in 0..<(warmup + scenario.load.iterations) {
+                if Stopwatch.now() >= deadline {
+                    recorder.stoppedByDeadline = true
+                    break
+                }
+                try await iterate(pick(), measured: iteration >= warmup, intended: nil)
+            }
+        case .open:
+            let total = Self.openExchanges(scenario.load)
+            let rate = scenario.load.rate
+            let warmupEnd = scheduleStart &+ scenario.load.warmup.nanoseconds
+            // Exchange j starts at scheduleStart + j / rate; client k takes j = k, k + N, k + 2N, …
+            var sequence = index
+            while sequence < total {
+                let intended = scheduleStart &+ UInt64((Double(sequence) / rate * 1e9).rounded())
+                if intended >= deadline {
+                    recorder.stoppedByDeadline = true
+                    break
+                }
+                try await Self.sleep(until: intended)
+                try await iterate(pick(), measured: intended >= warmupEnd, intended: intended)
+                sequence += clients
+            }
+        }
+        for connection in connections { await connection.close() }
+        return recorder
+    }
+
+    static func sleep(until instant: UInt64) async throws {
+        let now = Stopwatch.now()
+        if instant > now { try await Task.sleep(nanoseconds: instant - now) }
+    }
+
+    private func result(built: [Built], recorders: [ClientRecorder], startedAt: Date, total: UInt64) -> RunResult {
+        let scenario = self.plan.scenario
+        var groups: [GroupResult] = built.map { item in
+            var group = GroupResult(
+                key: GroupKey(
+                    flow: item.planned.label,
+                    suite: item.flow.suite,
+                    provider: item.planned.setup.providerLabel,
+                    transport: scenario.server.transport
+                ),
+                flowKind: item.planned.kind,
+                insecure: item.flow.isInsecure
+            )
+            for (step, nanoseconds) in item.setupSteps.entries {
+                group.steps[step, default: ClientRecorder.histogram()].record(nanoseconds)
+            }
+            return group
+        }
+        for recorder in recorders {
+            for (index, measured) in recorder.groups.enumerated() {
+                groups[index].merge(
+                    GroupResult(
+                        key: groups[index].key,
+                        flowKind: groups[index].flowKind,
+                        insecure: groups[index].insecure,
+                        steps: measured.steps,
+                        errors: measured.errors,
+                        iterations: measured.iterations
+                    )
+                )
+            }
+        }
+        let firstStart = recorders.map(\.firstStart).min() ?? 0
+        let lastEnd = recorders.map(\.lastEnd).max() ?? 0
+        var providers: [ProviderInfo] = []
+        for item in built {
+            for provider in [item.planned.setup.clientProvider, item.planned.setup.serverProvider]
+            where !providers.contains(where: { $0.name == provider.name }) {
+                providers.append(ProviderInfo(name: provider.name, version: provider.version))
+            }
+        }
+        let load = scenario.load
+        let loadText =
+            load.model == .closed
+            ? "closed: \(load.iterations) iterations per client"
+                + (load.warmupIterations > 0 ? " after \(load.warmupIterations) warm-up" : "")
+            : "open: \(TimeSpan.trimmed(load.rate))/s for \(load.duration)"
+                + (load.warmup > .zero ? " (first \(load.warmup) warm-up)" : "")
+        #if DEBUG
+        let build = "debug"
+        #else
+        let build = "release"
+        #endif
+        var result = RunResult(
+            metadata: RunMetadata(
+                scenario: scenario.name,
+                description: scenario.description,
+                scenarioFile: self.plan.file,
+                startedAt: startedAt,
+                build: build,
+                machine: MachineInfo.current(),
+                providers: providers,
+                transport: scenario.server.transport,
+                clients: scenario.clients.count,
+                load: loadText,
+                command: CommandLine.arguments.joined(separator: " ")
+            ),
+            scenarioText: self.plan.text,
+            groups: groups,
+            measuredNanoseconds: lastEnd > firstStart ? lastEnd - firstStart : 0,
+            totalNanoseconds: total,
+            plannedIterations: load.model == .closed
+                ? scenario.clients.count * load.iterations : Self.openExchanges(load) - Self.openWarmupExchanges(load),
+            completedIterations: recorders.reduce(0) { $0 + $1.measured },
+            warmupIterations: recorders.reduce(0) { $0 + $1.warmup },
+            stoppedByDeadline: recorders.contains { $0.stoppedByDeadline }
+        )
+        result.thresholds = self.plan.thresholds.map { $0.evaluate(result) }
+        return result
+    }
+
+    static func openWarmupExchanges(_ load: LoadSpec) -> Int {
+        // Exchanges whose intended start falls inside the warm-up: j / rate < warmup.
+        min(Self.openExchanges(load), Int((load.rate * load.warmup.seconds).rounded(.up)))
+    }
+}

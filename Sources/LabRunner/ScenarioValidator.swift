@@ -1,0 +1,272 @@
+import Foundation
+import LabCore
+
+/// A flow entry ready to build: its label, type and checked options.
+public struct PlannedFlow: Sendable {
+    /// Index in `"flows"`.
+    public var index: Int
+    /// The entry as written.
+    public var entry: FlowEntry
+    /// The label reports and thresholds use.
+    public var label: String
+    /// The flow plugin's name.
+    public var kind: String
+    /// The steps the flow records.
+    public var steps: [Step]
+    /// The plugins and settings it is built from.
+    public var setup: FlowSetup
+    /// Builds the flow (its server side), recording set-up steps.
+    let make: @Sendable (inout StepTimings) throws -> any Flow
+}
+
+/// A scenario that passed every check, with its plugins resolved: what `Runner` runs.
+public struct Plan: Sendable {
+    /// The scenario.
+    public var scenario: Scenario
+    /// The file's text.
+    public var text: String
+    /// The file's path, if it came from one.
+    public var file: String?
+    /// The flows, in file order.
+    public var flows: [PlannedFlow]
+    /// The parsed thresholds, sorted by metric.
+    public var thresholds: [Threshold]
+    /// The loaded providers.
+    public var providers: [any CryptoProvider]
+    /// The plugins.
+    public var plugins: Plugins
+}
+
+/// Checks a scenario file against the plugins before anything runs, finding every problem at once.
+public enum ScenarioValidator {
+    /// The step the runner adds in the open model: time from an exchange's actual start.
+    public static let serviceSuffix = ".service"
+
+    /// Reads and checks the file at `path`.
+    public static func validate(file path: String, plugins: Plugins) -> Result<Plan, ScenarioErrors> {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return .failure(
+                ScenarioErrors(file: path, problems: [ScenarioProblem(path: "$", message: "cannot read the file")])
+            )
+        }
+        return self.validate(data: data, file: path, plugins: plugins)
+    }
+
+    /// Checks a scenario's JSON text.
+    public static func validate(data: Data, file: String? = nil, plugins: Plugins) -> Result<Plan, ScenarioErrors> {
+        let (decoded, shapeProblems) = Scenario.decode(data)
+        var problems = shapeProblems
+        guard let scenario = decoded else {
+            return .failure(ScenarioErrors(file: file, problems: problems))
+        }
+        var providers: [String: any CryptoProvider] = [:]
+        var loaded: [any CryptoProvider] = []
+        for type in plugins.providers.types {
+            if let provider = try? type.init() {
+                providers[type.name] = provider
+                loaded.append(provider)
+            }
+        }
+        func provider(_ name: String, at path: String) -> (any CryptoProvider)? {
+            if let provider = providers[name] { return provider }
+            if plugins.providers.names.contains(name) {
+                problems.append(
+                    ScenarioProblem(path: path, message: "the provider '\(name)' could not start on this machine")
+                )
+            } else {
+                let names = plugins.providers.names
+                problems.append(
+                    ScenarioProblem(
+                        path: path,
+                        message:
+                            "no provider named '\(name)'\(suggestion(for: name, in: names)); expected one of: \(names.joined(separator: ", "))"
+                    )
+                )
+            }
+            return nil
+        }
+
+        if !plugins.transports.names.contains(scenario.server.transport) {
+            let names = plugins.transports.names
+            problems.append(
+                ScenarioProblem(
+                    path: "$.server.transport",
+                    message:
+                        "no transport named '\(scenario.server.transport)'\(suggestion(for: scenario.server.transport, in: names)); expected one of: \(names.joined(separator: ", "))"
+                )
+            )
+        }
+        let serverProvider = provider(scenario.server.provider, at: "$.server.provider")
+        for (index, format) in scenario.report.formats.enumerated() where !plugins.reporters.contains(format) {
+            problems.append(
+                ScenarioProblem(
+                    path: "$.report.formats[\(index)]",
+                    message:
+                        "no reporter named '\(format)'\(suggestion(for: format, in: plugins.reporters)); expected one of: \(plugins.reporters.joined(separator: ", "))"
+                )
+            )
+        }
+
+        let labels = Self.labels(for: scenario.flows)
+        var planned: [PlannedFlow] = []
+        for (index, entry) in scenario.flows.enumerated() {
+            let path = "$.flows[\(index)]"
+            if let name = entry.name, let first = scenario.flows.firstIndex(where: { $0.name == name }), first != index
+            {
+                problems.append(
+                    ScenarioProblem(
+                        path: "\(path).name",
+                        message: "the label '\(name)' is already used by $.flows[\(first)]; labels must be unique"
+                    )
+                )
+            }
+            guard let type = plugins.flows.type(named: entry.flow) else {
+                if !entry.flow.isEmpty {
+                    let names = plugins.flows.names
+                    problems.append(
+                        ScenarioProblem(
+                            path: "\(path).flow",
+                            message:
+                                "no flow named '\(entry.flow)'\(suggestion(for: entry.flow, in: names)); expected one of: \(names.joined(separator: ", "))"
+                        )
+                    )
+                }
+                continue
+            }
+            let serverSide = entry.provider.map { provider($0, at: "\(path).provider") } ?? serverProvider
+            let clientSide = entry.clientProvider.map { provider($0, at: "\(path).clientProvider") } ?? serverSide
+            guard let server = serverSide, let client = clientSide else { continue }
+            let setup = FlowSetup(
+                entry: entry,
+                label: labels[index],
+                suite: entry.suite,
+                clientProvider: client,
+                serverProvider: server,
+                providers: loaded,
+                serverKeys: scenario.server.keys,
+                transport: scenario.server.transport
+            )
+            let (flow, flowProblems) = Self.plan(type, index: index, setup: setup)
+            problems += flowProblems
+            if let flow { planned.append(flow) }
+        }
+
+        var steps: [String: [Step]] = [:]
+        for flow in planned {
+            let all =
+                flow.steps
+                + (scenario.load.model == .open
+                    ? flow.steps.filter { $0 == .exchange }.map { Step($0.name + Self.serviceSuffix) } : [])
+            steps[flow.label] = all
+            steps[flow.kind, default: []] += all.filter { !(steps[flow.kind] ?? []).contains($0) }
+        }
+        var thresholds: [Threshold] = []
+        for (metric, condition) in scenario.thresholds.sorted(by: { $0.key < $1.key }) {
+            let path = JSONPath.string([AnyCodingKey("thresholds"), AnyCodingKey(metric)])
+            switch Threshold.parse(metric: metric, condition: condition, flows: steps) {
+            case .success(let threshold): thresholds.append(threshold)
+            case .failure(let problem):
+                // A metric naming a flow that failed its own checks is already reported.
+                if problem.inMetric, planned.count < scenario.flows.count { continue }
+                problems.append(ScenarioProblem(path: path, message: problem.message))
+            }
+        }
+
+        guard problems.isEmpty else { return .failure(ScenarioErrors(file: file, problems: problems)) }
+        return .success(
+            Plan(
+                scenario: scenario,
+                text: String(decoding: data, as: UTF8.self),
+                file: file,
+                flows: planned,
+                thresholds: thresholds,
+                providers: loaded,
+                plugins: plugins
+            )
+        )
+    }
+
+    private static func plan<F: Flow>(_ type: F.Type, index: Int, setup: FlowSetup) -> (PlannedFlow?, [ScenarioProblem])
+    {
+        let path = "$.flows[\(index)]"
+        var problems: [ScenarioProblem] = []
+        if !F.usesSuite, setup.entry.suite != nil {
+            problems.append(ScenarioProblem(path: "\(path).suite", message: "flow '\(F.name)' takes no suite"))
+        }
+        let (decoded, optionProblems) = F.decodeOptions(setup.entry.options, at: "\(path).options")
+        problems += optionProblems
+        guard let options = decoded, optionProblems.isEmpty else { return (nil, problems) }
+        for (relative, message) in F.check(setup, options: options) {
+            // The provider came from the server's default: point at the suite that asked too much.
+            let key = relative == "provider" && setup.entry.provider == nil ? "suite" : relative
+            problems.append(ScenarioProblem(path: "\(path).\(key)", message: message))
+        }
+        guard problems.isEmpty else { return (nil, problems) }
+        return (
+            PlannedFlow(
+                index: index,
+                entry: setup.entry,
+                label: setup.label,
+                kind: F.name,
+                steps: F.steps,
+                setup: setup,
+                make: { recorder in try F(setup: setup, options: options, recorder: &recorder) }
+            ),
+            []
+        )
+    }
+
+    /// Each entry's label: its `name`; else the flow's name if it is the only such entry;
+    /// else `flow-suite`, then `flow-suite-provider`, then a number, until unique.
+    static func labels(for flows: [FlowEntry]) -> [String] {
+        var taken = Set(flows.compactMap(\.name))
+        return flows.map { entry in
+            if let name = entry.name { return name }
+            let providers = [entry.clientProvider, entry.provider].compactMap { $0 }.joined(separator: "-")
+            let candidates = [
+                flows.filter { $0.flow == entry.flow }.count == 1 ? entry.flow : nil,
+                entry.suite.map { "\(entry.flow)-\($0)" },
+                entry.suite.map { "\(entry.flow)-\($0)-\(providers.isEmpty ? "server" : providers)" },
+            ]
+            let alike = { (other: FlowEntry) in
+                other.name == nil && other.flow == entry.flow && other.suite == entry.suite
+            }
+            var label = candidates.compactMap { $0 }.first { candidate in
+                !taken.contains(candidate)
+                    && (candidate == entry.flow || flows.filter(alike).count == 1
+                        || candidate.hasSuffix(providers.isEmpty ? "server" : providers))
+            }
+            if label == nil {
+                var number = 2
+                while taken.contains("\(entry.flow)-\(number)") { number += 1 }
+                label = "\(entry.flow)-\(number)"
+            }
+            taken.insert(label!)
+            return label!
+        }
+    }
+}
+
+/// Every problem found in a scenario, as one error.
+public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
+    /// The file, if any.
+    public var file: String?
+    /// The problems, in the order found.
+    public var problems: [ScenarioProblem]
+
+    /// Errors in a file.
+    public init(file: String?, problems: [ScenarioProblem]) {
+        self.file = file
+        self.problems = problems
+    }
+
+    /// One line per problem, under a heading naming the file.
+    public var description: String {
+        let count = self.problems.count
+        let heading = "\(self.file ?? "The scenario") has \(count) problem\(count == 1 ? "" : "s"):"
+        return ([heading] + self.problems.map { "  \($0)" }).joined(separator: "\n")
+    }
+
+    /// As a `LabError` of code `.invalidScenario`.
+    public var labError: LabError { LabError(.invalidScenario, self.description) }
+}

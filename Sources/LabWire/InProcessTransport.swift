@@ -1,0 +1,66 @@
+import LabCore
+import Synchronization
+
+/// The `in-process` transport: no socket, but the same framed bytes a socket would carry.
+///
+/// Each request is framed, parsed back with the limit in force, handed to the handler in the
+/// client's own task (so the server's steps land in the client's recorder), and the answer
+/// takes the same path back.
+public struct InProcessTransport: Transport {
+    /// `in-process`.
+    public static let name = "in-process"
+    /// The framing both sides use.
+    public let framing: Framing
+
+    /// A transport with the scenario's framing.
+    public init(options: TransportOptions) throws {
+        guard let style = FramingStyle(rawValue: options.framing) else {
+            throw LabError(.invalidScenario, "Unknown framing '\(options.framing)'; expected u32be or u64le")
+        }
+        self.framing = Framing(style: style, maxFrameBytes: options.maxFrameBytes)
+    }
+
+    /// Serves `handler` to connections made in this process.
+    public func serve(_ handler: any FrameHandler) async throws -> any TransportEndpoint {
+        Endpoint(handler: handler, framing: self.framing)
+    }
+
+    struct Endpoint: TransportEndpoint {
+        let handler: any FrameHandler
+        let framing: Framing
+
+        func connect() async throws -> any Connection {
+            InProcessConnection(handler: self.handler, framing: self.framing)
+        }
+
+        func shutdown() async {}
+    }
+}
+
+/// One client's in-process connection.
+final class InProcessConnection: Connection {
+    let handler: any FrameHandler
+    let framing: Framing
+    private let closedReason = Mutex<String?>(nil)
+
+    init(handler: any FrameHandler, framing: Framing) {
+        self.handler = handler
+        self.framing = framing
+    }
+
+    func request<R: StepRecorder>(_ body: [UInt8], recorder: inout R) async throws -> [UInt8] {
+        if let reason = self.closedReason.withLock({ $0 }) {
+            throw LabError(.serverError, "The connection is closed: \(reason)")
+        }
+        let requestBody = try FrameParser.singleFrame(try self.framing.frame(body), framing: self.framing)
+        let answer = await self.handler.respond(to: requestBody, recorder: &recorder)
+        if let reason = answer.closeReason {
+            self.closedReason.withLock { $0 = "the server closed it after answering (\(reason))" }
+        }
+        return try FrameParser.singleFrame(try self.framing.frame(answer.body), framing: self.framing)
+    }
+
+    func close() async {
+        self.closedReason.withLock { $0 = $0 ?? "closed by the client" }
+    }
+}

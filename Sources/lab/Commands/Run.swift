@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import LabCore
+import LabPlugins
+import LabReport
+import LabRunner
+
+/// `lab run FILE`: runs a scenario and writes its reports.
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a scenario and write results.csv, report.md (with charts) and results.json.",
+        discussion: """
+            Exit codes: 0 all good; 1 bad input or usage; 2 a threshold was missed or the deadline \
+            cut the run short; 3 the run itself failed.
+            """
+    )
+
+    @Argument(help: "The scenario file (JSON).")
+    var file: String
+
+    @Option(name: .long, help: "Write the reports here instead of Reports/<scenario>/<UTC timestamp>/.")
+    var out: String?
+
+    @Flag(name: .long, help: "Print nothing but errors.")
+    var quiet = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let plan: Plan
+            switch ScenarioValidator.validate(file: self.file, plugins: BuiltInPlugins.all) {
+            case .success(let valid): plan = valid
+            case .failure(let errors): throw errors.labError
+            }
+            let runner = Runner(plan: plan)
+            let display = self.quiet ? nil : ProgressDisplay(progress: runner.progress, scenario: plan.scenario)
+            let watcher = display.map { display in Task { await display.watch() } }
+            let result: RunResult
+            do {
+                result = try await runner.run()
+            } catch {
+                watcher?.cancel()
+                throw error
+            }
+            watcher?.cancel()
+            _ = await watcher?.value
+            display?.finish()
+
+            let directory =
+                self.out.map { URL(fileURLWithPath: $0) }
+                ?? Self.defaultDirectory(for: plan.scenario, at: result.metadata.startedAt)
+            let written = try writeReports(
+                result,
+                formats: plan.scenario.report.formats,
+                charts: plan.scenario.report.charts,
+                to: directory
+            )
+            if !self.quiet {
+                print(Summary.text(result))
+                let names = written.map(\.lastPathComponent).filter { !$0.hasSuffix(".svg") }
+                let charts = written.count - names.count
+                print(
+                    "Reports in \(directory.relativePath)/: \(names.joined(separator: ", "))\(charts > 0 ? " and \(charts) charts" : "")"
+                )
+            }
+            if !result.passed {
+                var standardError = StandardError()
+                for outcome in result.thresholds where !outcome.passed {
+                    print(
+                        "threshold missed: \(outcome.metric) \(outcome.condition) (observed \(outcome.observed))",
+                        to: &standardError
+                    )
+                }
+                if result.stoppedByDeadline {
+                    print(
+                        "the run hit its deadline (\(plan.scenario.load.deadline)) and stopped early",
+                        to: &standardError
+                    )
+                }
+                throw ExitCode(2)
+            }
+        }
+    }
+
+    static func defaultDirectory(for scenario: Scenario, at date: Date) -> URL {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        let stamp = String(
+            format: "%04d-%02d-%02dT%02d%02d%02dZ",
+            parts.year!,
+            parts.month!,
+            parts.day!,
+            parts.hour!,
+            parts.minute!,
+            parts.second!
+        )
+        return URL(fileURLWithPath: "Reports").appendingPathComponent(scenario.name).appendingPathComponent(stamp)
+    }
+}
+
+/// The few lines `lab run` prints at the end: the exchange figures per group and the thresholds.
+enum Summary {
+    static func text(_ result: RunResult) -> String {
+        var lines: [String] = []
+        let seconds = Double(result.measuredNanoseconds) / 1e9
+        lines.append(
+            "\(result.metadata.scenario): \(result.completedIterations) iterations in \(TimeSpan.trimmed(seconds)) s measured, \(result.errorCount) errors"
+        )
+        let flowWidth = max(8, result.groups.map(\.key.flow.count).max() ?? 0) + 1
+        let suiteWidth = max(8, result.groups.map(\.key.suite.count).max() ?? 0) + 1
+        let providerWidth = max(8, result.groups.map(\.key.provider.count).max() ?? 0) + 1
+        var header = "  " + "flow".padding(flowWidth) + "suite".padding(suiteWidth)
+        header += "provider".padding(providerWidth) + "exchange p50".padding(14) + "p99".padding(14) + "ops/s"
+        lines.append(header)
+        for group in result.groups {
+            guard let statistics = result.statistics(group, .exchange) else { continue }
+            var line = "  " + group.key.flow.padding(flowWidth) + group.key.suite.padding(suiteWidth)
+            line += group.key.provider.padding(providerWidth)
+            line += TimeSpan.format(nanoseconds: statistics.p50).padding(14)
+            line += TimeSpan.format(nanoseconds: statistics.p99).padding(14)
+            line += TimeSpan.trimmed((statistics.opsPerSecond * 10).rounded() / 10)
+            lines.append(line + (group.insecure ? "  (insecure)" : ""))
+        }
+        for outcome in result.thresholds {
+            let verdict = outcome.passed ? "met   " : "MISSED"
+            lines.append("  \(verdict) \(outcome.metric) \(outcome.condition) (observed \(outcome.observed))")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import LabCore
+import LabRunner
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Shows a run's progress on stderr: a bar with rate and ETA on a terminal, a plain line
+/// every few seconds otherwise.
+struct ProgressDisplay: Sendable {
+    let progress: RunProgress
+    let scenario: Scenario
+    let isTerminal = isatty(STDERR_FILENO) == 1
+
+    /// Redraws until cancelled.
+    func watch() async {
+        let interval: UInt64 = self.isTerminal ? 100_000_000 : 2_000_000_000
+        while !Task.isCancelled {
+            do { try await Task.sleep(nanoseconds: interval) } catch { return }
+            self.draw(final: false)
+        }
+    }
+
+    /// Draws the final state and ends the line.
+    func finish() {
+        if self.isTerminal {
+            self.draw(final: true)
+            FileHandleOutput.standardError("\n")
+        }
+    }
+
+    private func draw(final: Bool) {
+        let done = self.progress.completed
+        let planned = max(self.progress.planned, 1)
+        let elapsed = Double(Stopwatch.now() &- self.progress.startedAt) / 1e9
+        let rate = elapsed > 0 ? Double(done) / elapsed : 0
+        let fraction = min(1, Double(done) / Double(planned))
+        let remaining = rate > 0 ? Double(planned - min(done, planned)) / rate : 0
+        let stats =
+            "\(done)/\(planned) \(Int(fraction * 100))%  \(Int(rate))/s  errors \(self.progress.errors)  "
+            + (final ? "done in \(Self.clock(elapsed))" : "ETA \(Self.clock(remaining))")
+        if self.isTerminal {
+            let width = 30
+            let filled = Int(fraction * Double(width))
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            FileHandleOutput.standardError("\r\u{1B}[K\(self.scenario.name) \(bar) \(stats)")
+        } else {
+            FileHandleOutput.standardError("progress: \(self.scenario.name) \(stats)\n")
+        }
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        return whole >= 60 ? "\(whole / 60)m\(String(format: "%02d", whole % 60))s" : "\(whole)s"
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import LabCore
+import LabReport
+import Testing
+
+struct ReporterRegistryTests {
+    @Test func listsTheBuiltInReporters() throws {
+        #expect(ReporterRegistry.builtIn.names == ["csv", "markdown", "json"])
+        #expect(try ReporterRegistry.builtIn.make("csv") is CSVReporter)
+        #expect(try ReporterRegistry.builtIn.make("json") is JSONReporter)
+        let markdown = try ReporterRegistry.builtIn.make("markdown", options: ReportOptions(charts: false))
+        #expect((markdown as? MarkdownReporter)?.charts == false)
+    }
+
+    @Test func rejectsAnUnknownName() throws {
+        let error = try #require(throws: LabError.self) { try ReporterRegistry.builtIn.make("xml") }
+        #expect(error.code == .unknownPlugin)
+        #expect(error.message == "No reporter named 'xml'; known reporters: csv, markdown, json")
+    }
+
+    @Test func writesEveryFormatIntoANewFolder() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let directory = root.appendingPathComponent("Reports/report-fixture/20260101T000000Z")
+        let files = try writeReports(
+            Fixture.result(),
+            formats: ["csv", "markdown", "json", "csv"],
+            charts: true,
+            to: directory
+        )
+        let names = files.map(\.lastPathComponent)
+        #expect(names.first == "results.csv")
+        #expect(names.last == "results.json")
+        #expect(names.filter { $0 == "results.csv" }.count == 1)
+        #expect(names.filter { $0.hasSuffix(".svg") }.count == 4)
+        let onDisk = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(Set(onDisk) == Set(names))
+        #expect(onDisk.count == names.count)
+    }
+
+    @Test func checksEveryNameBeforeWriting() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let directory = root.appendingPathComponent("out")
+        #expect(throws: LabError.self) {
+            try writeReports(Fixture.result(), formats: ["csv", "html"], charts: false, to: directory)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path))
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import LabTesting
+import Testing
+
+/// `lab validate` and `lab run` as a user runs them: exit codes, messages, report files.
+struct CLITests {
+    /// The `lab` executable built beside the test bundle.
+    static let lab: URL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("lab")
+
+    struct Outcome {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    static func lab(_ arguments: [String]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = Self.lab
+        process.arguments = arguments
+        process.currentDirectoryURL = RepositoryPaths.root
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let outData = output.fileHandleForReading.readDataToEndOfFile()
+        let errData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(
+            status: process.terminationStatus,
+            output: String(decoding: outData, as: UTF8.self),
+            errors: String(decoding: errData, as: UTF8.self)
+        )
+    }
+
+    static func temporaryFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("lab-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test("lab validate: exit 0 for the shipped scenarios, 1 with every problem for a broken one")
+    func validate() throws {
+        let good = try Self.lab(["validate", "Scenarios/quickstart.json", "Scenarios/open-rate.json"])
+        #expect(good.status == 0, "\(good.errors)")
+        #expect(good.output.contains("Scenarios/quickstart.json: ok"))
+        let bad = try Self.lab(["validate", "Tests/Scenarios/broken/wrong-types.json"])
+        #expect(bad.status == 1)
+        #expect(bad.errors.contains("has 6 problems"))
+        #expect(bad.errors.contains(#"$.clients.count: expected an integer from 1 to 100000, found "16""#))
+    }
+
+    @Test("lab run refuses a broken scenario before running (exit 1) and writes nothing")
+    func runRefusesBrokenScenario() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = folder.appendingPathComponent("out")
+        let bad = try Self.lab([
+            "run", "Tests/Scenarios/broken/impossible-combinations.json", "--out", out.path, "--quiet",
+        ])
+        #expect(bad.status == 1)
+        #expect(bad.errors.contains("$.flows[0].suite: The openssl provider cannot do suite 'pq'"))
+        #expect(!FileManager.default.fileExists(atPath: out.path))
+    }
+
+    @Test("lab run: a missed threshold exits 2 after writing every report; a met one exits 0")
+    func runExitCodes() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let scenario = { (threshold: String) in
+            #"""
+            { "name": "cli", "clients": { "count": 2 }, "load": { "iterations": 10 },
+              "flows": [ { "flow": "cx", "suite": "x25519" } ], "thresholds": { "cx.exchange.p50": "\#(threshold)" } }
+            """#
+        }
+        let missed = folder.appendingPathComponent("missed.json")
+        try scenario("< 1 ns").write(to: missed, atomically: true, encoding: .utf8)
+        let met = folder.appendingPathComponent("met.json")
+        try scenario("< 1 h").write(to: met, atomically: true, encoding: .utf8)
+
+        let missedOut = folder.appendingPathComponent("missed-out")
+        let failing = try Self.lab(["run", missed.path, "--out", missedOut.path])
+        #expect(failing.status == 2, "\(failing.errors)")
+        #expect(failing.errors.contains("threshold missed: cx.exchange.p50 < 1 ns"))
+        for file in ["results.csv", "report.md", "results.json", "throughput.svg"] {
+            #expect(FileManager.default.fileExists(atPath: missedOut.appendingPathComponent(file).path), "\(file)")
+        }
+        #expect(failing.output.contains("MISSED cx.exchange.p50 < 1 ns"))
+        // Not a terminal: progress comes as plain lines, never carriage returns.
+        #expect(!failing.errors.contains("\r"))
+
+        let passing = try Self.lab(["run", met.path, "--out", folder.appendingPathComponent("met-out").path, "--quiet"])
+        #expect(passing.status == 0, "\(passing.errors)")
+        #expect(passing.output.isEmpty, "--quiet prints nothing")
+    }
+}
