@@ -1,4 +1,5 @@
 import Foundation
+import Histogram
 import LabCore
 
 /// Writes `report.md`: summary, thresholds, a table per group, and SVG charts beside it.
@@ -37,7 +38,8 @@ public struct MarkdownReporter: Reporter {
         for (group, name) in zip(result.groups, latencyCharts) {
             let chart = LatencyChart(
                 title: "Latency by percentile: \(Self.label(group.key))\(group.insecure ? " (insecure)" : "")",
-                series: group.orderedSteps
+                // One-off steps (keys made once per client or per run) have too few samples for a curve.
+                series: group.orderedSteps.filter { $0.histogram.totalCount >= 20 }
             )
             files.append((name, chart.render()))
         }
@@ -69,11 +71,16 @@ public struct MarkdownReporter: Reporter {
             for group in result.groups where group.key.flow == flow { lines += Self.table(result, group) }
         }
         if self.charts {
-            lines += ["## Charts", "", "### Latency by percentile", ""]
+            lines += [
+                "## Charts", "", "### Exchanges per second by suite × provider", "",
+                "What one client does back to back: 1 s ÷ the mean exchange time (service time in the open model)."
+                    + " The tables' ops/s is each group's share of this run's measured throughput, which follows the weights.",
+                "", "![Exchanges per second by suite and provider](\(Self.throughputChartName))", "",
+                "### Latency by percentile", "",
+            ]
             for (group, name) in zip(result.groups, latencyCharts) {
                 lines += ["![Latency by percentile: \(Self.escapeAlt(Self.label(group.key)))](\(name))", ""]
             }
-            lines += ["### Throughput", "", "![Operations per second by group](\(Self.throughputChartName))", ""]
         }
         if !result.scenarioText.isEmpty {
             let fence = Self.fence(for: result.scenarioText, minimum: 3)
@@ -168,15 +175,18 @@ public struct MarkdownReporter: Reporter {
 
     // MARK: Charts
 
-    /// A distinct file name per group, in group order: `latency-<flow>-<suite>-<provider>.svg`, with the
-    /// transport added when two groups differ only by it, and a number after that if still needed.
+    /// A distinct file name per group, in group order: `latency-<flow label>.svg`, with the suite,
+    /// provider and transport added when labels repeat (merged runs), and a number after that.
     static func latencyChartNames(_ result: RunResult) -> [String] {
-        let short = result.groups.map { slug([$0.key.flow, $0.key.suite, $0.key.provider]) }
+        let tiers: [(GroupKey) -> [String]] = [
+            { [$0.flow] }, { [$0.flow, $0.suite, $0.provider] }, { [$0.flow, $0.suite, $0.provider, $0.transport] },
+        ]
+        let keys = result.groups.map(\.key)
         var used: Set<String> = [Self.throughputChartName]
-        return result.groups.enumerated().map { index, group in
-            let base =
-                short.filter { $0 == short[index] }.count > 1
-                ? slug([group.key.flow, group.key.suite, group.key.provider, group.key.transport]) : short[index]
+        return keys.map { key in
+            // The first tier that tells this group apart from every other.
+            let tier = tiers.first { tier in keys.filter { slug(tier($0)) == slug(tier(key)) }.count == 1 } ?? tiers[2]
+            let base = slug(tier(key))
             var name = "latency-\(base).svg"
             var counter = 2
             while used.contains(name) {
@@ -188,18 +198,27 @@ public struct MarkdownReporter: Reporter {
         }
     }
 
-    /// Bars of each group's exchanges (or last step) per second.
+    /// Bars of what one client does per second back to back: 1 s over the mean exchange time
+    /// (the service time in the open model, whose `exchange` includes waiting for the schedule).
+    ///
+    /// A run's measured ops/s splits the load between groups by weight, so it cannot compare
+    /// suites; the cost of one exchange can.
     static func throughputChart(_ result: RunResult) -> ThroughputChart {
-        let severalFlows = Set(result.groups.map(\.key.flow)).count > 1
-        let bars = result.groups.compactMap { group -> ThroughputChart.Bar? in
-            guard let row = result.throughputRow(of: group) else { return nil }
-            var label = Self.suiteAndProvider(group.key).joined(separator: " / ")
-            if severalFlows { label = "\(group.key.flow): " + label }
-            if row.step != .exchange { label += " [\(row.step.name)]" }
+        let pairs = result.groups.map { Self.suiteAndProvider($0.key).joined(separator: " / ") }
+        let bars = result.groups.enumerated().compactMap { index, group -> ThroughputChart.Bar? in
+            let service = group.steps[Step(Step.exchange.name + ".service")] ?? group.steps[.exchange]
+            guard let histogram = service ?? result.throughputRow(of: group).flatMap({ group.steps[$0.step] }),
+                histogram.totalCount > 0, histogram.mean > 0
+            else { return nil }
+            var label = pairs[index]
+            if pairs.filter({ $0 == pairs[index] }).count > 1 { label = "\(group.key.flow): " + label }
             if group.insecure { label += " (insecure)" }
-            return ThroughputChart.Bar(label: label, value: row.statistics.opsPerSecond, insecure: group.insecure)
+            return ThroughputChart.Bar(label: label, value: 1e9 / histogram.mean, insecure: group.insecure)
         }
-        return ThroughputChart(title: "Throughput: exchanges per second", bars: bars)
+        return ThroughputChart(
+            title: "Exchanges per second, one client back to back (1 s ÷ mean exchange time)",
+            bars: bars
+        )
     }
 
     // MARK: Formatting

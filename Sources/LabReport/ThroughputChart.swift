@@ -17,9 +17,9 @@ struct ThroughputChart {
 
     /// The document.
     func render() -> String {
-        let width = 760.0
         let longestLabel = self.bars.map(\.label.count).max() ?? 0
-        let left = Swift.min(Swift.max(Double(longestLabel) * 7 + 24, 120), 320)
+        let left = Swift.min(Swift.max(Double(longestLabel) * 7 + 24, 120), 440)
+        let width = left + 540
         let right = width - 110
         let top = 50.0
         let barHeight = 22.0
