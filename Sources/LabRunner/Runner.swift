@@ -173,6 +173,10 @@ public struct Runner: Sendable {
                     break
                 }
                 try await iterate(pick(), measured: iteration >= warmup, intended: nil)
+                // An in-process iteration never suspends: yield so that all clients take turns
+                // on the thread pool (and the progress display gets a turn) instead of the
+                // first few running to completion before the others start.
+                await Task.yield()
             }
         case .open:
             let total = Self.openExchanges(scenario.load)

@@ -39,7 +39,7 @@ struct ProgressDisplay: Sendable {
         let remaining = rate > 0 ? Double(planned - min(done, planned)) / rate : 0
         let stats =
             "\(done)/\(planned) \(Int(fraction * 100))%  \(Int(rate))/s  errors \(self.progress.errors)  "
-            + (final ? "done in \(Self.clock(elapsed))" : "ETA \(Self.clock(remaining))")
+            + (final ? "done in \(Self.clock(elapsed))" : rate > 0 ? "ETA \(Self.clock(remaining))" : "ETA --")
         if self.isTerminal {
             let width = 30
             let filled = Int(fraction * Double(width))
