@@ -55,13 +55,21 @@ public struct Runner: Sendable {
             )
         }
         let flows = built
+        let clients = scenario.clients.count
+        var preparedClients: [PreparedClient?] = Array(repeating: nil, count: clients)
+        try await withThrowingTaskGroup(of: (Int, PreparedClient).self) { group in
+            for index in 0..<clients {
+                group.addTask { (index, try await Self.prepareClient(built: flows)) }
+            }
+            for try await (index, client) in group { preparedClients[index] = client }
+        }
+        let prepared = preparedClients.map { $0! }
         let runStart = Stopwatch.now()
         let deadline = runStart &+ scenario.load.deadline.nanoseconds
         let scheduleStart = runStart &+ scenario.clients.rampUp.nanoseconds
         let measuredStart = scheduleStart &+ (scenario.load.model == .open ? scenario.load.warmup.nanoseconds : 0)
         for item in flows { item.flow.measuredPhaseStarts(at: measuredStart) }
 
-        let clients = scenario.clients.count
         let recorders: [ClientRecorder]
         do {
             recorders = try await withThrowingTaskGroup(of: ClientRecorder.self) { group in
@@ -69,6 +77,7 @@ public struct Runner: Sendable {
                     group.addTask {
                         try await self.runClient(
                             index,
+                            prepared: prepared[index],
                             built: flows,
                             runStart: runStart,
                             scheduleStart: scheduleStart,
@@ -90,8 +99,28 @@ public struct Runner: Sendable {
         return self.result(built: flows, recorders: recorders, startedAt: startedAt, total: runEnd &- runStart)
     }
 
+    /// A client ready to run: its keys made and its connections open, before the clock starts,
+    /// so that no exchange's time (and no open-model schedule) includes another's set-up.
+    struct PreparedClient: Sendable {
+        var recorder: ClientRecorder
+        var flowClients: [any FlowClient]
+        var connections: [any Connection]
+    }
+
+    private static func prepareClient(built: [Built]) async throws -> PreparedClient {
+        var prepared = PreparedClient(recorder: ClientRecorder(groups: built.count), flowClients: [], connections: [])
+        for (group, item) in built.enumerated() {
+            var setup = IterationSteps()
+            prepared.flowClients.append(try item.flow.makeClient(recorder: &setup))
+            prepared.recorder.record(group, setup)
+            prepared.connections.append(try await item.endpoint.connect())
+        }
+        return prepared
+    }
+
     private func runClient(
         _ index: Int,
+        prepared: PreparedClient,
         built: [Built],
         runStart: UInt64,
         scheduleStart: UInt64,
@@ -99,18 +128,11 @@ public struct Runner: Sendable {
     ) async throws -> ClientRecorder {
         let scenario = self.plan.scenario
         let clients = scenario.clients.count
-        var recorder = ClientRecorder(groups: built.count)
+        var recorder = prepared.recorder
+        var flowClients = prepared.flowClients
+        var connections = prepared.connections
         let offset = clients > 1 ? scenario.clients.rampUp.nanoseconds / UInt64(clients) * UInt64(index) : 0
-        try await Self.sleep(until: runStart &+ offset)
-
-        var flowClients: [any FlowClient] = []
-        var connections: [any Connection] = []
-        for (group, item) in built.enumerated() {
-            var setup = IterationSteps()
-            flowClients.append(try item.flow.makeClient(recorder: &setup))
-            recorder.record(group, setup)
-            connections.append(try await item.endpoint.connect())
-        }
+        try await Self.sleep(until: min(runStart &+ offset, deadline))
 
         let weights = built.map(\.planned.entry.weight)
         let totalWeight = weights.reduce(0, +)
@@ -186,11 +208,17 @@ public struct Runner: Sendable {
             var sequence = index
             while sequence < total {
                 let intended = scheduleStart &+ UInt64((Double(sequence) / rate * 1e9).rounded())
-                if intended >= deadline {
+                // A client that has fallen behind stops at the deadline too, backlog or not.
+                if intended >= deadline || Stopwatch.now() >= deadline {
                     recorder.stoppedByDeadline = true
                     break
                 }
-                try await Self.sleep(until: intended)
+                if intended > Stopwatch.now() {
+                    try await Self.sleep(until: intended)
+                } else {
+                    // Behind schedule: no sleep, so yield to let the other clients take turns.
+                    await Task.yield()
+                }
                 try await iterate(pick(), measured: intended >= warmupEnd, intended: intended)
                 sequence += clients
             }

@@ -151,6 +151,15 @@ public enum ScenarioValidator {
             if let flow { planned.append(flow) }
         }
 
+        var failedNames = Set<String>()
+        for (index, entry) in scenario.flows.enumerated() where !planned.contains(where: { $0.index == index }) {
+            failedNames.insert(labels[index])
+            // The flow's name still has steps to check against if another entry of it planned.
+            if !planned.contains(where: { $0.kind == entry.flow }) { failedNames.insert(entry.flow) }
+        }
+        if planned.count < scenario.flows.count, problems.isEmpty {
+            problems.append(ScenarioProblem(path: "$.flows", message: "a flow could not be planned"))
+        }
         var steps: [String: [Step]] = [:]
         for flow in planned {
             let all =
@@ -166,8 +175,9 @@ public enum ScenarioValidator {
             switch Threshold.parse(metric: metric, condition: condition, flows: steps) {
             case .success(let threshold): thresholds.append(threshold)
             case .failure(let problem):
-                // A metric naming a flow that failed its own checks is already reported.
-                if problem.inMetric, planned.count < scenario.flows.count { continue }
+                // A metric naming a flow that failed its own checks is already reported there.
+                let named = String(metric.prefix { $0 != "." && $0 != "{" })
+                if problem.inMetric, failedNames.contains(named) { continue }
                 problems.append(ScenarioProblem(path: path, message: problem.message))
             }
         }

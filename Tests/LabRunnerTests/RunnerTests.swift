@@ -95,6 +95,7 @@ struct RunnerTests {
         // Each client waits out the stall at most once: the closed model records at most one
         // slow exchange per client, however long the stall.
         let closedSlow = closedExchange.count(within: 100_000_000...max(closedExchange.max, 100_000_000))
+        #expect(closedExchange.maxRecorded >= 250_000_000, "the closed run was still going when the stall came")
         #expect(closedSlow <= 4)
     }
 
@@ -114,6 +115,21 @@ struct RunnerTests {
         #expect(result.completedIterations < 100_000_000 * 2)
         #expect((result.groups[0].steps[.exchange]?.totalCount ?? 0) == UInt64(result.completedIterations))
         #expect(result.totalNanoseconds < 30_000_000_000, "stopped near its 1 s deadline, not after the planned work")
+    }
+
+    @Test("Open model: clients that fell behind stop at the deadline, backlog or not")
+    func openModelHonoursDeadline() async throws {
+        let plan = try Self.plan(
+            #"""
+            { "name": "backlog", "clients": { "count": 2 },
+              "load": { "model": "open", "rate": 50000, "duration": "1s", "deadline": "2s" },
+              "flows": [ { "flow": "cx", "suite": "x25519" } ] }
+            """#
+        )
+        let result = try await Runner(plan: plan).run()
+        #expect(result.stoppedByDeadline)
+        #expect(result.completedIterations < 50_000)
+        #expect(result.totalNanoseconds < 15_000_000_000, "took \(result.totalNanoseconds) ns")
     }
 
     @Test("Failed iterations are counted by kind and the run goes on")

@@ -240,7 +240,7 @@ public struct RunResult: Sendable {
     public var measuredNanoseconds: UInt64
     /// Wall time of the whole run, ramp-up and warm-up included.
     public var totalNanoseconds: UInt64
-    /// Measured iterations the scenario asked for (closed model), or nil (open model: set by rate).
+    /// Measured iterations planned: clients × iterations, or the open model's due exchanges after warm-up.
     public var plannedIterations: Int?
     /// Measured iterations done, failed ones included.
     public var completedIterations: Int

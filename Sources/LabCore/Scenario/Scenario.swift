@@ -46,7 +46,22 @@ public struct Scenario: Sendable, Decodable {
                 expected: "a non-empty array of flows",
                 isValid: { !$0.isEmpty }
             ) ?? []
-        self.thresholds = object.optional("thresholds", expected: "an object of metric → condition strings") ?? [:]
+        var thresholds: [String: String] = [:]
+        let rawThresholds: [String: JSONValue]? = object.optional(
+            "thresholds",
+            expected: "an object of metric → condition strings"
+        )
+        for (metric, value) in rawThresholds ?? [:] {
+            guard case .string(let condition) = value else {
+                object.log.add(
+                    object.codingPath + [AnyCodingKey("thresholds"), AnyCodingKey(metric)],
+                    "expected a condition string such as \"< 50 ms\", found \(value)"
+                )
+                continue
+            }
+            thresholds[metric] = condition
+        }
+        self.thresholds = thresholds
         self.report = object.optional("report", expected: "an object") ?? ReportSpec()
     }
 
@@ -239,9 +254,11 @@ public struct LoadSpec: Sendable, Decodable {
     /// Decodes strictly; parameters of the other model are problems.
     public init(from decoder: any Decoder) throws {
         let object = ScenarioObject(decoder, keys: Self.keys)
-        self.model = object.optional("model", expected: "\"closed\" or \"open\"") ?? self.model
+        let model: LoadModel? = object.optional("model", expected: "\"closed\" or \"open\"")
+        self.model = model ?? self.model
         let foreign = self.model == .closed ? Self.openOnly : Self.closedOnly
-        for key in foreign where object.contains(key) {
+        // With a model that did not decode, which parameters are foreign is unknown.
+        for key in foreign where object.contains(key) && (model != nil || !object.contains("model")) {
             object.problem(
                 key,
                 "only for the \(self.model == .closed ? "open" : "closed") model; this load is \(self.model.rawValue)"
@@ -282,6 +299,21 @@ public struct LoadSpec: Sendable, Decodable {
         }
         self.deadline =
             object.optional("deadline", expected: "a duration above zero", isValid: { $0 > .zero }) ?? self.deadline
+        if self.model == .open, object.contains("rate"), object.contains("duration") {
+            let measured = self.rate * (self.duration.seconds - self.warmup.seconds)
+            if measured < 1 {
+                object.problem(
+                    "rate",
+                    "expected rate × (duration − warmup) of at least one measured exchange, found \(TimeSpan.trimmed(self.rate))/s for \(self.duration) (warm-up \(self.warmup))"
+                )
+            }
+            if self.duration >= self.deadline {
+                object.problem(
+                    "deadline",
+                    "expected a deadline after the open model's duration (\(self.duration)), found \"\(self.deadline)\""
+                )
+            }
+        }
     }
 }
 
@@ -326,7 +358,7 @@ public struct FlowEntry: Sendable, Decodable {
     /// Decodes strictly.
     public init(from decoder: any Decoder) throws {
         let object = ScenarioObject(decoder, keys: Self.keys)
-        self.flow = object.required("flow", expected: "a flow name") ?? ""
+        self.flow = object.required("flow", expected: "a flow name", isValid: { !$0.isEmpty }) ?? ""
         self.name = object.optional(
             "name",
             expected: "a label of letters, digits, '_' or '-'",
@@ -371,7 +403,18 @@ public struct ReportSpec: Sendable, Decodable {
     /// Decodes strictly.
     public init(from decoder: any Decoder) throws {
         let object = ScenarioObject(decoder, keys: Self.keys)
-        self.formats = object.optional("formats", expected: "an array of reporter names") ?? self.formats
+        if let formats: [JSONValue] = object.optional("formats", expected: "an array of reporter names") {
+            self.formats = formats.enumerated().compactMap { index, value in
+                guard case .string(let name) = value else {
+                    object.log.add(
+                        object.codingPath + [AnyCodingKey("formats"), AnyCodingKey(intValue: index)],
+                        "expected a reporter name, found \(value)"
+                    )
+                    return nil
+                }
+                return name
+            }
+        }
         self.charts = object.optional("charts", expected: "true or false") ?? self.charts
     }
 }

@@ -65,7 +65,7 @@ public struct ScenarioObject {
             }
             return value
         } catch DecodingError.dataCorrupted(let context)
-            where !context.debugDescription.isEmpty
+            where context.debugDescription.hasPrefix(Self.ownMessagePrefix)
             && context.codingPath.count > self.codingPath.count
         {
             // A value type's own message (e.g. a duration that does not parse).
@@ -95,6 +95,9 @@ public struct ScenarioObject {
         guard let container = self.container else { return nil }
         return try? container.decode(JSONValue.self, forKey: AnyCodingKey(key))
     }
+
+    /// `ScenarioString` messages start so; Foundation's own (e.g. for a bad enum value) do not.
+    static let ownMessagePrefix = "expected "
 
     private func found(_ key: String) -> String {
         self.raw(key).map { ", found \($0)" } ?? ""
