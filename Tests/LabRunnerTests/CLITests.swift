@@ -8,30 +8,8 @@ struct CLITests {
     static let lab: URL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("lab")
 
-    struct Outcome {
-        var status: Int32
-        var output: String
-        var errors: String
-    }
-
-    static func lab(_ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = Self.lab
-        process.arguments = arguments
-        process.currentDirectoryURL = RepositoryPaths.root
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus,
-            output: String(decoding: outData, as: UTF8.self),
-            errors: String(decoding: errData, as: UTF8.self)
-        )
+    static func lab(_ arguments: [String]) throws -> ChildProcess.Outcome {
+        try ChildProcess.run(Self.lab, arguments, in: RepositoryPaths.root)
     }
 
     static func temporaryFolder() throws -> URL {

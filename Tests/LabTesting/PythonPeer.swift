@@ -42,22 +42,11 @@ public struct PythonPeer: Sendable {
 
     /// Runs `python3 cx_peer.py <arguments>`; a missing interpreter or library is an error, not a skip.
     public func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", RepositoryPaths.interop.appendingPathComponent("cx_peer.py").path] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let result = Result(
-            status: process.terminationStatus,
-            output: String(decoding: outputData, as: UTF8.self),
-            errors: String(decoding: errorData, as: UTF8.self)
+        let outcome = try ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", RepositoryPaths.interop.appendingPathComponent("cx_peer.py").path] + arguments
         )
+        let result = Result(status: outcome.status, output: outcome.output, errors: outcome.errors)
         if result.errors.contains("ModuleNotFoundError") || result.errors.contains("No such file") {
             throw LabError(
                 .unsupported,
