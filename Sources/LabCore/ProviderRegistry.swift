@@ -5,7 +5,7 @@ public struct ProviderRegistry: Sendable {
 
     /// A registry of the given provider types; names must be distinct.
     public init(_ types: [any CryptoProvider.Type]) {
-        precondition(Set(types.map { $0.name }).count == types.count, "provider names must be distinct")
+        PluginLookup.requireDistinct(types.map { $0.name }, kind: "provider")
         self.types = types
     }
 
@@ -14,12 +14,13 @@ public struct ProviderRegistry: Sendable {
 
     /// Loads the provider called `name`.
     public func make(_ name: String) throws -> any CryptoProvider {
-        guard let type = self.types.first(where: { $0.name == name }) else {
-            throw LabError(
-                .unknownPlugin,
-                "No crypto provider named '\(name)'; known providers: \(self.names.joined(separator: ", "))"
-            )
-        }
+        let type = try PluginLookup.find(
+            name,
+            in: self.types,
+            names: self.names,
+            kind: "crypto provider",
+            plural: "providers"
+        )
         return try type.init()
     }
 

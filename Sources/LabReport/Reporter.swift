@@ -36,7 +36,7 @@ public struct ReporterRegistry: Sendable {
 
     /// A registry of the given reporter types; names must be distinct.
     public init(_ types: [any Reporter.Type]) {
-        precondition(Set(types.map { $0.name }).count == types.count, "reporter names must be distinct")
+        PluginLookup.requireDistinct(types.map { $0.name }, kind: "reporter")
         self.types = types
     }
 
@@ -48,12 +48,7 @@ public struct ReporterRegistry: Sendable {
 
     /// Makes the reporter called `name`.
     public func make(_ name: String, options: ReportOptions = ReportOptions()) throws -> any Reporter {
-        guard let type = self.types.first(where: { $0.name == name }) else {
-            throw LabError(
-                .unknownPlugin,
-                "No reporter named '\(name)'; known reporters: \(self.names.joined(separator: ", "))"
-            )
-        }
+        let type = try PluginLookup.find(name, in: self.types, names: self.names, kind: "reporter", plural: "reporters")
         return type.init(options: options)
     }
 

@@ -99,7 +99,7 @@ public struct FlowRegistry: Sendable {
 
     /// A registry of the given flows; names must be distinct.
     public init(_ types: [any Flow.Type]) {
-        precondition(Set(types.map { $0.name }).count == types.count, "flow names must be distinct")
+        PluginLookup.requireDistinct(types.map { $0.name }, kind: "flow")
         self.types = types
     }
 

@@ -70,7 +70,7 @@ public struct TransportRegistry: Sendable {
 
     /// A registry of the given transports; names must be distinct.
     public init(_ types: [any Transport.Type]) {
-        precondition(Set(types.map { $0.name }).count == types.count, "transport names must be distinct")
+        PluginLookup.requireDistinct(types.map { $0.name }, kind: "transport")
         self.types = types
     }
 
@@ -79,12 +79,13 @@ public struct TransportRegistry: Sendable {
 
     /// Makes the transport called `name`.
     public func make(_ name: String, options: TransportOptions) throws -> any Transport {
-        guard let type = self.types.first(where: { $0.name == name }) else {
-            throw LabError(
-                .unknownPlugin,
-                "No transport named '\(name)'; known transports: \(self.names.joined(separator: ", "))"
-            )
-        }
+        let type = try PluginLookup.find(
+            name,
+            in: self.types,
+            names: self.names,
+            kind: "transport",
+            plural: "transports"
+        )
         return try type.init(options: options)
     }
 }
