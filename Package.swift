@@ -19,6 +19,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Scenario model, plugin protocols, registry, LabError, step timing. Imports no other lab module.
@@ -49,6 +56,36 @@ let package = Package(
         ),
         // The `openssl` provider.
         .target(name: "LabOpenSSL", dependencies: ["LabCore", "CLabOpenSSL"], swiftSettings: swiftSettings),
+        // Avahi's Bonjour-compatible dns_sd API.
+        .systemLibrary(
+            name: "CLabDNSSD",
+            pkgConfig: "avahi-compat-libdns_sd",
+            providers: [.apt(["libavahi-compat-libdnssd-dev"])]
+        ),
+        // DNS-SD: advertise, browse, resolve (PROTOCOL.md §3), driven from Swift concurrency.
+        .target(
+            name: "LabDiscovery",
+            dependencies: ["LabCore", "CLabDNSSD", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // The tcp and tls transports on SwiftNIO: framing codec, the server's listener, pinning.
+        .target(
+            name: "LabNIO",
+            dependencies: [
+                "LabCore", "LabWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The runner: scenario checks against the plugins, load models, recording, progress.
         .target(
             name: "LabRunner",
@@ -66,6 +103,7 @@ let package = Package(
             name: "LabPlugins",
             dependencies: [
                 "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabRunner", "LabReport",
+                "LabNIO", "LabDiscovery",
             ],
             swiftSettings: swiftSettings
         ),
@@ -73,8 +111,10 @@ let package = Package(
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
+                "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabNIO", "LabDiscovery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -110,6 +150,21 @@ let package = Package(
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             exclude: ["Snapshots"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LabNIOTests",
+            dependencies: [
+                "LabCore", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LabDiscoveryTests",
+            dependencies: ["LabCore", "LabDiscovery", "LabTesting"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -48,6 +48,10 @@ extension LabError {
             case handshakeFailed
             case pinMismatch
             case discoveryTimeout
+            case discoveryFailed
+            case connectFailed
+            case connectionClosed
+            case timedOut
             case storage
             case frameTooLarge
             case emptyFrame
@@ -85,6 +89,14 @@ extension LabError {
         public static let pinMismatch = Code(.pinMismatch)
         /// DNS-SD found nothing before its deadline.
         public static let discoveryTimeout = Code(.discoveryTimeout)
+        /// DNS-SD could not run: the daemon is not reachable, or it refused a call.
+        public static let discoveryFailed = Code(.discoveryFailed)
+        /// A connection to the server could not be opened.
+        public static let connectFailed = Code(.connectFailed)
+        /// The peer closed the connection before a whole answer arrived.
+        public static let connectionClosed = Code(.connectionClosed)
+        /// A peer did not answer or send in time.
+        public static let timedOut = Code(.timedOut)
         /// The messaging store failed.
         public static let storage = Code(.storage)
         /// A frame's length is over the limit; the connection ends before the body is read.

@@ -44,6 +44,10 @@ public struct Step: Hashable, Sendable, Comparable, CustomStringConvertible {
     public static let decode = Step("decode")
     /// One whole exchange as the client sees it.
     public static let exchange = Step("exchange")
+    /// Opening a connection to the server: TCP connect, plus the TLS handshake over `tls`.
+    public static let connect = Step("connect")
+    /// Finding the server by DNS-SD: browse, resolve and address lookup.
+    public static let discover = Step("discover")
 }
 
 /// Receives step durations. The runner's recorders are HDR histograms; tests use `StepTimings`.

@@ -85,8 +85,8 @@ public struct CXFlow: Flow {
     public let suite: String
     /// Whether the suite is insecure.
     public let isInsecure: Bool
-    /// The server's handler.
-    public let handler: any FrameHandler
+    /// The server's handler (nil when the server runs elsewhere).
+    public let handler: (any FrameHandler)?
     private let clientOptions: CXClientOptions
     private let setup: FlowSetup
     private let measuredStart: MeasuredStart
@@ -118,8 +118,12 @@ public struct CXFlow: Flow {
             )
         }
         var seen = Set<String>()
-        for (path, provider) in [("provider", setup.serverProvider), ("clientProvider", setup.clientProvider)]
-        where seen.insert(provider.name).inserted {
+        // A server elsewhere brings its own provider: only the clients' must support the suite.
+        let sides =
+            setup.startsServer
+            ? [("provider", setup.serverProvider), ("clientProvider", setup.clientProvider)]
+            : [("clientProvider", setup.clientProvider)]
+        for (path, provider) in sides where seen.insert(provider.name).inserted {
             do {
                 try SuiteRegistry.requireSupport(suite, by: provider, others: setup.providers)
             } catch let error as LabError {
@@ -148,6 +152,10 @@ public struct CXFlow: Flow {
             keyLifetime: options.clientKeys,
             expectedPayload: payload
         )
+        guard setup.startsServer else {
+            self.handler = nil
+            return
+        }
         self.handler = try Self.makeHandler(
             setup.serverProvider,
             options: CXServerOptions(suites: [suite], keyLifetime: setup.serverKeys, payload: payload),
@@ -158,7 +166,7 @@ public struct CXFlow: Flow {
         )
     }
 
-    private static func makeHandler<S: CryptoProvider, R: StepRecorder>(
+    fileprivate static func makeHandler<S: CryptoProvider, R: StepRecorder>(
         _ provider: S,
         options: CXServerOptions,
         others: [any CryptoProvider],
@@ -217,7 +225,11 @@ struct CXHandler<S: CryptoProvider>: FrameHandler {
             }
         }
         let answer = self.server.respond(to: body, recorder: &recorder)
-        return FrameAnswer(body: answer.body, closeReason: answer.error.map { "\($0.code.rawValue): \($0.message)" })
+        return FrameAnswer(
+            body: answer.body,
+            closeReason: answer.error.map { "\($0.code.rawValue): \($0.message)" },
+            group: answer.suite
+        )
     }
 }
 
@@ -229,5 +241,27 @@ struct CXFlowClient<C: CryptoProvider>: FlowClient {
         let request = try self.client.makeRequest(recorder: &recorder)
         let response = try await connection.request(request, recorder: &recorder)
         _ = try self.client.open(response, recorder: &recorder)
+    }
+}
+
+extension CXFlow {
+    /// A cx/1 server offering several suites on one provider, as `lab serve` runs it; per-run
+    /// signing keys are made here (`keygen.server`).
+    public static func serverHandler<R: StepRecorder>(
+        provider: any CryptoProvider,
+        suites: [any Suite],
+        keyLifetime: KeyLifetime = .perRun,
+        payload: [UInt8] = Payload.standard,
+        others: [any CryptoProvider] = [],
+        recorder: inout R
+    ) throws -> any FrameHandler {
+        try Self.makeHandler(
+            provider,
+            options: CXServerOptions(suites: suites, keyLifetime: keyLifetime, payload: payload),
+            others: others,
+            stall: nil,
+            measuredStart: MeasuredStart(),
+            recorder: &recorder
+        )
     }
 }

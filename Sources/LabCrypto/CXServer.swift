@@ -24,6 +24,8 @@ public struct CXServerAnswer: Sendable {
     public var body: [UInt8]
     /// The error answered, if any: the connection closes after it and the reason is logged.
     public var error: CXErrorReply?
+    /// The suite the request asked for, once it could be read.
+    public var suite: String? = nil
 }
 
 /// The server side of cx/1 over one provider: answers request bodies with response bodies.
@@ -70,24 +72,36 @@ public struct CXServer<P: CryptoProvider>: Sendable {
 
     /// Answers one request body. Never throws: every failure becomes an error answer.
     public func respond(to body: [UInt8], recorder: inout some StepRecorder) -> CXServerAnswer {
+        var suite: String? = nil
         do {
-            return CXServerAnswer(body: try self.answer(body, recorder: &recorder), error: nil)
+            return CXServerAnswer(
+                body: try self.answer(body, recorder: &recorder, suite: &suite),
+                error: nil,
+                suite: suite
+            )
         } catch let reply as CXErrorReply {
-            return CXServerAnswer(body: (try? reply.encoded()) ?? [], error: reply)
+            return CXServerAnswer(body: (try? reply.encoded()) ?? [], error: reply, suite: suite)
         } catch {
             // Only the message goes on the wire; the cause (backend error text) stays in the server's log.
             let reply = CXErrorReply(code: .badRequest, message: Self.text(error))
-            return CXServerAnswer(body: (try? reply.encoded()) ?? [], error: reply)
+            return CXServerAnswer(body: (try? reply.encoded()) ?? [], error: reply, suite: suite)
         }
     }
 
-    private func answer(_ body: [UInt8], recorder: inout some StepRecorder) throws -> [UInt8] {
+    private func answer(
+        _ body: [UInt8],
+        recorder: inout some StepRecorder,
+        suite requested: inout String?
+    ) throws
+        -> [UInt8]
+    {
         let request: CXRequest
         do {
             request = try recorder.measure(.decode) { try CXRequest(decoding: body) }
         } catch {
             throw CXErrorReply(code: .badRequest, message: Self.text(error))
         }
+        requested = request.suite
         guard let suite = self.suites[request.suite] else {
             if self.knownSuites.contains(request.suite) {
                 let offered = self.suites.keys.sorted().joined(separator: ", ")

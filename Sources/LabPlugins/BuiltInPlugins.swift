@@ -1,5 +1,7 @@
 import LabCore
 import LabCrypto
+import LabDiscovery
+import LabNIO
 import LabOpenSSL
 import LabReport
 import LabRunner
@@ -14,8 +16,8 @@ public enum BuiltInPlugins {
     public static let suites = SuiteRegistry.builtIn
     /// `cx`.
     public static let flows = FlowRegistry([CXFlow.self])
-    /// `in-process`.
-    public static let transports = TransportRegistry([InProcessTransport.self])
+    /// `in-process`, `tcp`, `tls`.
+    public static let transports = TransportRegistry([InProcessTransport.self, TCPTransport.self, TLSTransport.self])
     /// `csv`, `markdown`, `json`.
     public static let reporters = ReporterRegistry.builtIn
 
@@ -24,6 +26,7 @@ public enum BuiltInPlugins {
         providers: providers,
         flows: flows,
         transports: transports,
-        reporters: reporters.names
+        reporters: reporters.names,
+        discovery: DNSSDDiscovery()
     )
 }

@@ -10,12 +10,21 @@ public struct Plugins: Sendable {
     public var transports: TransportRegistry
     /// Reporter names (the reporters themselves live in LabReport).
     public var reporters: [String]
+    /// How `"discover"` finds a server, if the build has a way.
+    public var discovery: (any Discovery)?
 
     /// A plugin set.
-    public init(providers: ProviderRegistry, flows: FlowRegistry, transports: TransportRegistry, reporters: [String]) {
+    public init(
+        providers: ProviderRegistry,
+        flows: FlowRegistry,
+        transports: TransportRegistry,
+        reporters: [String],
+        discovery: (any Discovery)? = nil
+    ) {
         self.providers = providers
         self.flows = flows
         self.transports = transports
         self.reporters = reporters
+        self.discovery = discovery
     }
 }

@@ -37,24 +37,54 @@ public struct Runner: Sendable {
     public func run() async throws -> RunResult {
         let scenario = self.plan.scenario
         let startedAt = Date()
-        let transport = try self.plan.plugins.transports.make(
-            scenario.server.transport,
-            options: TransportOptions(framing: scenario.server.framing, maxFrameBytes: scenario.server.maxFrameBytes)
-        )
+        let server = scenario.server
+        let transport = try self.plan.plugins.transports.make(server.transport, options: self.plan.transportOptions)
+        // A server elsewhere: found once by DNS-SD (timed as `discover`) or given by address.
+        var remote: (any TransportEndpoint)? = nil
+        var discovery = StepTimings()
+        var serverText = "in this process"
+        if let address = server.address {
+            remote = try await transport.remote(host: address.host, port: address.port)
+            serverText = "at \(address)"
+        } else if let service = server.discover {
+            guard let discoverer = self.plan.plugins.discovery else {
+                throw LabError(.unsupported, "This build of the lab has no DNS-SD discovery")
+            }
+            let start = Stopwatch.now()
+            let found = try await discoverer.find(
+                service: service,
+                instance: server.instance,
+                timeout: server.discoveryTimeout
+            )
+            discovery.record(.discover, nanoseconds: Stopwatch.now() &- start)
+            remote = try await transport.remote(host: found.host, port: found.port)
+            serverText = "'\(found.instance)' found by DNS-SD (\(service)) at \(found.host):\(found.port)"
+        }
+        if let remote {
+            // Fail the run at once, with the reason, if the server cannot be reached at all.
+            var probe = NoStepRecorder()
+            try await remote.connect(recorder: &probe).close()
+        }
         var built: [Built] = []
         for planned in self.plan.flows {
             var setup = StepTimings()
+            for (step, nanoseconds) in discovery.entries { setup.record(step, nanoseconds: nanoseconds) }
             let flow = try planned.make(&setup)
-            built.append(
-                Built(
-                    planned: planned,
-                    flow: flow,
-                    endpoint: try await transport.serve(flow.handler),
-                    setupSteps: setup
-                )
-            )
+            let endpoint: any TransportEndpoint
+            if let remote {
+                endpoint = remote
+            } else if let handler = flow.handler {
+                endpoint = try await transport.serve(handler)
+            } else {
+                throw LabError(.unsupported, "The flow '\(planned.label)' has no server side to serve")
+            }
+            built.append(Built(planned: planned, flow: flow, endpoint: endpoint, setupSteps: setup))
         }
         let flows = built
+        if remote == nil {
+            let addresses = flows.compactMap(\.endpoint.address)
+            if !addresses.isEmpty { serverText += " on " + addresses.joined(separator: ", ") }
+        }
         let clients = scenario.clients.count
         var preparedClients: [PreparedClient?] = Array(repeating: nil, count: clients)
         try await withThrowingTaskGroup(of: (Int, PreparedClient).self) { group in
@@ -96,24 +126,31 @@ public struct Runner: Sendable {
         }
         let runEnd = Stopwatch.now()
         for item in flows { await item.endpoint.shutdown() }
-        return self.result(built: flows, recorders: recorders, startedAt: startedAt, total: runEnd &- runStart)
+        return self.result(
+            built: flows,
+            recorders: recorders,
+            startedAt: startedAt,
+            total: runEnd &- runStart,
+            server: "\(server.transport), server \(serverText)"
+        )
     }
 
-    /// A client ready to run: its keys made and its connections open, before the clock starts,
-    /// so that no exchange's time (and no open-model schedule) includes another's set-up.
+    /// A client ready to run: its keys made before the clock starts, so that no exchange's
+    /// time (and no open-model schedule) includes another client's key generation.
+    ///
+    /// Connections are opened later, when the client starts (spread by the ramp-up): `connect`
+    /// is a measured step, and a herd of handshakes at once is not what it should measure.
     struct PreparedClient: Sendable {
         var recorder: ClientRecorder
         var flowClients: [any FlowClient]
-        var connections: [any Connection]
     }
 
     private static func prepareClient(built: [Built]) async throws -> PreparedClient {
-        var prepared = PreparedClient(recorder: ClientRecorder(groups: built.count), flowClients: [], connections: [])
+        var prepared = PreparedClient(recorder: ClientRecorder(groups: built.count), flowClients: [])
         for (group, item) in built.enumerated() {
             var setup = IterationSteps()
             prepared.flowClients.append(try item.flow.makeClient(recorder: &setup))
             prepared.recorder.record(group, setup)
-            prepared.connections.append(try await item.endpoint.connect())
         }
         return prepared
     }
@@ -130,9 +167,16 @@ public struct Runner: Sendable {
         let clients = scenario.clients.count
         var recorder = prepared.recorder
         var flowClients = prepared.flowClients
-        var connections = prepared.connections
         let offset = clients > 1 ? scenario.clients.rampUp.nanoseconds / UInt64(clients) * UInt64(index) : 0
         try await Self.sleep(until: min(runStart &+ offset, deadline))
+        // A connection that cannot open now is retried by the group's first iteration, which
+        // then counts the failure if it persists.
+        var connections: [(any Connection)?] = []
+        for (group, item) in built.enumerated() {
+            var steps = IterationSteps()
+            connections.append(try? await item.endpoint.connect(recorder: &steps))
+            recorder.record(group, steps)
+        }
 
         let weights = built.map(\.planned.entry.weight)
         let totalWeight = weights.reduce(0, +)
@@ -152,7 +196,16 @@ public struct Runner: Sendable {
             let start = Stopwatch.now()
             var failure: String? = nil
             do {
-                try await flowClients[group].iterate(over: connections[group], recorder: &steps)
+                // After a failure the connection is gone: this iteration opens a new one, and
+                // its `connect` is part of the exchange, as it would be for a real client.
+                let connection: any Connection
+                if let open = connections[group] {
+                    connection = open
+                } else {
+                    connection = try await built[group].endpoint.connect(recorder: &steps)
+                    connections[group] = connection
+                }
+                try await flowClients[group].iterate(over: connection, recorder: &steps)
             } catch let error as LabError {
                 failure = error.code.description
             } catch is CancellationError {
@@ -179,10 +232,11 @@ public struct Runner: Sendable {
             } else {
                 recorder.warmup += 1
             }
-            if failure != nil {
-                // The server closes a connection after an error answer: start a fresh one.
-                await connections[group].close()
-                connections[group] = try await built[group].endpoint.connect()
+            if failure != nil, let connection = connections[group] {
+                // The server closes a connection after an error answer: the next iteration
+                // starts a fresh one.
+                await connection.close()
+                connections[group] = nil
             }
         }
 
@@ -223,7 +277,7 @@ public struct Runner: Sendable {
                 sequence += clients
             }
         }
-        for connection in connections { await connection.close() }
+        for connection in connections { await connection?.close() }
         return recorder
     }
 
@@ -232,7 +286,13 @@ public struct Runner: Sendable {
         if instant > now { try await Task.sleep(nanoseconds: instant - now) }
     }
 
-    private func result(built: [Built], recorders: [ClientRecorder], startedAt: Date, total: UInt64) -> RunResult {
+    private func result(
+        built: [Built],
+        recorders: [ClientRecorder],
+        startedAt: Date,
+        total: UInt64,
+        server: String
+    ) -> RunResult {
         let scenario = self.plan.scenario
         var groups: [GroupResult] = built.map { item in
             var group = GroupResult(
@@ -294,7 +354,7 @@ public struct Runner: Sendable {
                 build: build,
                 machine: MachineInfo.current(),
                 providers: providers,
-                transport: scenario.server.transport,
+                transport: server,
                 clients: scenario.clients.count,
                 load: loadText,
                 command: CommandLine.arguments.joined(separator: " ")

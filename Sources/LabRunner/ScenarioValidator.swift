@@ -35,6 +35,8 @@ public struct Plan: Sendable {
     public var providers: [any CryptoProvider]
     /// The plugins.
     public var plugins: Plugins
+    /// The transport's settings, with the TLS files' paths resolved.
+    public var transportOptions: TransportOptions
 }
 
 /// Checks a scenario file against the plugins before anything runs, finding every problem at once.
@@ -96,6 +98,8 @@ public enum ScenarioValidator {
                 )
             )
         }
+        let (transportOptions, serverProblems) = Self.checkServer(scenario.server, file: file, plugins: plugins)
+        problems += serverProblems
         let serverProvider = provider(scenario.server.provider, at: "$.server.provider")
         for (index, format) in scenario.report.formats.enumerated() where !plugins.reporters.contains(format) {
             problems.append(
@@ -135,7 +139,9 @@ public enum ScenarioValidator {
             }
             let serverSide = entry.provider.map { provider($0, at: "\(path).provider") } ?? serverProvider
             let clientSide = entry.clientProvider.map { provider($0, at: "\(path).clientProvider") } ?? serverSide
-            guard let server = serverSide, let client = clientSide else { continue }
+            guard var server = serverSide, let client = clientSide else { continue }
+            // A server elsewhere brings its own provider; the label shows the clients' alone.
+            if !scenario.server.startsServer { server = client }
             let setup = FlowSetup(
                 entry: entry,
                 label: labels[index],
@@ -144,7 +150,8 @@ public enum ScenarioValidator {
                 serverProvider: server,
                 providers: loaded,
                 serverKeys: scenario.server.keys,
-                transport: scenario.server.transport
+                transport: scenario.server.transport,
+                startsServer: scenario.server.startsServer
             )
             let (flow, flowProblems) = Self.plan(type, index: index, setup: setup)
             problems += flowProblems
@@ -160,10 +167,13 @@ public enum ScenarioValidator {
         if planned.count < scenario.flows.count, problems.isEmpty {
             problems.append(ScenarioProblem(path: "$.flows", message: "a flow could not be planned"))
         }
+        let usesNetwork = plugins.transports.types.first { $0.name == scenario.server.transport }?.usesNetwork ?? false
+        let transportSteps: [Step] =
+            (scenario.server.discover != nil ? [.discover] : []) + (usesNetwork ? [.connect] : [])
         var steps: [String: [Step]] = [:]
         for flow in planned {
             let all =
-                flow.steps
+                transportSteps + flow.steps
                 + (scenario.load.model == .open
                     ? flow.steps.filter { $0 == .exchange }.map { Step($0.name + Self.serviceSuffix) } : [])
             steps[flow.label] = all
@@ -191,9 +201,109 @@ public enum ScenarioValidator {
                 flows: planned,
                 thresholds: thresholds,
                 providers: loaded,
-                plugins: plugins
+                plugins: plugins,
+                transportOptions: transportOptions
             )
         )
+    }
+
+    /// Checks `"server"` against the transports and discovery, and resolves its TLS files
+    /// against the scenario file's folder.
+    static func checkServer(
+        _ server: ServerSpec,
+        file: String?,
+        plugins: Plugins
+    ) -> (
+        TransportOptions, [ScenarioProblem]
+    ) {
+        var problems: [ScenarioProblem] = []
+        let folder = file.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+        func resolve(_ path: String, at jsonPath: String) -> String {
+            let url =
+                path.hasPrefix("/")
+                ? URL(fileURLWithPath: path) : URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL
+            if !FileManager.default.fileExists(atPath: url.path) {
+                problems.append(
+                    ScenarioProblem(
+                        path: jsonPath,
+                        message: "no file at \(url.path) (paths are relative to the scenario file)"
+                    )
+                )
+            }
+            return url.path
+        }
+        let transport = plugins.transports.types.first { $0.name == server.transport }
+        let remotePath = server.address != nil ? "$.server.address" : "$.server.discover"
+        if let transport, !server.startsServer, !transport.usesNetwork {
+            problems.append(
+                ScenarioProblem(
+                    path: remotePath,
+                    message:
+                        "the '\(server.transport)' transport cannot reach a server elsewhere; set server.transport to tcp or tls"
+                )
+            )
+        }
+        if server.discover != nil, plugins.discovery == nil {
+            problems.append(
+                ScenarioProblem(path: "$.server.discover", message: "this build of the lab has no DNS-SD discovery")
+            )
+        }
+        if server.tls != TLSSpec(), server.transport != "tls" {
+            problems.append(
+                ScenarioProblem(
+                    path: "$.server.tls",
+                    message:
+                        "only the tls transport uses certificates and pins; server.transport is '\(server.transport)'"
+                )
+            )
+        }
+        if !server.startsServer, server.transport == "tls" {
+            if server.tls.pin == nil {
+                problems.append(
+                    ScenarioProblem(
+                        path: "$.server.tls.pin",
+                        message:
+                            "missing; a tls client reaching a server the lab did not start must pin its certificate ('certificate') or public key ('spkiSHA256')"
+                    )
+                )
+            }
+            if server.tls.certificate != nil {
+                problems.append(
+                    ScenarioProblem(
+                        path: "$.server.tls.certificate",
+                        message:
+                            "the lab presents a certificate only for a server it starts; this scenario connects to one elsewhere"
+                    )
+                )
+            }
+        }
+        if !server.startsServer, server.listen != ServerSpec().listen {
+            problems.append(
+                ScenarioProblem(
+                    path: "$.server.listen",
+                    message: "the lab starts no server when it is given \(remotePath.dropFirst(9))"
+                )
+            )
+        }
+        var tls = TLSSettings()
+        tls.certificateFile = server.tls.certificate.map { resolve($0, at: "$.server.tls.certificate") }
+        tls.privateKeyFile = server.tls.key.map { resolve($0, at: "$.server.tls.key") }
+        if let pin = server.tls.pin {
+            if let certificate = pin.certificate {
+                tls.pin = .certificateFile(resolve(certificate, at: "$.server.tls.pin.certificate"))
+            } else if let digest = pin.spkiSHA256 {
+                tls.pin = .spkiSHA256(digest)
+            }
+        }
+        let options = TransportOptions(
+            framing: server.framing,
+            maxFrameBytes: server.maxFrameBytes,
+            host: server.listen.host,
+            port: server.listen.port,
+            idleTimeout: server.idleTimeout,
+            tls: tls
+        )
+        return (options, problems)
     }
 
     private static func plan<F: Flow>(_ type: F.Type, index: Int, setup: FlowSetup) -> (PlannedFlow?, [ScenarioProblem])

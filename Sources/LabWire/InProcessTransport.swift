@@ -29,7 +29,9 @@ public struct InProcessTransport: Transport {
         let handler: any FrameHandler
         let framing: Framing
 
-        func connect() async throws -> any Connection {
+        var address: String? { nil }
+
+        func connect<R: StepRecorder>(recorder: inout R) async throws -> any Connection {
             InProcessConnection(handler: self.handler, framing: self.framing)
         }
 
@@ -50,7 +52,7 @@ final class InProcessConnection: Connection {
 
     func request<R: StepRecorder>(_ body: [UInt8], recorder: inout R) async throws -> [UInt8] {
         if let reason = self.closedReason.withLock({ $0 }) {
-            throw LabError(.serverError, "The connection is closed: \(reason)")
+            throw LabError(.connectionClosed, "The connection is closed: \(reason)")
         }
         let requestBody = try FrameParser.singleFrame(try self.framing.frame(body), framing: self.framing)
         let answer = await self.handler.respond(to: requestBody, recorder: &recorder)

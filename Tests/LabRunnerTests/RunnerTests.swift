@@ -218,7 +218,7 @@ struct FlakyFlow: Flow {
     let options: Options
     let suite = "-"
     let isInsecure = false
-    let handler: any FrameHandler = Echo()
+    let handler: (any FrameHandler)? = Echo()
 
     static func check(_ setup: FlowSetup, options: Options) -> [(path: String, message: String)] { [] }
 

@@ -26,8 +26,8 @@ public protocol Flow: Sendable {
     var suite: String { get }
     /// Whether reports must mark this entry insecure.
     var isInsecure: Bool { get }
-    /// The server's side.
-    var handler: any FrameHandler { get }
+    /// The server's side, or nil when the scenario's server runs elsewhere (`setup.startsServer`).
+    var handler: (any FrameHandler)? { get }
     /// Makes one simulated client's side; its set-up steps (e.g. `keygen.client`) go to `recorder`.
     func makeClient<R: StepRecorder>(recorder: inout R) throws -> any FlowClient
     /// Called when the measured part of the run starts (monotonic nanoseconds).
@@ -63,6 +63,8 @@ public struct FlowSetup: Sendable {
     public var serverKeys: KeyLifetime
     /// The transport's name.
     public var transport: String
+    /// Whether the lab runs this flow's server; false when it reaches one elsewhere.
+    public var startsServer: Bool
 
     /// A set-up.
     public init(
@@ -73,7 +75,8 @@ public struct FlowSetup: Sendable {
         serverProvider: any CryptoProvider,
         providers: [any CryptoProvider],
         serverKeys: KeyLifetime,
-        transport: String
+        transport: String,
+        startsServer: Bool = true
     ) {
         self.entry = entry
         self.label = label
@@ -83,11 +86,13 @@ public struct FlowSetup: Sendable {
         self.providers = providers
         self.serverKeys = serverKeys
         self.transport = transport
+        self.startsServer = startsServer
     }
 
-    /// `openssl`, or `swift-crypto→openssl` when the sides differ.
+    /// `openssl`, or `swift-crypto→openssl` when the sides differ (the client's alone when the
+    /// server runs elsewhere).
     public var providerLabel: String {
-        self.clientProvider.name == self.serverProvider.name
+        !self.startsServer || self.clientProvider.name == self.serverProvider.name
             ? self.clientProvider.name : "\(self.clientProvider.name)→\(self.serverProvider.name)"
     }
 }

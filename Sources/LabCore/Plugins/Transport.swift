@@ -1,14 +1,32 @@
-/// How frames travel between a client and the server: `in-process`, later `tcp` and `tls`.
+/// How frames travel between a client and the server: `in-process`, `tcp` or `tls`.
 ///
-/// A transport serves a `FrameHandler` and hands out client connections to it. The runner
-/// only sees this protocol, so a socket transport slots in without touching flows.
+/// A transport serves a `FrameHandler` and hands out client connections to it, or reaches a
+/// server that runs elsewhere. The runner only sees this protocol, so flows never know
+/// whether their bytes cross a socket.
 public protocol Transport: Sendable {
     /// The name scenario files use, e.g. `in-process`.
     static var name: String { get }
+    /// Whether the transport crosses a socket, so that a server elsewhere can be reached.
+    static var usesNetwork: Bool { get }
     /// Makes the transport with the scenario's server settings.
     init(options: TransportOptions) throws
     /// Starts serving `handler`; clients connect through the returned endpoint.
     func serve(_ handler: any FrameHandler) async throws -> any TransportEndpoint
+    /// An endpoint for a server already running at `host`:`port`, served by someone else.
+    func remote(host: String, port: Int) async throws -> any TransportEndpoint
+}
+
+extension Transport {
+    /// In-memory by default.
+    public static var usesNetwork: Bool { false }
+
+    /// Refuses: only network transports reach other servers.
+    public func remote(host: String, port: Int) async throws -> any TransportEndpoint {
+        throw LabError(
+            .unsupported,
+            "The '\(Self.name)' transport cannot reach a server at \(host):\(port); use tcp or tls"
+        )
+    }
 }
 
 /// The server settings a transport needs.
@@ -17,19 +35,68 @@ public struct TransportOptions: Sendable, Hashable {
     public var framing: String
     /// The largest frame body either side accepts.
     public var maxFrameBytes: Int
+    /// Where a server started by the lab listens (network transports).
+    public var host: String
+    /// The port a server started by the lab listens on; 0 picks a free one.
+    public var port: Int
+    /// How long a server waits for a peer's next bytes before closing the connection.
+    public var idleTimeout: TimeSpan
+    /// Certificates and pins, for `tls`.
+    public var tls: TLSSettings
 
     /// Options; the protocol's defaults unless given.
-    public init(framing: String = "u32be", maxFrameBytes: Int = 5_242_880) {
+    public init(
+        framing: String = "u32be",
+        maxFrameBytes: Int = 5_242_880,
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        idleTimeout: TimeSpan = .seconds(30),
+        tls: TLSSettings = TLSSettings()
+    ) {
         self.framing = framing
         self.maxFrameBytes = maxFrameBytes
+        self.host = host
+        self.port = port
+        self.idleTimeout = idleTimeout
+        self.tls = tls
     }
+}
+
+/// The `tls` transport's identity and trust: what the server presents, what the client pins.
+///
+/// Paths are absolute by the time a transport sees them (the validator resolves them
+/// against the scenario file's folder).
+public struct TLSSettings: Sendable, Hashable {
+    /// The server's certificate chain (PEM); nil: a fresh self-signed certificate per run.
+    public var certificateFile: String?
+    /// The server's private key (PEM), with `certificateFile`.
+    public var privateKeyFile: String?
+    /// What the client trusts; nil: exactly the certificate the lab's own server presents.
+    public var pin: CertificatePin?
+
+    /// Settings.
+    public init(certificateFile: String? = nil, privateKeyFile: String? = nil, pin: CertificatePin? = nil) {
+        self.certificateFile = certificateFile
+        self.privateKeyFile = privateKeyFile
+        self.pin = pin
+    }
+}
+
+/// The one server identity a pinned client accepts.
+public enum CertificatePin: Sendable, Hashable {
+    /// A bundled certificate (PEM or DER file): the server must present exactly it.
+    case certificateFile(String)
+    /// The SHA-256 of the server's SubjectPublicKeyInfo (32 bytes).
+    case spkiSHA256([UInt8])
 }
 
 /// A served handler, as clients reach it.
 public protocol TransportEndpoint: Sendable {
-    /// Opens a connection for one simulated client.
-    func connect() async throws -> any Connection
-    /// Stops serving; open connections end.
+    /// Where clients reach it, e.g. `127.0.0.1:50123`, or nil in process.
+    var address: String? { get }
+    /// Opens a connection for one simulated client, recording `connect` if it crosses a socket.
+    func connect<R: StepRecorder>(recorder: inout R) async throws -> any Connection
+    /// Stops serving (if this endpoint serves); open connections end.
     func shutdown() async
 }
 
@@ -37,7 +104,7 @@ public protocol TransportEndpoint: Sendable {
 public protocol Connection: Sendable {
     /// Sends one request body and waits for its response body.
     ///
-    /// In-process, the server's steps are recorded into `recorder` too.
+    /// When the server runs in this process its steps are recorded into `recorder` too.
     func request<R: StepRecorder>(_ body: [UInt8], recorder: inout R) async throws -> [UInt8]
     /// Closes the connection.
     func close() async
@@ -55,11 +122,14 @@ public struct FrameAnswer: Sendable {
     public var body: [UInt8]
     /// Why the server closes the connection after sending, or nil to keep it open.
     public var closeReason: String?
+    /// What the server's own report groups this answer's steps under (e.g. the suite).
+    public var group: String?
 
     /// An answer.
-    public init(body: [UInt8], closeReason: String? = nil) {
+    public init(body: [UInt8], closeReason: String? = nil, group: String? = nil) {
         self.body = body
         self.closeReason = closeReason
+        self.group = group
     }
 }
 

@@ -342,8 +342,8 @@ public struct StepStatistics: Sendable, Codable, Equatable {
 extension Step {
     /// The order steps appear in within a group: set-up, then an exchange's path, then the whole.
     public static let reportOrder: [Step] = [
-        .keygenClient, .keygenServer, .keygenSession, .encode, .decode, .wrap, .unwrap, .encrypt, .decrypt,
-        .sign, .verify, .exchange,
+        .discover, .connect, .keygenClient, .keygenServer, .keygenSession, .encode, .decode, .wrap, .unwrap,
+        .encrypt, .decrypt, .sign, .verify, .exchange,
     ]
 
     /// Report order, with steps not in `reportOrder` after those, by name.

@@ -1,0 +1,299 @@
+import LabCore
+import LabWire
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// A cx/1 (or any framed) server on SwiftNIO: one listener, each accepted connection served
+/// by its own task through `NIOAsyncChannel`, independent of every other.
+///
+/// A connection ends, with its reason logged, on a zero or oversized length (before the body
+/// is read), on a body the handler answers with an error, on an idle peer, on a TLS failure,
+/// or when the peer leaves; the listener and the other connections carry on.
+public final class SocketServer: Sendable {
+    /// How a server listens and what it tolerates.
+    public struct Configuration: Sendable {
+        /// The framing and frame limit.
+        public var framing: Framing
+        /// The address to listen on.
+        public var host: String
+        /// The port; 0 picks a free one.
+        public var port: Int
+        /// How long a connection may send nothing before it is closed.
+        public var idleTimeout: TimeSpan
+        /// The TLS identity, or nil for plain TCP.
+        public var tls: TLSIdentity?
+        /// Where connection events go.
+        public var logger: Logger
+
+        /// A configuration.
+        public init(
+            framing: Framing = .standard,
+            host: String = "127.0.0.1",
+            port: Int = 0,
+            idleTimeout: TimeSpan = .seconds(30),
+            tls: TLSIdentity? = nil,
+            logger: Logger = Logger(label: "lab.server")
+        ) {
+            self.framing = framing
+            self.host = host
+            self.port = port
+            self.idleTimeout = idleTimeout
+            self.tls = tls
+            self.logger = logger
+        }
+    }
+
+    /// The bound host.
+    public let host: String
+    /// The bound port (the one picked, when 0 was asked).
+    public let port: Int
+    /// What the server measured, if asked to record.
+    public let recording: ServerRecording?
+    let mailbox: ServerStepMailbox?
+    private let listener: any Channel
+    private let connections: ConnectionSet
+    private let acceptLoop: Task<Void, Never>
+
+    /// Binds and starts serving `handler`.
+    ///
+    /// - Parameters:
+    ///   - recording: where to total the server's steps and connection outcomes, if anywhere.
+    ///   - mailbox: hands each exchange's steps to a client in this process (internal).
+    public static func start(
+        handler: any FrameHandler,
+        configuration: Configuration,
+        recording: ServerRecording? = nil
+    ) async throws -> SocketServer {
+        try await Self.start(handler: handler, configuration: configuration, recording: recording, mailbox: nil)
+    }
+
+    static func start(
+        handler: any FrameHandler,
+        configuration: Configuration,
+        recording: ServerRecording?,
+        mailbox: ServerStepMailbox?
+    ) async throws -> SocketServer {
+        let sslContext: NIOSSLContext?
+        if let identity = configuration.tls {
+            do {
+                var tls = TLSConfiguration.makeServerConfiguration(
+                    certificateChain: identity.chain.map { .certificate($0) },
+                    privateKey: .privateKey(identity.privateKey)
+                )
+                tls.minimumTLSVersion = .tlsv12
+                sslContext = try NIOSSLContext(configuration: tls)
+            } catch {
+                throw LabError(
+                    .handshakeFailed,
+                    "Cannot set up TLS with the server's certificate and key",
+                    cause: UnderlyingError(describing: error)
+                )
+            }
+        } else {
+            sslContext = nil
+        }
+        let framing = configuration.framing
+        let idle = configuration.idleTimeout
+        let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
+        do {
+            listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(.backlog, value: 1024)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .bind(host: configuration.host, port: configuration.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let pipeline = channel.pipeline.syncOperations
+                        if let sslContext {
+                            try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+                        }
+                        try pipeline.addHandler(IdleStateHandler(readTimeout: idle.timeAmount))
+                        try pipeline.addHandler(IdleTimeoutHandler(timeout: idle))
+                        try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(framing: framing)))
+                        try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: framing)))
+                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    }
+                }
+        } catch {
+            throw LabError(
+                .connectFailed,
+                "Cannot listen on \(configuration.host):\(configuration.port)",
+                cause: UnderlyingError(describing: error)
+            )
+        }
+        guard let port = listener.channel.localAddress?.port else {
+            throw LabError(.connectFailed, "The listener on \(configuration.host) has no port")
+        }
+        let connections = ConnectionSet()
+        let logger = configuration.logger
+        let acceptLoop = Task {
+            await Self.accept(
+                listener,
+                handler: handler,
+                connections: connections,
+                recording: recording,
+                mailbox: mailbox,
+                logger: logger
+            )
+        }
+        logger.debug(
+            "listening",
+            metadata: ["address": "\(configuration.host):\(port)", "tls": "\(sslContext != nil)"]
+        )
+        return SocketServer(
+            host: configuration.host,
+            port: port,
+            recording: recording,
+            mailbox: mailbox,
+            listener: listener.channel,
+            connections: connections,
+            acceptLoop: acceptLoop
+        )
+    }
+
+    private init(
+        host: String,
+        port: Int,
+        recording: ServerRecording?,
+        mailbox: ServerStepMailbox?,
+        listener: any Channel,
+        connections: ConnectionSet,
+        acceptLoop: Task<Void, Never>
+    ) {
+        self.host = host
+        self.port = port
+        self.recording = recording
+        self.mailbox = mailbox
+        self.listener = listener
+        self.connections = connections
+        self.acceptLoop = acceptLoop
+    }
+
+    /// `host:port`.
+    public var address: String { "\(self.host):\(self.port)" }
+
+    /// Stops accepting, closes every open connection and waits until all have ended.
+    public func shutdown() async {
+        try? await self.listener.close()
+        for channel in self.connections.closeAll() {
+            try? await channel.close()
+        }
+        await self.acceptLoop.value
+    }
+
+    private static func accept(
+        _ listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
+        handler: any FrameHandler,
+        connections: ConnectionSet,
+        recording: ServerRecording?,
+        mailbox: ServerStepMailbox?,
+        logger: Logger
+    ) async {
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await listener.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        guard connections.insert(connection.channel) else {
+                            try? await connection.channel.close()
+                            continue
+                        }
+                        group.addTask {
+                            await Self.serve(
+                                connection,
+                                handler: handler,
+                                recording: recording,
+                                mailbox: mailbox,
+                                logger: logger
+                            )
+                            connections.remove(connection.channel)
+                        }
+                    }
+                }
+            }
+        } catch {
+            logger.error("the listener failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private static func serve(
+        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>,
+        handler: any FrameHandler,
+        recording: ServerRecording?,
+        mailbox: ServerStepMailbox?,
+        logger: Logger
+    ) async {
+        var logger = logger
+        let peer = connection.channel.remoteAddress
+        logger[metadataKey: "peer"] = "\(peer.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?")"
+        let peerPort = peer?.port ?? -1
+        var record = ConnectionRecording()
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                for try await frame in inbound {
+                    var timings = StepTimings()
+                    let answer = await handler.respond(to: Array(frame.readableBytesView), recorder: &timings)
+                    let group = answer.group ?? "-"
+                    let errorCode = answer.closeReason.map { String($0.prefix { $0 != ":" }) }
+                    record.record(timings, group: group, error: errorCode)
+                    mailbox?.deposit(timings, port: peerPort)
+                    try await outbound.write(ByteBuffer(bytes: answer.body))
+                    if let reason = answer.closeReason {
+                        record.closeCode = errorCode ?? "answered-error"
+                        logger.warning(
+                            "closing the connection after an error answer",
+                            metadata: ["reason": "\(reason)"]
+                        )
+                        return
+                    }
+                }
+                logger.debug("the peer closed the connection")
+            }
+        } catch let error as LabError {
+            record.closeCode = error.code.description
+            logger.warning("closing the connection", metadata: ["reason": "\(error.code): \(error.message)"])
+        } catch let error as NIOSSLError {
+            record.closeCode = "tls"
+            logger.warning("closing the connection: TLS failed", metadata: ["reason": "\(error)"])
+        } catch let error as NIOSSLExtraError {
+            record.closeCode = "tls"
+            logger.warning("closing the connection: TLS failed", metadata: ["reason": "\(error)"])
+        } catch {
+            record.closeCode = "io"
+            logger.notice("the connection failed", metadata: ["reason": "\(error)"])
+        }
+        recording?.merge(record)
+    }
+}
+
+/// The open connections, so that shutdown can close them.
+final class ConnectionSet: Sendable {
+    private struct State {
+        var channels: [ObjectIdentifier: any Channel] = [:]
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Adds `channel`; false once shutdown began.
+    func insert(_ channel: any Channel) -> Bool {
+        self.state.withLock { state in
+            guard !state.closed else { return false }
+            state.channels[ObjectIdentifier(channel)] = channel
+            return true
+        }
+    }
+
+    func remove(_ channel: any Channel) {
+        _ = self.state.withLock { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    /// Every open channel; later arrivals are refused.
+    func closeAll() -> [any Channel] {
+        self.state.withLock { state in
+            state.closed = true
+            return Array(state.channels.values)
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import ArgumentParser
+import Foundation
+import LabCore
+import LabCrypto
+import LabDiscovery
+import LabNIO
+import LabPlugins
+import LabReport
+import LabWire
+import Logging
+import UnixSignals
+
+/// `lab serve`: a cx/1 server on real sockets, for `lab run` on this host or another, or for
+/// any client written from PROTOCOL.md.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve cx/1 over TCP or TLS until SIGINT or SIGTERM.",
+        discussion: """
+            The first line on stdout is `listening on HOST:PORT`. With TLS, the next lines give the \
+            certificate's fingerprints, for clients to pin. Connection events go to stderr.
+            """
+    )
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on; 0 picks a free one.")
+    var port = 0
+
+    @Option(help: "Also write the port, once listening, to this file.")
+    var portFile: String?
+
+    @Option(help: "The crypto provider: \(BuiltInPlugins.providers.names.joined(separator: ", ")).")
+    var provider = "swift-crypto"
+
+    @Option(
+        help: ArgumentHelp(
+            "The suites offered, comma-separated; `classic@1024` sets an RSA size. Default: all the provider can do.",
+            valueName: "list"
+        )
+    )
+    var suites: String?
+
+    @Option(help: "When the server makes its signing keys: per-run or per-exchange.")
+    var keys = "per-run"
+
+    @Option(help: "The frame length encoding: u32be or u64le (the 2009 sample's).")
+    var framing = "u32be"
+
+    @Option(help: "The largest frame body accepted, in bytes.")
+    var maxFrameBytes = Framing.defaultMaxFrameBytes
+
+    @Option(help: "Close a connection that sends nothing for this long, e.g. \"30 s\".")
+    var idleTimeout = "30 s"
+
+    @Flag(help: "Serve TLS; with no --tls-certificate, on a fresh self-signed certificate.")
+    var tls = false
+
+    @Option(help: "The TLS certificate (PEM); implies --tls.")
+    var tlsCertificate: String?
+
+    @Option(help: "The TLS certificate's private key (PEM).")
+    var tlsKey: String?
+
+    @Option(help: "Advertise the server by DNS-SD (_crypttest._tcp) under this instance name.")
+    var advertise: String?
+
+    @Option(help: "On shutdown, write the server's own step timings (csv, markdown, json) here.")
+    var report: String?
+
+    @Option(help: "Log level on stderr: trace, debug, info, notice, warning, error.")
+    var logLevel = "info"
+
+    func run() async throws {
+        try await reportingErrors {
+            guard let level = Logger.Level(rawValue: self.logLevel) else {
+                throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error")
+            }
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let setup = try self.makeServer()
+            let started = Date()
+            let recording = ServerRecording()
+            let useTLS = self.tls || self.tlsCertificate != nil
+            let server: SocketServer
+            var identity: TLSIdentity? = nil
+            if useTLS {
+                let transport = try TLSTransport(options: setup.options)
+                let chosen = try transport.identity()
+                identity = chosen
+                server = try await transport.startServer(setup.handler, identity: chosen, recording: recording)
+            } else {
+                server = try await TCPTransport(options: setup.options).startServer(setup.handler, recording: recording)
+            }
+            var lines = ["listening on \(server.address)"]
+            lines.append("suites: \(setup.suites.joined(separator: ", ")) (provider \(setup.provider.name))")
+            if let identity {
+                let spki = try Fingerprint.spkiSHA256(identity.leaf)
+                lines.append("tls: spki sha256/\(Fingerprint.base64(spki))")
+            }
+            Self.printNow(lines)
+            if let portFile = self.portFile {
+                try Self.writeAtomically("\(server.port)\n", to: portFile)
+            }
+            var advertisement: Advertisement? = nil
+            if let name = self.advertise {
+                do {
+                    let txt = ServerTXT(suites: setup.suites, tls: useTLS)
+                    advertisement = try await DNSSD.advertise(name: name, port: server.port, txt: txt.records)
+                    Self.printNow(["advertised as '\(advertisement!.name)' (\(DNSSD.defaultType), local.)"])
+                } catch {
+                    await server.shutdown()
+                    throw error
+                }
+            }
+
+            let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+            for await signal in signals {
+                Logger(label: "lab.serve").notice("stopping on \(signal)")
+                break
+            }
+            advertisement?.cancel()
+            await server.shutdown()
+            let snapshot = recording.snapshot()
+            if let report = self.report {
+                let result = ServerReport.result(
+                    snapshot,
+                    provider: setup.provider,
+                    transport: useTLS ? TLSTransport.name : TCPTransport.name,
+                    address: server.address,
+                    started: started
+                )
+                let written = try writeReports(
+                    result,
+                    formats: ReporterRegistry.builtIn.names,
+                    charts: true,
+                    to: URL(fileURLWithPath: report)
+                )
+                FileHandleOutput.standardError(
+                    "server report: \(written.map(\.lastPathComponent).joined(separator: ", ")) in \(report)\n"
+                )
+            }
+            let answered = snapshot.exchanges.values.reduce(0, +)
+            let failed = snapshot.errors.values.flatMap(\.values).reduce(0, +)
+            Self.printNow([
+                "stopped: \(snapshot.connections) connections, \(answered) exchanges, \(failed) error answers"
+            ])
+        }
+    }
+
+    struct Setup {
+        var provider: any CryptoProvider
+        var suites: [String]
+        var handler: any FrameHandler
+        var options: TransportOptions
+    }
+
+    func makeServer() throws -> Setup {
+        guard FramingStyle(rawValue: self.framing) != nil else {
+            throw ValidationError("--framing must be u32be or u64le")
+        }
+        guard let lifetime = KeyLifetime(rawValue: self.keys) else {
+            throw ValidationError("--keys must be per-run or per-exchange")
+        }
+        guard let idle = TimeSpan(parsing: self.idleTimeout), idle > .zero else {
+            throw ValidationError("--idle-timeout must be \(TimeSpan.expectation)")
+        }
+        guard (0...65535).contains(self.port) else { throw ValidationError("--port must be 0...65535") }
+        guard self.maxFrameBytes >= 1 else { throw ValidationError("--max-frame-bytes must be at least 1") }
+        if (self.tlsCertificate == nil) != (self.tlsKey == nil) {
+            throw ValidationError("--tls-certificate and --tls-key go together")
+        }
+        let providers = try BuiltInPlugins.providers.makeAll()
+        let provider = try BuiltInPlugins.providers.make(self.provider)
+        var suites: [any Suite] = []
+        if let list = self.suites {
+            for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                let parts = item.split(separator: "@", maxSplits: 1).map(String.init)
+                var options = SuiteOptions()
+                if parts.count == 2 {
+                    guard let bits = Int(parts[1]) else { throw ValidationError("'\(item)': expected suite@bits") }
+                    options.rsaBits = bits
+                }
+                let suite = try BuiltInPlugins.suites.make(parts[0], options: options)
+                try SuiteRegistry.requireSupport(suite, by: provider, others: providers)
+                suites.append(suite)
+            }
+        } else {
+            suites = try BuiltInPlugins.suites.ids.map { try BuiltInPlugins.suites.make($0) }
+                .filter { $0.unsupportedReason(on: provider) == nil }
+        }
+        guard !suites.isEmpty else { throw ValidationError("--suites names no suite") }
+        var keygen = NoStepRecorder()
+        let handler = try CXFlow.serverHandler(
+            provider: provider,
+            suites: suites,
+            keyLifetime: lifetime,
+            others: providers,
+            recorder: &keygen
+        )
+        var tls = TLSSettings()
+        tls.certificateFile = self.tlsCertificate
+        tls.privateKeyFile = self.tlsKey
+        let options = TransportOptions(
+            framing: self.framing,
+            maxFrameBytes: self.maxFrameBytes,
+            host: self.host,
+            port: self.port,
+            idleTimeout: idle,
+            tls: tls
+        )
+        return Setup(provider: provider, suites: suites.map(\.id), handler: handler, options: options)
+    }
+
+    /// Prints and flushes at once: whoever started the server waits for these lines on a pipe.
+    static func printNow(_ lines: [String]) {
+        FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    static func writeAtomically(_ text: String, to path: String) throws {
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw LabError(
+                .invalidScenario,
+                "Cannot write the port file '\(path)'",
+                cause: UnderlyingError(describing: error)
+            )
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import LabCore
+import LabNIO
+
+/// Turns what `lab serve` measured into a `RunResult`, so the usual reporters write it.
+///
+/// One group per suite with the server's own steps; a `connections` group counts connections
+/// (its iterations) and how those that did not end normally ended (its errors).
+enum ServerReport {
+    static func result(
+        _ snapshot: ServerRecording.Snapshot,
+        provider: any CryptoProvider,
+        transport: String,
+        address: String,
+        started: Date
+    ) -> RunResult {
+        var groups: [GroupResult] = []
+        for suite in Set(snapshot.steps.keys).union(snapshot.errors.keys).sorted() {
+            let errors = snapshot.errors[suite] ?? [:]
+            groups.append(
+                GroupResult(
+                    key: GroupKey(flow: "cx", suite: suite, provider: provider.name, transport: transport),
+                    flowKind: "cx",
+                    insecure: false,
+                    steps: snapshot.steps[suite] ?? [:],
+                    errors: errors,
+                    iterations: (snapshot.exchanges[suite] ?? 0) + errors.values.reduce(0, +)
+                )
+            )
+        }
+        let normal: Set<String> = ["peer-closed"]
+        groups.append(
+            GroupResult(
+                key: GroupKey(flow: "connections", suite: "-", provider: provider.name, transport: transport),
+                flowKind: "connections",
+                insecure: false,
+                steps: [:],
+                errors: snapshot.closes.filter { !normal.contains($0.key) },
+                iterations: snapshot.connections
+            )
+        )
+        let elapsed = UInt64(max(0, Date().timeIntervalSince(started)) * 1e9)
+        #if DEBUG
+        let build = "debug"
+        #else
+        let build = "release"
+        #endif
+        let exchanges = snapshot.exchanges.values.reduce(0, +) + snapshot.errors.values.flatMap(\.values).reduce(0, +)
+        return RunResult(
+            metadata: RunMetadata(
+                scenario: "lab serve",
+                description: "The server's own steps, as `lab serve` measured them while it ran.",
+                startedAt: started,
+                build: build,
+                machine: MachineInfo.current(),
+                providers: [ProviderInfo(name: provider.name, version: provider.version)],
+                transport: "\(transport), listening on \(address)",
+                clients: Int(snapshot.connections),
+                load: "whatever clients sent",
+                command: CommandLine.arguments.joined(separator: " ")
+            ),
+            scenarioText: "",
+            groups: groups,
+            measuredNanoseconds: elapsed,
+            totalNanoseconds: elapsed,
+            plannedIterations: nil,
+            completedIterations: Int(exchanges),
+            warmupIterations: 0,
+            stoppedByDeadline: false
+        )
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import LabCore
+import LabPlugins
+import Synchronization
+
+/// The behaviour every transport must have, whatever carries its bytes: one suite that the
+/// `in-process`, `tcp` and `tls` transports all pass (`TransportConformanceTests`).
+///
+/// Each check throws a `ConformanceFailure` naming what went wrong.
+public enum TransportConformance {
+    /// The transports that must conform.
+    public static let transports = BuiltInPlugins.transports.names
+
+    /// Makes the named transport with `options`.
+    public static func make(_ name: String, options: TransportOptions = TransportOptions()) throws -> any Transport {
+        try BuiltInPlugins.transports.make(name, options: options)
+    }
+
+    /// A handler that answers each body reversed, records a `sign` step of the body's length in
+    /// nanoseconds, and closes after answering a body that starts with `close`.
+    public struct ReversingHandler: FrameHandler {
+        /// Bodies seen, across all connections.
+        public let seen = Counter()
+
+        /// A handler.
+        public init() {}
+
+        /// Reverses `body`.
+        public func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
+            self.seen.increment()
+            recorder.record(.sign, nanoseconds: UInt64(body.count))
+            let close = body.starts(with: Array("close".utf8))
+            return FrameAnswer(body: body.reversed(), closeReason: close ? "asked to close" : nil, group: "test")
+        }
+    }
+
+    /// A thread-safe count.
+    public final class Counter: Sendable {
+        private let value = Atomic<Int>(0)
+
+        /// Zero.
+        public init() {}
+
+        /// Adds one.
+        public func increment() { self.value.add(1, ordering: .relaxed) }
+
+        /// The count.
+        public var count: Int { self.value.load(ordering: .relaxed) }
+    }
+
+    /// What went wrong.
+    public struct ConformanceFailure: Error, CustomStringConvertible {
+        /// The explanation.
+        public var description: String
+    }
+
+    static func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+        if !condition { throw ConformanceFailure(description: message()) }
+    }
+
+    /// Bodies of many sizes, up to the frame limit, come back intact, in order, on one connection.
+    public static func roundTrips(_ transport: any Transport, maxFrameBytes: Int) async throws {
+        let endpoint = try await transport.serve(ReversingHandler())
+        var setup = StepTimings()
+        let connection = try await endpoint.connect(recorder: &setup)
+        var random = SystemRandomNumberGenerator()
+        for size in [1, 2, 427, 65_535, 65_536, 1 << 20, maxFrameBytes] {
+            let body = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
+            var recorder = StepTimings()
+            let answer = try await connection.request(body, recorder: &recorder)
+            try expect(answer == body.reversed(), "a \(size)-byte body did not come back reversed")
+        }
+        await connection.close()
+        await endpoint.shutdown()
+    }
+
+    /// The server's steps reach the client's recorder, once per request, when the server runs
+    /// in this process; a socket `connect` is recorded by network transports only.
+    public static func serverStepsReachTheClient(_ transport: any Transport) async throws {
+        let endpoint = try await transport.serve(ReversingHandler())
+        var setup = StepTimings()
+        let connection = try await endpoint.connect(recorder: &setup)
+        let network = type(of: transport).usesNetwork
+        try expect(
+            setup.steps == (network ? [.connect] : []),
+            "connect recorded \(setup.steps.map(\.name)); expected \(network ? "connect" : "nothing")"
+        )
+        for size in 1...5 {
+            var recorder = StepTimings()
+            _ = try await connection.request(Array(repeating: 7, count: size), recorder: &recorder)
+            try expect(
+                recorder.entries.count == 1 && recorder.total(.sign) == UInt64(size),
+                "request \(size): the client's recorder got \(recorder.entries.map { "\($0.step)=\($0.nanoseconds)" })"
+            )
+        }
+        await connection.close()
+        await endpoint.shutdown()
+    }
+
+    /// After an answer with a close reason, the connection is closed: the next request fails
+    /// with `connectionClosed`, and a new connection works.
+    public static func closesAfterErrorAnswer(_ transport: any Transport) async throws {
+        let endpoint = try await transport.serve(ReversingHandler())
+        var setup = StepTimings()
+        let connection = try await endpoint.connect(recorder: &setup)
+        var recorder = StepTimings()
+        let answer = try await connection.request(Array("close now".utf8), recorder: &recorder)
+        try expect(answer == Array("close now".utf8).reversed(), "the error answer itself must arrive")
+        do {
+            _ = try await connection.request([1, 2, 3], recorder: &recorder)
+            throw ConformanceFailure(description: "a request on a closed connection succeeded")
+        } catch let error as LabError {
+            try expect(error.code == .connectionClosed, "expected connectionClosed, got \(error)")
+        }
+        let fresh = try await endpoint.connect(recorder: &setup)
+        try expect(try await fresh.request([1, 2], recorder: &recorder) == [2, 1], "a new connection must work")
+        await fresh.close()
+        await connection.close()
+        await endpoint.shutdown()
+    }
+
+    /// Many clients at once each get their own answers.
+    public static func servesManyAtOnce(_ transport: any Transport, clients: Int, requests: Int) async throws {
+        let handler = ReversingHandler()
+        let endpoint = try await transport.serve(handler)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    var recorder = StepTimings()
+                    let connection = try await endpoint.connect(recorder: &recorder)
+                    for request in 0..<requests {
+                        let body = Array("client \(client) request \(request)".utf8)
+                        let answer = try await connection.request(body, recorder: &recorder)
+                        try expect(answer == body.reversed(), "client \(client) got another client's answer")
+                    }
+                    await connection.close()
+                }
+            }
+            try await group.waitForAll()
+        }
+        try expect(handler.seen.count == clients * requests, "the server saw \(handler.seen.count) requests")
+        await endpoint.shutdown()
+    }
+
+    /// A body over the frame limit is refused by the sender, before anything is sent.
+    public static func refusesOversizedBodies(_ transport: any Transport, maxFrameBytes: Int) async throws {
+        let handler = ReversingHandler()
+        let endpoint = try await transport.serve(handler)
+        var recorder = StepTimings()
+        let connection = try await endpoint.connect(recorder: &recorder)
+        do {
+            _ = try await connection.request(Array(repeating: 1, count: maxFrameBytes + 1), recorder: &recorder)
+            throw ConformanceFailure(description: "an oversized body was sent")
+        } catch let error as LabError {
+            try expect(error.code == .frameTooLarge, "expected frameTooLarge, got \(error)")
+        }
+        try expect(handler.seen.count == 0, "the server received an oversized body")
+        await connection.close()
+        await endpoint.shutdown()
+    }
+}
