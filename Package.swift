@@ -155,8 +155,9 @@ let package = Package(
         .testTarget(
             name: "LabNIOTests",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabTesting",
+                "LabCore", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabRunner", "LabTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],

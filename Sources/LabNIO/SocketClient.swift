@@ -39,6 +39,11 @@ struct SocketClient: Sendable {
 
     /// Connects (TCP, then the TLS handshake and pin check), recording `connect`.
     func connect<R: StepRecorder>(recorder: inout R) async throws -> SocketConnection {
+        SocketConnection(client: self, link: try await self.open(recorder: &recorder))
+    }
+
+    /// Opens one channel, ready for requests.
+    func open<R: StepRecorder>(recorder: inout R) async throws -> SocketConnection.Link {
         let start = Stopwatch.now()
         let check = self.security.map { PinCheck(pin: $0.pin) }
         let handshake = HandshakeBox()
@@ -100,42 +105,54 @@ struct SocketClient: Sendable {
         recorder.record(.connect, nanoseconds: Stopwatch.now() &- start)
         let localPort = channel.localAddress?.port ?? -1
         self.mailbox?.open(port: localPort)
-        return SocketConnection(
-            channel: channel,
-            localPort: localPort,
-            responseTimeout: self.responseTimeout,
-            mailbox: self.mailbox,
-            peer: "\(self.host):\(self.port)"
-        )
+        return SocketConnection.Link(channel: channel, localPort: localPort)
     }
+
+    var peer: String { "\(self.host):\(self.port)" }
 }
 
 /// One client connection over a socket: each request is a frame out and a frame back,
 /// matched in order by NIO Extras' `RequestResponseHandler`.
+///
+/// A connection the server closed while it was idle (its idle timeout, say) is reopened
+/// before the next request, with the `connect` recorded, as keep-alive clients do; one that
+/// fails with a request in flight fails that request.
 final class SocketConnection: Connection {
-    let channel: any Channel
-    let localPort: Int
-    let responseTimeout: TimeSpan
-    let mailbox: ServerStepMailbox?
-    let peer: String
+    /// One open channel and the local port that names it in the step mailbox.
+    struct Link: Sendable {
+        let channel: any Channel
+        let localPort: Int
+    }
+
+    let client: SocketClient
+    private let link: Mutex<Link?>
     private let timedOut = Atomic<Bool>(false)
 
-    init(channel: any Channel, localPort: Int, responseTimeout: TimeSpan, mailbox: ServerStepMailbox?, peer: String) {
-        self.channel = channel
-        self.localPort = localPort
-        self.responseTimeout = responseTimeout
-        self.mailbox = mailbox
-        self.peer = peer
+    init(client: SocketClient, link: Link) {
+        self.client = client
+        self.link = Mutex(link)
     }
 
     func request<R: StepRecorder>(_ body: [UInt8], recorder: inout R) async throws -> [UInt8] {
-        let channel = self.channel
+        guard var link = self.link.withLock({ $0 }) else {
+            throw LabError(.connectionClosed, "The connection to \(self.client.peer) was closed by the client")
+        }
+        if !link.channel.isActive {
+            self.client.mailbox?.close(port: link.localPort)
+            link = try await self.client.open(recorder: &recorder)
+            self.link.withLock { $0 = link }
+        }
+        let channel = link.channel
         let promise = channel.eventLoop.makePromise(of: ByteBuffer.self)
-        let timer = channel.eventLoop.scheduleTask(in: self.responseTimeout.timeAmount) { [self] in
+        let timer = channel.eventLoop.scheduleTask(in: self.client.responseTimeout.timeAmount) { [self] in
             self.timedOut.store(true, ordering: .relaxed)
             channel.close(promise: nil)
         }
-        channel.writeAndFlush((ByteBuffer(bytes: body), promise), promise: nil)
+        // If the write cannot happen (the channel closed first), the handler never sees the
+        // promise: fail it here, or the request would wait forever.
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { promise.fail($0) }
+        channel.writeAndFlush((ByteBuffer(bytes: body), promise), promise: written)
         let response: ByteBuffer
         do {
             response = try await promise.futureResult.get()
@@ -144,7 +161,7 @@ final class SocketConnection: Connection {
             timer.cancel()
             throw self.failure(error)
         }
-        if let mailbox = self.mailbox, let timings = mailbox.take(port: self.localPort) {
+        if let mailbox = self.client.mailbox, let timings = mailbox.take(port: link.localPort) {
             for (step, nanoseconds) in timings.entries {
                 recorder.record(step, nanoseconds: nanoseconds)
             }
@@ -154,24 +171,22 @@ final class SocketConnection: Connection {
 
     private func failure(_ error: any Error) -> LabError {
         if let error = error as? LabError { return error }
+        let peer = self.client.peer
         if self.timedOut.load(ordering: .relaxed) {
-            return LabError(.timedOut, "No answer from \(self.peer) within \(self.responseTimeout)")
+            return LabError(.timedOut, "No answer from \(peer) within \(self.client.responseTimeout)")
         }
         if error is NIOExtrasErrors.ClosedBeforeReceivingResponse || error as? ChannelError == .ioOnClosedChannel
             || error as? ChannelError == .alreadyClosed
         {
-            return LabError(.connectionClosed, "\(self.peer) closed the connection before answering")
+            return LabError(.connectionClosed, "\(peer) closed the connection before answering")
         }
-        return LabError(
-            .connectionClosed,
-            "The connection to \(self.peer) failed",
-            cause: UnderlyingError(describing: error)
-        )
+        return LabError(.connectionClosed, "The connection to \(peer) failed", cause: UnderlyingError(describing: error))
     }
 
     func close() async {
-        self.mailbox?.close(port: self.localPort)
-        try? await self.channel.close()
+        guard let link = self.link.withLock({ link in defer { link = nil }; return link }) else { return }
+        self.client.mailbox?.close(port: link.localPort)
+        try? await link.channel.close()
     }
 }
 

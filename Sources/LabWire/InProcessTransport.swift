@@ -40,10 +40,13 @@ public struct InProcessTransport: Transport {
 }
 
 /// One client's in-process connection.
+///
+/// Like a socket connection, it reopens when the server closed it after an answer, and
+/// refuses requests once the client closed it.
 final class InProcessConnection: Connection {
     let handler: any FrameHandler
     let framing: Framing
-    private let closedReason = Mutex<String?>(nil)
+    private let closedByClient = Mutex(false)
 
     init(handler: any FrameHandler, framing: Framing) {
         self.handler = handler
@@ -51,18 +54,15 @@ final class InProcessConnection: Connection {
     }
 
     func request<R: StepRecorder>(_ body: [UInt8], recorder: inout R) async throws -> [UInt8] {
-        if let reason = self.closedReason.withLock({ $0 }) {
-            throw LabError(.connectionClosed, "The connection is closed: \(reason)")
+        if self.closedByClient.withLock({ $0 }) {
+            throw LabError(.connectionClosed, "The connection is closed: closed by the client")
         }
         let requestBody = try FrameParser.singleFrame(try self.framing.frame(body), framing: self.framing)
         let answer = await self.handler.respond(to: requestBody, recorder: &recorder)
-        if let reason = answer.closeReason {
-            self.closedReason.withLock { $0 = "the server closed it after answering (\(reason))" }
-        }
         return try FrameParser.singleFrame(try self.framing.frame(answer.body), framing: self.framing)
     }
 
     func close() async {
-        self.closedReason.withLock { $0 = $0 ?? "closed by the client" }
+        self.closedByClient.withLock { $0 = true }
     }
 }

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Independent reference peer for the crypto-lab cx/1 exchange, written only from
-PROTOCOL.md (§1 framing, §2 cx/1) to cross-check another implementation. Peers exchange
-*files*, each holding exactly one frame. CLI (see main()): `request`, `open`, `respond`.
+PROTOCOL.md (§1 framing, §2 cx/1) to cross-check another implementation.
 
-Exit codes: 0 ok. `open`: 1 protocol failure (the JSON line names the stage), 2 local or
-usage problem (stage "usage"). `respond`: 2 error dictionary written, 3 unreadable frame
-(nothing written: the server would just drop the connection, §1).
+Two ways to talk (CLI: see main()):
+- files, one frame per file: `request`, `open` (client), `respond` (server);
+- TCP sockets: `exchange` (client: one connection, --count exchanges) and `serve`
+  (server: many connections, one thread each, until SIGTERM or SIGINT).
+
+Exit codes: 0 ok. `open`, `exchange`: 1 protocol failure (the JSON line names the stage),
+2 local or usage problem (stage "usage"). `respond`: 2 error dictionary written, 3 unreadable
+frame (nothing written: the server would just drop the connection, §1). `serve`: 0 after
+SIGTERM/SIGINT, having printed `stopped: C connections, E exchanges, K error answers`.
 Needs `cryptography` (ML-KEM/ML-DSA) and, for RSA < 1024 bits, the `openssl` tool.
 """
-import argparse, json, os, plistlib, struct, subprocess, sys
+import argparse, json, os, plistlib, signal, socket, socketserver, struct, subprocess, sys, threading
 
 from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization as ser
@@ -35,10 +40,12 @@ assert len(LOREM) == 426
 PAYLOAD = LOREM + b"\x00"                          # §2.5: 427 bytes
 
 class Fail(Exception):
-    """A protocol failure: `stage` is the JSON stage (open) or error code (respond)."""
-    def __init__(self, stage, msg):
+    """A protocol failure: `stage` is the JSON stage (open) or error code (respond);
+    `code` is the server's error code when the stage is "server-error"."""
+    def __init__(self, stage, msg, code=None):
         super().__init__(msg)
         self.stage = stage
+        self.code = code
 
 def payload(n=None):
     """§2.5: default 427-byte block; payloadBytes N = first N bytes of the block repeated."""
@@ -220,29 +227,35 @@ def server_pub_check(suite, raw, client_bits):
         mldsa.MLDSA65PublicKey.from_public_bytes(raw)
 
 # ---------------------------------------------------------------- request (§2.1, §2.2)
-def cmd_request(a):
-    if a.legacy and a.suite != "classic":
-        sys.exit("--legacy is only valid with --suite classic (§2.2)")
-    if a.suite in RSA_BITS:
-        priv = rsa_generate(a.rsa_bits or RSA_DEFAULT[a.suite])
-    elif a.suite == "x25519":
+def client_keypair(suite, rsa_bits=None):
+    """The client's key pair for `suite`: (private key, cryptoP bytes)."""
+    if suite in RSA_BITS:
+        priv = rsa_generate(rsa_bits or RSA_DEFAULT[suite])
+    elif suite == "x25519":
         priv = x25519.X25519PrivateKey.generate()
     else:
         priv = mlkem.MLKEM768PrivateKey.generate()
-    pub = client_pub_bytes(a.suite, priv)
-    body = pub if a.legacy else bplist({"suite": a.suite, "cryptoP": pub})
+    return priv, client_pub_bytes(suite, priv)
+
+def request_body(suite, pub, legacy):
+    """§2.1 request dictionary, or §2.2 the bare PKCS#1 key."""
+    return pub if legacy else bplist({"suite": suite, "cryptoP": pub})
+
+def cmd_request(a):
+    if a.legacy and a.suite != "classic":
+        sys.exit("--legacy is only valid with --suite classic (§2.2)")
+    priv, pub = client_keypair(a.suite, a.rsa_bits)
     write_file(a.key_out, private_to_file(a.suite, priv))
-    write_file(a.out, frame(body, a.framing))
+    write_file(a.out, frame(request_body(a.suite, pub, a.legacy), a.framing))
     print(json.dumps({"ok": True, "suite": a.suite, "legacy": a.legacy, "cryptoP_len": len(pub)}))
 
 # ---------------------------------------------------------------- respond (§2.3)
 def parse_request(body):
-    """Return (suite, client public key object, legacy?) or raise Fail(code, msg)."""
+    """Return (suite, raw cryptoP, legacy?) or raise Fail(code, msg); the key is not
+    decoded yet (client_pub_load), so a suite the server does not offer is reported as
+    such whatever key came with it."""
     if not body.startswith(BPLIST):                # §2.2 legacy: bare PKCS#1 DER
-        try:
-            return "classic", client_pub_load("classic", body), True
-        except Exception as e:
-            raise Fail("badPublicKey", f"legacy request: {e}")
+        return "classic", body, True
     try:
         d = parse_dict(body)
         suite = field(d, "suite", str)
@@ -251,10 +264,7 @@ def parse_request(body):
         raise Fail("badRequest", str(e))
     if suite not in SUITES:
         raise Fail("unknownSuite", f"unknown suite {suite!r}")
-    try:
-        return suite, client_pub_load(suite, raw), False
-    except Exception as e:
-        raise Fail("badPublicKey", str(e))
+    return suite, raw, False
 
 def wrap(suite, client_pub, session):
     """§2.4 wrap of the session key -> cryptoK."""
@@ -274,21 +284,31 @@ def wrap(suite, client_pub, session):
     z, ct = client_pub.encapsulate()               # cryptography returns (secret, ct)
     return ct + aes_key_wrap(kek(z, ct), session)
 
-def cmd_respond(a):
+def fresh_server_key(rsa_bits=None):
+    """A `signing_key` for answer(): a new key per call; RSA sized --rsa-bits or, as §2.4
+    says ("same encoding and size"), like the client's key."""
+    def make(suite, client_pub):
+        return server_sign_key(suite, (rsa_bits or client_pub.key_size) if suite in RSA_BITS else None)
+    return make
+
+def answer(body, msg, signing_key, offered=SUITES):
+    """Answer one request body (§2.3). Returns (response body, error code or None, suite,
+    legacy). `signing_key(suite, client_pub)` gives the server's private signing key;
+    `offered` lists the suites served (a known suite outside it is `unsupported`)."""
+    suite, legacy = None, not body.startswith(BPLIST)
     try:
-        body = unframe(read_file(a.inp), a.framing)
-    except (OSError, ValueError) as e:             # §1: drop the connection, no answer
-        print(json.dumps({"ok": False, "error": "framing", "message": str(e)}))
-        return 3
-    msg = payload(a.payload_bytes)
-    try:
-        suite, client_pub, legacy = parse_request(body)
+        suite, raw, legacy = parse_request(body)
+        if suite not in offered:
+            raise Fail("unsupported", f"this server offers {', '.join(offered)}, not {suite!r}")
+        try:
+            client_pub = client_pub_load(suite, raw)
+        except Exception as e:
+            raise Fail("badPublicKey", f"{'legacy request: ' if legacy else ''}{e}")
+        skey = signing_key(suite, client_pub)
         resp = {} if legacy else {"suite": suite}  # §2.3: no suite echo for legacy
         if suite in RSA_BITS:
-            skey = server_sign_key(suite, a.rsa_bits or client_pub.key_size)
             resp["cryptoP"] = rsa_pub_der(skey.public_key())
         else:
-            skey = server_sign_key(suite, None)
             resp["cryptoP"] = skey.public_key().public_bytes_raw()
         if suite == "classic":
             session = os.urandom(16)
@@ -303,45 +323,41 @@ def cmd_respond(a):
         resp["cryptoS"] = sign(suite, skey, msg)
         resp["cryptoK"] = wrap(suite, client_pub, session)
     except Fail as f:
-        write_file(a.out, frame(bplist({"error": f.stage, "message": str(f)}), a.framing))
-        print(json.dumps({"ok": False, "error": f.stage, "message": str(f)}))
+        return bplist({"error": f.stage, "message": str(f)}), f.stage, suite, legacy
+    return bplist(resp), None, suite, legacy
+
+def cmd_respond(a):
+    try:
+        body = unframe(read_file(a.inp), a.framing)
+    except (OSError, ValueError) as e:             # §1: drop the connection, no answer
+        print(json.dumps({"ok": False, "error": "framing", "message": str(e)}))
+        return 3
+    msg = payload(a.payload_bytes)
+    out, code, suite, legacy = answer(body, msg, fresh_server_key(a.rsa_bits))
+    write_file(a.out, frame(out, a.framing))
+    if code is not None:
+        message = plistlib.loads(out)["message"]
+        print(json.dumps({"ok": False, "error": code, "message": message}))
         return 2
-    write_file(a.out, frame(bplist(resp), a.framing))
     print(json.dumps({"ok": True, "suite": suite, "legacy": legacy, "payload_len": len(msg)}))
     return 0
 
 # ---------------------------------------------------------------- open (client side, §2.3)
-def open_response(a):
-    """Return the verified plaintext, or raise Fail(stage, msg)."""
-    suite = a.suite
-    # Local inputs: our private key and the request we sent (its cryptoP is `clientKey`).
+def open_body(suite, legacy, priv, sent, body, want):
+    """Check one response body (§2.3) to a request whose cryptoP was `sent`, made with
+    `priv`. Returns the verified plaintext, or raises Fail(stage, msg)."""
+    # decode: plist, strict types (§1, §2.3)
     try:
-        priv = private_from_file(suite, read_file(a.key))
-        req = unframe(read_file(a.request), a.framing)
-        if a.legacy:
-            sent = req
-        else:
-            rd = parse_dict(req)
-            if field(rd, "suite", str) != suite:
-                raise ValueError("request suite differs from --suite")
-            sent = field(rd, "cryptoP", bytes)
-        if sent != client_pub_bytes(suite, priv):
-            raise ValueError("request's cryptoP does not match --key")
-    except Exception as e:
-        raise Fail("usage", str(e))
-
-    # decode: framing, plist, strict types (§1, §2.3)
-    try:
-        d = parse_dict(unframe(read_file(a.inp), a.framing))
+        d = parse_dict(body)
     except Exception as e:
         raise Fail("decode", str(e))
     if "error" in d:                               # §2.3 error dictionary
-        raise Fail("server-error", f"{d.get('error')!r}: {d.get('message')!r}")
+        raise Fail("server-error", f"{d.get('error')!r}: {d.get('message')!r}", d.get("error"))
     try:
         echo = field(d, "suite", str, optional=True)
-        if a.legacy and echo is not None:
+        if legacy and echo is not None:
             raise ValueError(f"suite {echo!r} present in answer to a legacy request")
-        if not a.legacy and echo != suite:
+        if not legacy and echo != suite:
             raise ValueError(f"suite echo {echo!r} != {suite!r}")
         spub = field(d, "cryptoP", bytes)
         ctext = field(d, "cryptoM", bytes)
@@ -381,9 +397,9 @@ def open_response(a):
                 raise ValueError(f"cryptoK is {len(wrapped)} bytes, expected 1128")
             ct = wrapped[:1088]
             session = aes_key_unwrap(kek(priv.decapsulate(ct), ct), wrapped[1088:])
-        want = 16 if suite == "classic" else 32
-        if len(session) != want:
-            raise ValueError(f"session key is {len(session)} bytes, expected {want}")
+        want_len = 16 if suite == "classic" else 32
+        if len(session) != want_len:
+            raise ValueError(f"session key is {len(session)} bytes, expected {want_len}")
     except (ValueError, InvalidUnwrap) as e:
         raise Fail("unwrap", str(e) or type(e).__name__)
 
@@ -407,10 +423,33 @@ def open_response(a):
         raise Fail("verify", str(e) or "signature does not verify")
 
     # payload (§2.5)
-    want = payload(a.payload_bytes)
     if plain != want:
         raise Fail("payload", f"plaintext ({len(plain)} bytes) != expected ({len(want)} bytes)")
     return plain
+
+def open_response(a):
+    """Return the verified plaintext of the files named in `a`, or raise Fail(stage, msg)."""
+    suite = a.suite
+    # Local inputs: our private key and the request we sent (its cryptoP is `clientKey`).
+    try:
+        priv = private_from_file(suite, read_file(a.key))
+        req = unframe(read_file(a.request), a.framing)
+        if a.legacy:
+            sent = req
+        else:
+            rd = parse_dict(req)
+            if field(rd, "suite", str) != suite:
+                raise ValueError("request suite differs from --suite")
+            sent = field(rd, "cryptoP", bytes)
+        if sent != client_pub_bytes(suite, priv):
+            raise ValueError("request's cryptoP does not match --key")
+    except Exception as e:
+        raise Fail("usage", str(e))
+    try:
+        body = unframe(read_file(a.inp), a.framing)
+    except Exception as e:
+        raise Fail("decode", str(e))
+    return open_body(suite, a.legacy, priv, sent, body, payload(a.payload_bytes))
 
 def cmd_open(a):
     if a.legacy and a.suite != "classic":
@@ -426,6 +465,193 @@ def cmd_open(a):
     print(json.dumps({"ok": True, "plaintext_hex": plain.hex()}))
     return 0
 
+# ---------------------------------------------------------------- sockets (§1)
+class Closed(Exception):
+    """The peer closed the connection cleanly between frames."""
+
+def recv_exact(sock, n):
+    """Read exactly n bytes, looping over short reads (§1: never a single read)."""
+    chunks, left = [], n
+    while left:
+        chunk = sock.recv(min(left, 1 << 16))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+def read_frame(sock, framing, max_frame=MAX_FRAME):
+    """Read one whole frame's body. Raises Closed on EOF before a frame starts, ValueError on
+    a zero or oversized length (checked before any body byte is read) or a short frame,
+    socket.timeout when the peer stays idle past the socket's timeout."""
+    hl, fmt = (4, ">I") if framing == "u32be" else (8, "<Q")
+    hdr = recv_exact(sock, hl)
+    if not hdr:
+        raise Closed()
+    if len(hdr) < hl:
+        raise ValueError(f"connection closed inside the {hl}-byte length ({len(hdr)} bytes)")
+    (n,) = struct.unpack(fmt, hdr)
+    if not 1 <= n <= max_frame:
+        raise ValueError(f"frame length {n} outside 1..{max_frame}")
+    body = recv_exact(sock, n)
+    if len(body) != n:
+        raise ValueError(f"connection closed after {len(body)} of {n} body bytes")
+    return body
+
+def send_frame(sock, body, framing):
+    sock.sendall(frame(body, framing))
+
+def host_port(text):
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+# ---------------------------------------------------------------- exchange (socket client)
+def cmd_exchange(a):
+    """One connection, --count exchanges, each fully verified (open_body). The key pair is
+    made once for the run (§2.6 default) unless --keys per-exchange."""
+    if a.legacy and a.suite != "classic":
+        print(json.dumps({"ok": False, "stage": "usage", "error": "--legacy needs --suite classic (§2.2)"}))
+        return 2
+    want = payload(a.payload_bytes)
+    done, stage = 0, "keygen"
+
+    def result(ok, **extra):
+        print(json.dumps({"ok": ok, "suite": a.suite, "legacy": a.legacy, "framing": a.framing,
+                          "keys": a.keys, "exchanges": done, **extra}), flush=True)
+        return 0 if ok else 1
+
+    try:
+        priv, pub = client_keypair(a.suite, a.rsa_bits)
+        stage = "connect"
+        sock = socket.create_connection(a.connect, timeout=a.timeout)
+    except Exception as e:
+        return result(False, stage=stage, error=str(e) or type(e).__name__)
+    with sock:
+        for i in range(a.count):
+            try:
+                if i and a.keys == "per-exchange":
+                    stage = "keygen"
+                    priv, pub = client_keypair(a.suite, a.rsa_bits)
+                stage = "send"
+                send_frame(sock, request_body(a.suite, pub, a.legacy), a.framing)
+                stage = "receive"
+                try:
+                    body = read_frame(sock, a.framing)
+                except Closed:
+                    raise ValueError("the server closed the connection instead of answering")
+                open_body(a.suite, a.legacy, priv, pub, body, want)
+                done += 1
+            except Fail as f:
+                extra = {}
+                if f.stage == "server-error":      # §2.3: the server answers, then closes
+                    extra["code"] = f.code
+                    try:
+                        extra["closed"] = recv_exact(sock, 1) == b""
+                    except OSError:
+                        extra["closed"] = False
+                return result(False, stage=f.stage, error=str(f), exchange=i + 1, **extra)
+            except (OSError, ValueError) as e:     # socket.timeout is an OSError
+                return result(False, stage=stage, error=str(e) or type(e).__name__, exchange=i + 1)
+    return result(True)
+
+# ---------------------------------------------------------------- serve (socket server)
+class CXServer(socketserver.ThreadingTCPServer):
+    """cx/1 over TCP: one thread per connection, one shared set of server keys."""
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address, a):
+        super().__init__(address, CXConnection)
+        self.a = a
+        self.offered = tuple(a.suites)
+        self.msg = payload(a.payload_bytes)
+        self.lock = threading.Lock()
+        self.keys = {}                             # (suite, bits) -> signing key, per run
+        self.connections = self.exchanges = self.errors = 0
+        if a.keys == "per-run":                    # §2.6: made once at start
+            for suite in self.offered:             # RSA: the default size; others lazily
+                self.key_for(suite, (a.rsa_bits or RSA_DEFAULT[suite]) if suite in RSA_BITS else None)
+
+    def key_for(self, suite, bits):
+        with self.lock:
+            key = self.keys.get((suite, bits))
+        if key is None:
+            key = server_sign_key(suite, bits)
+            with self.lock:                        # two threads may race: keep the first
+                key = self.keys.setdefault((suite, bits), key)
+        return key
+
+    def signing_key(self, suite, client_pub):
+        bits = (self.a.rsa_bits or client_pub.key_size) if suite in RSA_BITS else None
+        if self.a.keys == "per-exchange":
+            return server_sign_key(suite, bits)
+        return self.key_for(suite, bits)
+
+    def count(self, **deltas):
+        with self.lock:
+            for name, delta in deltas.items():
+                setattr(self, name, getattr(self, name) + delta)
+
+def log(text):
+    print(text, file=sys.stderr, flush=True)
+
+class CXConnection(socketserver.BaseRequestHandler):
+    def handle(self):
+        srv, sock, peer = self.server, self.request, "%s:%s" % self.client_address[:2]
+        srv.count(connections=1)
+        sock.settimeout(srv.a.idle_timeout)
+        while True:
+            try:
+                body = read_frame(sock, srv.a.framing, srv.a.max_frame_bytes)
+            except Closed:
+                return
+            except socket.timeout:
+                log(f"{peer}: idle for {srv.a.idle_timeout} s, closing")
+                return
+            except (OSError, ValueError) as e:     # §1: close at once, no answer
+                log(f"{peer}: closing: {e}")
+                return
+            out, code, suite, legacy = answer(body, srv.msg, srv.signing_key, srv.offered)
+            try:
+                send_frame(sock, out, srv.a.framing)
+            except OSError as e:
+                log(f"{peer}: send failed: {e}")
+                return
+            if code is not None:                   # §2.3: error answer, then close
+                srv.count(errors=1)
+                log(f"{peer}: answered {code} ({suite or '?'}{', legacy' if legacy else ''}), closing")
+                return
+            srv.count(exchanges=1)
+
+def cmd_serve(a):
+    for s in a.suites:
+        if s not in SUITES:
+            sys.exit(f"--suites: unknown suite {s!r}; expected some of {', '.join(SUITES)}")
+    # A parent may have spawned us with these blocked (Foundation's Process keeps the
+    # spawning thread's mask): unblock them so SIGTERM stops the server.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    server = CXServer((a.host, a.port), a)
+    stopping = threading.Event()
+
+    def stop(signum, _frame):
+        if not stopping.is_set():
+            stopping.set()
+            threading.Thread(target=server.shutdown, daemon=True).start()
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    host, port = server.server_address[:2]
+    print(f"listening on {host}:{port}", flush=True)
+    print(f"suites: {', '.join(server.offered)} (framing {a.framing}, keys {a.keys}, "
+          f"payload {len(server.msg)} bytes)", flush=True)
+    with server:
+        server.serve_forever(poll_interval=0.1)
+    print(f"stopped: {server.connections} connections, {server.exchanges} exchanges, "
+          f"{server.errors} error answers", flush=True)
+    return 0
+
 # ---------------------------------------------------------------- CLI
 def main():
     def nonneg(s):
@@ -433,27 +659,51 @@ def main():
             raise argparse.ArgumentTypeError("must be >= 0")
         return int(s)
 
+    def positive(s):
+        if int(s) < 1:
+            raise argparse.ArgumentTypeError("must be >= 1")
+        return int(s)
+
+    def suite_list(s):
+        return [x.strip() for x in s.split(",") if x.strip()]
+
     p = argparse.ArgumentParser(description="cx/1 reference peer (PROTOCOL.md §1-§2)")
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("request", help="client: make key pair, write request frame")
     o = sub.add_parser("open", help="client: check the server's response frame")
     s = sub.add_parser("respond", help="server: answer a request frame")
-    for sp in (r, o, s):
+    x = sub.add_parser("exchange", help="client over TCP: --count verified exchanges on one connection")
+    v = sub.add_parser("serve", help="server over TCP until SIGTERM/SIGINT")
+    for sp in (r, o, s, x, v):
         sp.add_argument("--framing", choices=("u32be", "u64le"), default="u32be")
-    for sp in (r, o):
+    for sp in (r, o, x):
         sp.add_argument("--suite", choices=SUITES, required=True)
         sp.add_argument("--legacy", action="store_true")   # §2.2, classic only
-    for sp in (r, s):
+    for sp in (r, s, x, v):
         sp.add_argument("--rsa-bits", type=int)
+    for sp in (r, s):
         sp.add_argument("--out", required=True)
     for sp in (o, s):
         sp.add_argument("--in", dest="inp", required=True)
+    for sp in (o, s, x, v):
         sp.add_argument("--payload-bytes", type=nonneg)
+    for sp in (x, v):
+        sp.add_argument("--keys", choices=("per-run", "per-exchange"), default="per-run")
     r.add_argument("--key-out", required=True)
     o.add_argument("--key", required=True)
     o.add_argument("--request", required=True)
+    x.add_argument("--connect", type=host_port, required=True, metavar="HOST:PORT")
+    x.add_argument("--count", type=positive, default=1)
+    x.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the server")
+    v.add_argument("--host", default="127.0.0.1")
+    v.add_argument("--port", type=nonneg, default=0)
+    v.add_argument("--suites", type=suite_list, default=list(SUITES), metavar="LIST")
+    v.add_argument("--max-frame-bytes", type=positive, default=MAX_FRAME)
+    v.add_argument("--idle-timeout", type=float, default=30.0, help="seconds")
     a = p.parse_args()
-    return {"request": cmd_request, "open": cmd_open, "respond": cmd_respond}[a.cmd](a) or 0
+    commands = {"request": cmd_request, "open": cmd_open, "respond": cmd_respond,
+                "exchange": cmd_exchange, "serve": cmd_serve}
+    return commands[a.cmd](a) or 0
 
 if __name__ == "__main__":
     sys.exit(main())

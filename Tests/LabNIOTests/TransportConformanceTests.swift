@@ -21,8 +21,8 @@ struct TransportConformanceTests {
     }
 
     @Test(arguments: TransportConformance.transports)
-    func closesAfterErrorAnswer(transport: String) async throws {
-        try await TransportConformance.closesAfterErrorAnswer(try TransportConformance.make(transport))
+    func reopensAfterServerClose(transport: String) async throws {
+        try await TransportConformance.reopensAfterServerClose(try TransportConformance.make(transport))
     }
 
     @Test(arguments: TransportConformance.transports)

@@ -11,11 +11,25 @@ public struct PythonPeer: Sendable {
         public var errors: String
         /// The JSON line printed on stdout, parsed.
         public var json: [String: String] {
+            self.object.mapValues { "\($0)" }
+        }
+
+        /// The JSON line printed on stdout, parsed, with its values' types.
+        public var object: [String: Any] {
             guard let line = self.output.split(separator: "\n").last,
                 let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             else { return [:] }
-            return object.mapValues { "\($0)" }
+            return object
         }
+
+        /// A boolean of the JSON line (`"ok"`, `"closed"`), nil if absent or not a boolean.
+        public func bool(_ key: String) -> Bool? { self.object[key] as? Bool }
+
+        /// An integer of the JSON line (`"exchanges"`), nil if absent or not an integer.
+        public func int(_ key: String) -> Int? { self.object[key] as? Int }
+
+        /// A string of the JSON line (`"stage"`, `"code"`), nil if absent or not a string.
+        public func string(_ key: String) -> String? { self.object[key] as? String }
     }
 
     /// A fresh folder for one test's files.
@@ -42,18 +56,57 @@ public struct PythonPeer: Sendable {
 
     /// Runs `python3 cx_peer.py <arguments>`; a missing interpreter or library is an error, not a skip.
     public func run(_ arguments: [String]) throws -> Result {
-        let outcome = try ChildProcess.run(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            ["python3", RepositoryPaths.interop.appendingPathComponent("cx_peer.py").path] + arguments
-        )
+        try Self.run(arguments)
+    }
+
+    /// Runs `python3 cx_peer.py <arguments>` (no folder needed); a missing interpreter or
+    /// library is an error, not a skip.
+    public static func run(_ arguments: [String]) throws -> Result {
+        let outcome = try ChildProcess.run(Self.interpreter, Self.script + arguments)
         let result = Result(status: outcome.status, output: outcome.output, errors: outcome.errors)
-        if result.errors.contains("ModuleNotFoundError") || result.errors.contains("No such file") {
+        try Self.checkRunnable(result.errors)
+        return result
+    }
+
+    /// `/usr/bin/env`, which finds `python3`.
+    static let interpreter = URL(fileURLWithPath: "/usr/bin/env")
+    /// `python3 …/cx_peer.py`.
+    static let script = ["python3", RepositoryPaths.interop.appendingPathComponent("cx_peer.py").path]
+
+    static func checkRunnable(_ errors: String) throws {
+        if errors.contains("ModuleNotFoundError") || errors.contains("No such file") {
             throw LabError(
                 .unsupported,
-                "The Python peer cannot run (run scripts/setup.sh to install python3 and cryptography): \(result.errors)"
+                "The Python peer cannot run (run scripts/setup.sh to install python3 and cryptography): \(errors)"
             )
         }
-        return result
+    }
+
+    // MARK: - Over sockets
+
+    /// `cx_peer.py exchange --connect ADDRESS <arguments>`: one connection, `--count`
+    /// verified exchanges; waits on its own thread, off the concurrency pool.
+    public static func exchange(with address: ListeningAddress, _ arguments: [String]) async throws -> Result {
+        try await runBlocking { try Self.run(["exchange", "--connect", "\(address)", "--timeout", "15"] + arguments) }
+    }
+
+    /// Starts `cx_peer.py serve <arguments>` on a free loopback port and waits for its
+    /// `listening on` line. Stop it with `stop(timeout:)`; it then prints
+    /// `stopped: C connections, E exchanges, K error answers`.
+    public static func serve(
+        _ arguments: [String],
+        timeout: Duration = .seconds(20)
+    ) async throws -> (server: ServerProcess, address: ListeningAddress) {
+        let server = try ServerProcess(
+            Self.interpreter,
+            Self.script + ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
+        )
+        do {
+            return (server, try await ListeningAddress.of(server, timeout: timeout))
+        } catch {
+            try Self.checkRunnable(server.errors)
+            throw error
+        }
     }
 
     /// Removes the folder.

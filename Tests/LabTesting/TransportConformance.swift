@@ -97,25 +97,41 @@ public enum TransportConformance {
         await endpoint.shutdown()
     }
 
-    /// After an answer with a close reason, the connection is closed: the next request fails
-    /// with `connectionClosed`, and a new connection works.
-    public static func closesAfterErrorAnswer(_ transport: any Transport) async throws {
-        let endpoint = try await transport.serve(ReversingHandler())
+    /// After an answer with a close reason the server closes the connection. The client
+    /// reopens it before its next request (recording `connect` over a socket) or, if it had not
+    /// yet seen the close, that request fails with `connectionClosed`; it never gets an answer
+    /// on the closed connection.
+    public static func reopensAfterServerClose(_ transport: any Transport) async throws {
+        let handler = ReversingHandler()
+        let endpoint = try await transport.serve(handler)
         var setup = StepTimings()
         let connection = try await endpoint.connect(recorder: &setup)
         var recorder = StepTimings()
         let answer = try await connection.request(Array("close now".utf8), recorder: &recorder)
         try expect(answer == Array("close now".utf8).reversed(), "the error answer itself must arrive")
+        var next = StepTimings()
         do {
-            _ = try await connection.request([1, 2, 3], recorder: &recorder)
-            throw ConformanceFailure(description: "a request on a closed connection succeeded")
+            let again = try await connection.request([1, 2, 3], recorder: &next)
+            try expect(again == [3, 2, 1], "the reopened connection must answer")
+            let network = type(of: transport).usesNetwork
+            try expect(
+                next.steps.contains(.connect) == network,
+                "the next request recorded \(next.steps.map(\.name)); a reopened socket records connect"
+            )
         } catch let error as LabError {
             try expect(error.code == .connectionClosed, "expected connectionClosed, got \(error)")
+            try expect(handler.seen.count == 1, "the server must not have answered on the closed connection")
         }
         let fresh = try await endpoint.connect(recorder: &setup)
         try expect(try await fresh.request([1, 2], recorder: &recorder) == [2, 1], "a new connection must work")
         await fresh.close()
         await connection.close()
+        do {
+            _ = try await connection.request([1], recorder: &recorder)
+            throw ConformanceFailure(description: "a request on a connection the client closed succeeded")
+        } catch let error as LabError {
+            try expect(error.code == .connectionClosed, "expected connectionClosed after close(), got \(error)")
+        }
         await endpoint.shutdown()
     }
 

@@ -1,0 +1,236 @@
+import Foundation
+import LabCore
+import LabCrypto
+import LabNIO
+import LabPlugins
+import LabRunner
+import LabTesting
+import LabWire
+import Logging
+import NIOCore
+import Testing
+
+/// Bad input from the network ends that one connection, with its reason logged, and the server
+/// goes on serving everyone else (PROTOCOL.md §1).
+struct HostileInputTests {
+    /// A cx/1 server (x25519 on swift-crypto) on loopback with a short idle timeout and a
+    /// 64 KiB frame limit, logging into `log` and totalling closes in `recording`.
+    struct Server {
+        let server: SocketServer
+        let log: CapturingLogHandler.Store
+        let recording: ServerRecording
+
+        static let maxFrameBytes = 65_536
+
+        /// A server; `idleTimeout` short enough that a stalled peer is dropped within the test,
+        /// long enough that an honest client waiting its turn on a loaded machine is not.
+        static func start(idleTimeout: TimeSpan) async throws -> Server {
+            let provider = try BuiltInPlugins.providers.make("swift-crypto")
+            var keygen = NoStepRecorder()
+            let handler = try CXFlow.serverHandler(
+                provider: provider,
+                suites: [try BuiltInPlugins.suites.make("x25519")],
+                recorder: &keygen
+            )
+            let (logger, log) = CapturingLogHandler.logger()
+            let recording = ServerRecording()
+            let server = try await SocketServer.start(
+                handler: handler,
+                configuration: SocketServer.Configuration(
+                    framing: Framing(maxFrameBytes: Self.maxFrameBytes),
+                    idleTimeout: idleTimeout,
+                    logger: logger
+                ),
+                recording: recording
+            )
+            return Server(server: server, log: log, recording: recording)
+        }
+
+        /// `clients` honest clients, `iterations` exchanges each, through the runner.
+        func honestRun(clients: Int, iterations: Int) async throws -> RunResult {
+            let json = """
+                {
+                  "name": "honest",
+                  "server": { "transport": "tcp", "address": "127.0.0.1:\(self.server.port)", "maxFrameBytes": \(Self.maxFrameBytes) },
+                  "clients": { "count": \(clients) },
+                  "load": { "iterations": \(iterations), "deadline": "60 s" },
+                  "flows": [ { "flow": "cx", "suite": "x25519" } ]
+                }
+                """
+            switch ScenarioValidator.validate(data: Data(json.utf8), plugins: BuiltInPlugins.all) {
+            case .success(let plan): return try await Runner(plan: plan).run()
+            case .failure(let errors): throw errors.labError
+            }
+        }
+    }
+
+    /// A valid x25519 request, made by the lab's own client.
+    static func validRequest() throws -> [UInt8] {
+        try Self.request(try BuiltInPlugins.providers.make("swift-crypto"))
+    }
+
+    private static func request<P: CryptoProvider>(_ provider: P) throws -> [UInt8] {
+        var none = NoStepRecorder()
+        var client = try CXClient(
+            provider: provider,
+            options: CXClientOptions(suite: try BuiltInPlugins.suites.make("x25519")),
+            recorder: &none
+        )
+        return try client.makeRequest(recorder: &none)
+    }
+
+    static func frame(_ body: [UInt8]) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeInteger(UInt32(body.count), endianness: .big)
+        buffer.writeBytes(body)
+        return buffer
+    }
+
+    /// The kinds of bad input, each with the close reason the server must log and count.
+    enum Attack: String, CaseIterable, Sendable {
+        case zeroLength, oversizedLength, garbageBody, wrongShapePlist, halfFrameThenStall, halfFrameThenClose,
+            disconnectMidExchange
+
+        /// The `ServerRecording` close code (and log text) this attack must produce.
+        var closeCode: String {
+            switch self {
+            case .zeroLength: "emptyFrame"
+            case .oversizedLength: "frameTooLarge"
+            case .garbageBody, .wrongShapePlist: "badRequest"
+            case .halfFrameThenStall: "timedOut"
+            case .halfFrameThenClose: "truncatedFrame"
+            // The answer meets a closed socket: a write error, or an orderly end if the close is seen first.
+            case .disconnectMidExchange: "io|peer-closed"
+            }
+        }
+
+        /// Sends the attack; returns what the server did.
+        func perform(port: Int) async throws -> RawPeer.Outcome {
+            switch self {
+            case .zeroLength:
+                return try await RawPeer.run(port: port) { try await $0.write(ByteBuffer(bytes: [0, 0, 0, 0])) }
+            case .oversizedLength:
+                // The header alone: the server must close without waiting for 4 GiB of body.
+                return try await RawPeer.run(port: port) { try await $0.write(ByteBuffer(bytes: [0xFF, 0xFF, 0xFF, 0xF0])) }
+            case .garbageBody:
+                // "bplist00" and then junk: not a legacy key (§2.2), and no property list either.
+                let junk = Array("bplist00".utf8) + (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+                return try await RawPeer.run(port: port) { try await $0.write(HostileInputTests.frame(junk)) }
+            case .wrongShapePlist:
+                // A real binary property list, but an array of the wrong things instead of the request dictionary.
+                let plist = try PropertyListSerialization.data(fromPropertyList: ["suite", 42], format: .binary, options: 0)
+                return try await RawPeer.run(port: port) { try await $0.write(HostileInputTests.frame(Array(plist))) }
+            case .halfFrameThenStall:
+                return try await RawPeer.run(port: port) {
+                    var buffer = ByteBuffer()
+                    buffer.writeInteger(UInt32(100), endianness: .big)
+                    buffer.writeBytes([UInt8](repeating: 1, count: 10))
+                    try await $0.write(buffer)
+                }
+            case .halfFrameThenClose:
+                return try await RawPeer.run(port: port, hangUp: true) {
+                    var buffer = ByteBuffer()
+                    buffer.writeInteger(UInt32(100), endianness: .big)
+                    buffer.writeBytes([UInt8](repeating: 1, count: 10))
+                    try await $0.write(buffer)
+                }
+            case .disconnectMidExchange:
+                let request = try HostileInputTests.validRequest()
+                return try await RawPeer.run(port: port, hangUp: true) { try await $0.write(HostileInputTests.frame(request)) }
+            }
+        }
+    }
+
+    /// Waits (bounded) until the server has counted `count` closes of `code`.
+    static func awaitCloses(_ recording: ServerRecording, _ code: String, count: UInt64 = 1) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while Self.closes(recording, code) < count {
+            guard clock.now < deadline else {
+                Issue.record("no '\(code)' close counted within 10 s; closes: \(recording.snapshot().closes)")
+                return
+            }
+            // Polling a counter the server's connection tasks update; there is no event to await.
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Closes counted under `codes` (`a|b` for either).
+    static func closes(_ recording: ServerRecording, _ codes: String) -> UInt64 {
+        let closes = recording.snapshot().closes
+        return codes.split(separator: "|").reduce(0) { $0 + (closes[String($1)] ?? 0) }
+    }
+
+    @Test(arguments: Attack.allCases)
+    func eachAttackEndsOnlyItsConnection(attack: Attack) async throws {
+        // Only the stalling peer needs a short idle timeout; under a loaded test run an honest
+        // client can wait its turn for over a second.
+        let server = try await Server.start(idleTimeout: attack == .halfFrameThenStall ? .seconds(1) : .seconds(30))
+        let outcome = try await attack.perform(port: server.server.port)
+        try await Self.awaitCloses(server.recording, attack.closeCode)
+        switch attack {
+        case .zeroLength, .oversizedLength:
+            #expect(outcome.closedByServer && outcome.received.isEmpty, "closed at once, nothing answered")
+        case .garbageBody, .wrongShapePlist:
+            // An error answer (§2.3), then the close.
+            #expect(outcome.closedByServer)
+            let body = try FrameParser.singleFrame(outcome.received)
+            guard case .error(let reply) = try CXReply(decoding: body) else {
+                Issue.record("expected an error answer")
+                break
+            }
+            #expect(reply.code == .badRequest)
+        case .halfFrameThenStall:
+            #expect(outcome.closedByServer && outcome.received.isEmpty)
+        case .halfFrameThenClose, .disconnectMidExchange:
+            break
+        }
+        if attack != .disconnectMidExchange {
+            #expect(
+                server.log.contains(attack.closeCode),
+                "the reason '\(attack.closeCode)' is logged: \(server.log.all)"
+            )
+        }
+        let honest = try await server.honestRun(clients: 2, iterations: 3)
+        #expect(honest.errorCount == 0, "errors: \(honest.groups.map(\.errors)); log: \(server.log.all)")
+        #expect(honest.completedIterations == 6, "the server still serves everyone else")
+        await server.server.shutdown()
+    }
+
+    @Test("100 honest clients finish with zero errors while 20 hostile connections attack")
+    func honestClientsFinishUnderAttack() async throws {
+        // 100 clients taking turns on two cores in a debug build can each wait over a second
+        // between exchanges: the idle timeout must not take them for stalled peers.
+        let server = try await Server.start(idleTimeout: .seconds(8))
+        let port = server.server.port
+        let attacks = Attack.allCases
+        let done = TransportConformance.Counter()
+        let result = try await withThrowingTaskGroup(of: RunResult?.self) { group in
+            for index in 0..<20 {
+                let attack = attacks[index % attacks.count]
+                group.addTask {
+                    // Each hostile connection repeats its attack until the honest run is over (bounded).
+                    for _ in 0..<200 where done.count == 0 {
+                        _ = try await attack.perform(port: port)
+                    }
+                    return nil
+                }
+            }
+            group.addTask {
+                let result = try await server.honestRun(clients: 100, iterations: 5)
+                done.increment()
+                return result
+            }
+            var honest: RunResult? = nil
+            for try await result in group where result != nil { honest = result }
+            return honest!
+        }
+        #expect(result.errorCount == 0, "errors: \(result.groups.map(\.errors)); closes: \(server.recording.snapshot().closes)")
+        #expect(result.completedIterations == 500)
+        let closes = server.recording.snapshot().closes
+        for attack in attacks {
+            #expect(Self.closes(server.recording, attack.closeCode) >= 1, "\(attack) was refused (closes: \(closes))")
+        }
+        await server.server.shutdown()
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import Synchronization
+
+/// A server run as a child process (test support): waits for whole lines on its stdout,
+/// stops it with a signal it can handle, and keeps everything it printed.
+///
+/// Unlike `BackgroundProcess` (which kills with SIGKILL), `stop()` sends SIGTERM and waits
+/// for the process to exit *and* for its stdout to reach end of file, so a line printed on
+/// the way out (`lab serve`'s `stopped: …`) is never lost to a race with the exit.
+public final class ServerProcess: Sendable {
+    /// Why a wait failed: the process exited, the time ran out or the task was cancelled.
+    public struct Failure: Error, CustomStringConvertible {
+        /// What happened, with everything the process printed.
+        public var description: String
+    }
+
+    private enum Outcome: Sendable {
+        case ready(String)
+        case waiting
+        case failed(String)
+    }
+
+    private struct Waiter {
+        var check: @Sendable (State) -> Outcome
+        var continuation: CheckedContinuation<String, any Error>
+    }
+
+    private struct State: Sendable {
+        var output = Data()
+        var errors = Data()
+        var outputClosed = false
+        var errorsClosed = false
+        var exitStatus: Int32?
+        var waiters: [UUID: Waiter] = [:]
+        /// Waits that timed out or were cancelled before they were registered.
+        var expired: [UUID: String] = [:]
+
+        var lines: [String] {
+            String(decoding: self.output, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                .dropLast().map(String.init)
+        }
+        var ended: Bool { self.outputClosed && self.errorsClosed && self.exitStatus != nil }
+    }
+
+    /// The program's path, for messages.
+    public let executable: String
+    /// The child's process id.
+    public let pid: Int32
+    private let state = Mutex(State())
+    private let process: Mutex<Process>
+
+    /// Starts `executable` with `arguments`; stdin is /dev/null.
+    public init(_ executable: URL, _ arguments: [String]) throws {
+        self.executable = ([executable.lastPathComponent] + arguments).joined(separator: " ")
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        // Set before run(), so that an exit can never go unnoticed; it reaches `self` once set up.
+        let exits = Mutex<(@Sendable (Int32) -> Void)?>(nil)
+        process.terminationHandler = { process in
+            let status = process.terminationStatus
+            exits.withLock { $0 }?(status)
+        }
+        try process.run()
+        self.pid = process.processIdentifier
+        self.process = Mutex(process)
+        exits.withLock { handler in
+            handler = { [weak self] status in self?.update { $0.exitStatus = status } }
+        }
+        if !process.isRunning { self.update { $0.exitStatus = process.terminationStatus } }
+        // One thread per pipe reads until end of file: a blocking read is what detects EOF
+        // reliably, and these threads are not the concurrency pool's.
+        for (pipe, isOutput) in [(output, true), (errors, false)] {
+            let handle = pipe.fileHandleForReading
+            Thread { [weak self] in
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    self?.update { state in
+                        if isOutput { state.output.append(data) } else { state.errors.append(data) }
+                    }
+                }
+                self?.update { state in
+                    if isOutput { state.outputClosed = true } else { state.errorsClosed = true }
+                }
+            }.start()
+        }
+    }
+
+    deinit {
+        self.terminate()
+    }
+
+    /// Everything printed on stdout so far.
+    public var output: String { self.state.withLock { String(decoding: $0.output, as: UTF8.self) } }
+    /// Everything printed on stderr so far.
+    public var errors: String { self.state.withLock { String(decoding: $0.errors, as: UTF8.self) } }
+    /// The complete lines printed on stdout so far.
+    public var lines: [String] { self.state.withLock { $0.lines } }
+
+    /// Waits for a complete stdout line that starts with `prefix` and returns it; throws if
+    /// stdout closes first or after `timeout`.
+    public func line(startingWith prefix: String, timeout: Duration) async throws -> String {
+        try await self.wait(for: "a line starting with '\(prefix)'", timeout: timeout) { state in
+            if let line = state.lines.first(where: { $0.hasPrefix(prefix) }) { return .ready(line) }
+            return state.outputClosed ? .failed("closed stdout before printing it") : .waiting
+        }
+    }
+
+    /// Sends `signal` (SIGTERM by default), waits until the process has exited and closed its
+    /// output, and returns its exit status. Throws after `timeout` (and then kills the process).
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: Duration) async throws -> Int32 {
+        _ = kill(self.pid, signal)
+        do {
+            let status = try await self.wait(for: "exit after signal \(signal)", timeout: timeout) { state in
+                state.ended ? .ready("\(state.exitStatus!)") : .waiting
+            }
+            return Int32(status)!
+        } catch {
+            self.terminate()
+            throw error
+        }
+    }
+
+    /// Kills the process with SIGKILL (if it still runs) and waits for it to exit.
+    public func terminate() {
+        self.process.withLock { process in
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+    }
+
+    // MARK: - Waiting
+
+    private func update(_ change: (inout State) -> Void) {
+        let resumes = self.state.withLock { state -> [(CheckedContinuation<String, any Error>, Outcome)] in
+            change(&state)
+            var resumes: [(CheckedContinuation<String, any Error>, Outcome)] = []
+            for (id, waiter) in state.waiters {
+                let outcome = waiter.check(state)
+                if case .waiting = outcome { continue }
+                state.waiters[id] = nil
+                resumes.append((waiter.continuation, outcome))
+            }
+            return resumes
+        }
+        for (continuation, outcome) in resumes { self.resume(continuation, outcome, what: "") }
+    }
+
+    private func wait(
+        for what: String,
+        timeout: Duration,
+        _ check: @escaping @Sendable (State) -> Outcome
+    ) async throws -> String {
+        let id = UUID()
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: timeout)
+            self?.expire(id, "did not show \(what) within \(timeout)")
+        }
+        defer { timer.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+                let outcome = self.state.withLock { state -> Outcome in
+                    if let reason = state.expired.removeValue(forKey: id) { return .failed(reason) }
+                    let outcome = check(state)
+                    if case .waiting = outcome { state.waiters[id] = Waiter(check: check, continuation: continuation) }
+                    return outcome
+                }
+                if case .waiting = outcome { return }
+                self.resume(continuation, outcome, what: what)
+            }
+        } onCancel: {
+            self.expire(id, "was cancelled while waiting for \(what)")
+        }
+    }
+
+    private func expire(_ id: UUID, _ reason: String) {
+        let waiter = self.state.withLock { state -> Waiter? in
+            guard let waiter = state.waiters.removeValue(forKey: id) else {
+                state.expired[id] = reason
+                return nil
+            }
+            return waiter
+        }
+        if let waiter { self.resume(waiter.continuation, .failed(reason), what: "") }
+    }
+
+    private func resume(_ continuation: CheckedContinuation<String, any Error>, _ outcome: Outcome, what: String) {
+        switch outcome {
+        case .ready(let value): continuation.resume(returning: value)
+        case .failed(let reason):
+            continuation.resume(throwing: self.failure(reason + (what.isEmpty ? "" : " (\(what))")))
+        case .waiting: break
+        }
+    }
+
+    private func failure(_ what: String) -> Failure {
+        let (output, errors) = self.state.withLock {
+            (String(decoding: $0.output, as: UTF8.self), String(decoding: $0.errors, as: UTF8.self))
+        }
+        return Failure(description: "`\(self.executable)` \(what); stdout: \(output) stderr: \(errors)")
+    }
+}
+
+/// A server's `listening on HOST:PORT` line, parsed.
+public struct ListeningAddress: Sendable, CustomStringConvertible {
+    /// The host.
+    public var host: String
+    /// The port.
+    public var port: Int
+
+    /// Parses `listening on HOST:PORT` (the first line of `lab serve` and `cx_peer.py serve`).
+    public init?(line: String) {
+        guard line.hasPrefix("listening on "),
+            let colon = line.lastIndex(of: ":"),
+            let port = Int(line[line.index(after: colon)...].prefix { $0.isNumber }), port > 0
+        else { return nil }
+        self.host = String(line[line.index(line.startIndex, offsetBy: "listening on ".count)..<colon])
+        self.port = port
+    }
+
+    /// `HOST:PORT`.
+    public var description: String { "\(self.host):\(self.port)" }
+
+    /// Waits for `server`'s `listening on` line.
+    public static func of(_ server: ServerProcess, timeout: Duration) async throws -> ListeningAddress {
+        let line = try await server.line(startingWith: "listening on ", timeout: timeout)
+        guard let address = ListeningAddress(line: line) else {
+            throw ServerProcess.Failure(
+                description: "`\(server.executable)` printed '\(line)', not `listening on HOST:PORT`"
+            )
+        }
+        return address
+    }
+}
+
+/// The `lab` executable the tests run.
+public enum LabProcess {
+    /// `lab`, built beside the test bundle.
+    public static let executable: URL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("lab")
+
+    /// Starts `lab serve <arguments>` on a free loopback port and waits for its `listening on` line.
+    public static func serve(
+        _ arguments: [String],
+        timeout: Duration = .seconds(20)
+    ) async throws -> (server: ServerProcess, address: ListeningAddress) {
+        let server = try ServerProcess(self.executable, ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments)
+        return (server, try await ListeningAddress.of(server, timeout: timeout))
+    }
+}
+
+/// Runs blocking work (waiting for a child process) on its own thread, not on the
+/// concurrency pool, which has as few threads as the machine has cores.
+public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
