@@ -155,7 +155,7 @@ let package = Package(
         .testTarget(
             name: "LabNIOTests",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabRunner", "LabTesting",
+                "LabCore", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabRunner", "LabReport", "LabTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
