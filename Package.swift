@@ -158,6 +158,7 @@ let package = Package(
                 "LabCore", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabRunner", "LabReport", "LabTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],

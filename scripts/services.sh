@@ -34,8 +34,14 @@ avahi_answers() {
 command -v dbus-daemon >/dev/null || fail "dbus-daemon is missing; scripts/setup.sh installs it"
 command -v avahi-daemon >/dev/null || fail "avahi-daemon is missing; scripts/setup.sh installs it"
 
+# Whether the system bus answers.
+bus_answers() {
+  command -v dbus-send >/dev/null && timeout 2 dbus-send --system --print-reply --dest=org.freedesktop.DBus \
+    /org/freedesktop/DBus org.freedesktop.DBus.GetId >/dev/null 2>&1
+}
+
 # The D-Bus system bus, which Avahi's clients (dns_sd, avahi-browse) talk to the daemon through.
-if ! pid_file_alive /run/dbus/pid dbus-daemon; then
+if ! pid_file_alive /run/dbus/pid dbus-daemon && ! bus_answers; then
   # A pid file or socket left by a bus that is gone would stop dbus-daemon from starting.
   rm -f /run/dbus/pid /run/dbus/system_bus_socket
   mkdir -p /run/dbus

@@ -8,6 +8,8 @@ apt_packages=(
   openssl                         # the openssl command line (cross-checks)
   libavahi-compat-libdnssd-dev    # DNS-SD (the dns_sd API)
   avahi-daemon dbus               # mDNS for the discovery tests
+  avahi-utils                     # avahi-browse, avahi-publish-service: the tests' independent DNS-SD peer
+  iproute2                        # ip: scripts/services.sh turns on multicast on lo
   libjemalloc-dev                 # allocation statistics
   pkg-config                      # SwiftPM finds the system libraries with it
   python3 python3-pip             # the independent Python peer used by the tests

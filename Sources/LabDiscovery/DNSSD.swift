@@ -152,6 +152,13 @@ extension DNSSD {
         setenv("AVAHI_COMPAT_NOWARN", "1", 0)
     }()
 
+    /// `timeout` for `DispatchQueue.asyncAfter` (at most about three years).
+    static func interval(_ timeout: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+        return .nanoseconds(Int(min(max(nanoseconds, 0), 1e17)))
+    }
+
     private static func checkTimeout(_ timeout: Duration) throws(LabError) {
         guard timeout > .zero else {
             throw LabError(.invalidScenario, "A DNS-SD timeout must be positive, not \(timeout)")

@@ -21,7 +21,6 @@ final class Session<Value: Sendable>: Sendable {
         /// An outcome that came before the continuation (a task cancelled at once).
         var early: Outcome?
         var operations: [any Cancellable] = []
-        var timer: Task<Void, any Error>?
     }
 
     private let state = Mutex(State())
@@ -48,11 +47,11 @@ final class Session<Value: Sendable>: Sendable {
                     Self.resume(continuation, with: early)
                     return
                 }
-                let timer = Task {
-                    try await Task.sleep(for: timeout)
-                    self.finish(.failure(onTimeout()))
+                // The deadline fires on the queue, like the callbacks, so it needs no free
+                // thread of the cooperative pool; a finished session makes it a no-op.
+                DNSSD.queue.asyncAfter(deadline: .now() + DNSSD.interval(timeout)) { [weak self] in
+                    self?.finish(.failure(onTimeout()))
                 }
-                self.state.withLock { $0.timer = timer }
                 DNSSD.queue.async {
                     guard !self.isFinished else { return }
                     do throws(LabError) {
@@ -87,19 +86,17 @@ final class Session<Value: Sendable>: Sendable {
     @discardableResult
     func finish(_ outcome: Outcome) -> Bool {
         let ended = self.state.withLock {
-            state -> (CheckedContinuation<Value, any Error>?, [any Cancellable], Task<Void, any Error>?)? in
+            state -> (CheckedContinuation<Value, any Error>?, [any Cancellable])? in
             guard !state.finished else { return nil }
             state.finished = true
             defer {
                 state.continuation = nil
                 state.operations = []
-                state.timer = nil
             }
             if state.continuation == nil { state.early = outcome }
-            return (state.continuation, state.operations, state.timer)
+            return (state.continuation, state.operations)
         }
-        guard let (continuation, operations, timer) = ended else { return false }
-        timer?.cancel()
+        guard let (continuation, operations) = ended else { return false }
         for operation in operations { operation.cancel() }
         if let continuation { Self.resume(continuation, with: outcome) }
         return true

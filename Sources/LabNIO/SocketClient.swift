@@ -180,11 +180,20 @@ final class SocketConnection: Connection {
         {
             return LabError(.connectionClosed, "\(peer) closed the connection before answering")
         }
-        return LabError(.connectionClosed, "The connection to \(peer) failed", cause: UnderlyingError(describing: error))
+        return LabError(
+            .connectionClosed,
+            "The connection to \(peer) failed",
+            cause: UnderlyingError(describing: error)
+        )
     }
 
     func close() async {
-        guard let link = self.link.withLock({ link in defer { link = nil }; return link }) else { return }
+        guard
+            let link = self.link.withLock({ link in
+                defer { link = nil }
+                return link
+            })
+        else { return }
         self.client.mailbox?.close(port: link.localPort)
         try? await link.channel.close()
     }

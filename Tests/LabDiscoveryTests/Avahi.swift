@@ -3,32 +3,20 @@ import LabTesting
 
 /// Avahi's own command-line tools, the independent side of the discovery tests.
 enum Avahi {
-    /// A resolved instance as `avahi-browse -rp` prints it.
-    struct Entry: Equatable {
-        var interface: String
-        var name: String
-        var type: String
-        var host: String
-        var address: String
-        var port: Int
-        /// The TXT strings, e.g. `tls=0`.
-        var txt: Set<String>
-    }
+    static let browse = URL(fileURLWithPath: "/usr/bin/avahi-browse")
+    static let publish = URL(fileURLWithPath: "/usr/bin/avahi-publish-service")
 
     /// Why a test cannot use Avahi.
     struct Unavailable: Error, CustomStringConvertible {
         var description: String
     }
 
-    static let browse = URL(fileURLWithPath: "/usr/bin/avahi-browse")
-    static let publish = URL(fileURLWithPath: "/usr/bin/avahi-publish-service")
-
     /// A name no other test or run uses.
     static func uniqueName(_ prefix: String) -> String {
         "lab-\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
     }
 
-    /// Throws, telling what to run, unless avahi-daemon answers and avahi-utils is installed.
+    /// Throws, telling what to run, unless avahi-daemon runs and avahi-utils is installed.
     static func requireDaemon() throws {
         for tool in [Self.browse, Self.publish] where !FileManager.default.isExecutableFile(atPath: tool.path) {
             throw Unavailable(description: "\(tool.path) is missing: run scripts/setup.sh (it installs avahi-utils)")
@@ -40,73 +28,80 @@ enum Avahi {
             )
         }
     }
+}
 
-    /// `avahi-browse -rpt <type>`: the resolved instances the daemon knows now.
-    static func resolvedInstances(of type: String) throws -> [Entry] {
-        let outcome = try ChildProcess.run(Self.browse, ["-rpt", type])
-        guard outcome.status == 0 else {
-            throw Unavailable(
-                description: "avahi-browse exited with \(outcome.status) (\(outcome.errors)); "
-                    + "is avahi-daemon running? scripts/services.sh starts it"
-            )
-        }
-        return outcome.output.split(separator: "\n").compactMap { line in
-            // =;lo;IPv4;name;_crypttest._tcp;local;vm.local;127.0.0.1;4242;"proto=cx/1" "tls=0"
+extension Avahi {
+    /// A resolved instance as `avahi-browse -rp` prints it.
+    struct Entry: Equatable, Sendable {
+        var interface: String
+        var name: String
+        var type: String
+        var host: String
+        var address: String
+        var port: Int
+        /// The TXT strings, e.g. `tls=0`.
+        var txt: Set<String>
+
+        /// Parses a resolved line:
+        /// `=;lo;IPv4;name;_crypttest._tcp;local;vm.local;127.0.0.1;4242;"proto=cx/1" "tls=0"`.
+        init?(line: String) {
             let fields = line.split(separator: ";", maxSplits: 9, omittingEmptySubsequences: false)
             guard fields.count == 10, fields[0] == "=", let port = Int(fields[8]) else { return nil }
-            return Entry(
-                interface: String(fields[1]),
-                name: String(fields[3]),
-                type: String(fields[4]),
-                host: String(fields[6]),
-                address: String(fields[7]),
-                port: port,
-                txt: Self.txtStrings(String(fields[9]))
-            )
+            self.interface = String(fields[1])
+            self.name = String(fields[3])
+            self.type = String(fields[4])
+            self.host = String(fields[6])
+            self.address = String(fields[7])
+            self.port = port
+            self.txt = Self.strings(String(fields[9]))
+        }
+
+        /// `"a=1" "b"` → `["a=1", "b"]` (avahi-browse quotes each TXT string).
+        private static func strings(_ text: String) -> Set<String> {
+            var strings: Set<String> = []
+            var current: String?
+            for character in text {
+                if character == "\"" {
+                    if let string = current { strings.insert(string) }
+                    current = current == nil ? "" : nil
+                } else {
+                    current?.append(character)
+                }
+            }
+            return strings
         }
     }
 
-    /// Browses until the instance `name` is listed (`present`) or gone, at most until `timeout`.
+    /// `avahi-browse -rp <type>` running in the background: what the daemon announces and
+    /// withdraws, as it happens.
     ///
-    /// Returns the instance when waiting for it to be present.
-    @discardableResult
-    static func waitForInstance(
-        named name: String,
-        of type: String,
-        present: Bool,
-        timeout: Duration
-    ) throws -> Entry? {
-        let deadline = ContinuousClock.now + timeout
-        var last: [Entry] = []
-        repeat {
-            // Each browse waits for the daemon's "all for now", so this loop does not spin.
-            last = try Self.resolvedInstances(of: type)
-            let entry = last.first { $0.name == name }
-            if present, let entry { return entry }
-            if !present, entry == nil { return nil }
-        } while ContinuousClock.now < deadline
-        throw Unavailable(
-            description: "avahi-browse -rpt \(type) still \(present ? "lacks" : "lists") '\(name)' after \(timeout); "
-                + "it lists: \(last.map(\.name))"
-        )
-    }
+    /// (Not `-t`, which waits for a "complete" list: avahi-browse 0.8 then never exits when an
+    /// instance disappears while it resolves it, avahi/avahi#264, which parallel tests cause.)
+    final class Browser: Sendable {
+        private let process: BackgroundProcess
 
-    /// `"a=1" "b"` → `["a=1", "b"]` (avahi-browse quotes each TXT string).
-    private static func txtStrings(_ text: String) -> Set<String> {
-        var strings: Set<String> = []
-        var current: String?
-        for character in text {
-            if character == "\"" {
-                if let string = current {
-                    strings.insert(string)
-                    current = nil
-                } else {
-                    current = ""
-                }
-            } else if current != nil {
-                current?.append(character)
+        /// Starts browsing for `type`.
+        init(_ type: String) throws {
+            self.process = try BackgroundProcess(Avahi.browse, ["-rp", type])
+        }
+
+        deinit {
+            self.process.terminate()
+        }
+
+        /// Waits until the instance `name` is resolved, and returns what avahi-browse printed.
+        func resolved(_ name: String, timeout: Duration = .seconds(8)) async throws -> Entry {
+            let line = try await self.process.waitForLine(timeout: timeout) { Entry(line: $0)?.name == name }
+            guard let entry = Entry(line: line) else { throw Unavailable(description: "unreadable line: \(line)") }
+            return entry
+        }
+
+        /// Waits until the instance `name` is withdrawn (`-;lo;IPv4;name;_crypttest._tcp;local`).
+        func removed(_ name: String, timeout: Duration = .seconds(8)) async throws {
+            try await self.process.waitForLine(timeout: timeout) { line in
+                let fields = line.split(separator: ";", omittingEmptySubsequences: false)
+                return fields.count >= 4 && fields[0] == "-" && fields[3] == name
             }
         }
-        return strings
     }
 }

@@ -10,6 +10,7 @@ import Testing
 struct DNSSDTests {
     @Test func advertisementIsListedByAvahiBrowseUntilCancelled() async throws {
         try Avahi.requireDaemon()
+        let browser = try Avahi.Browser(DNSSD.defaultType)
         let name = Avahi.uniqueName("advertise")
         let port = Int.random(in: 20000...60000)
         let server = ServerTXT(suites: ["x25519", "p256"], tls: true)
@@ -18,30 +19,28 @@ struct DNSSDTests {
         #expect(advertisement.name == name)
         #expect(advertisement.port == port)
 
-        let entry = try #require(
-            try Avahi.waitForInstance(named: name, of: DNSSD.defaultType, present: true, timeout: .seconds(8))
-        )
+        let entry = try await browser.resolved(name)
         #expect(entry.type == DNSSD.defaultType)
         #expect(entry.port == port)
-        #expect(entry.address == "127.0.0.1")
+        // avahi-browse resolves either address family (a daemon may run with IPv6 on).
+        #expect(["127.0.0.1", "::1"].contains(entry.address))
         #expect(entry.txt == ["proto=cx/1,msg/1", "suites=x25519,p256", "tls=1"])
 
         advertisement.cancel()
         advertisement.cancel()  // idempotent
-        try Avahi.waitForInstance(named: name, of: DNSSD.defaultType, present: false, timeout: .seconds(8))
+        try await browser.removed(name)
     }
 
     @Test func releasingAnAdvertisementWithdrawsIt() async throws {
         try Avahi.requireDaemon()
+        let browser = try Avahi.Browser(DNSSD.defaultType)
         let name = Avahi.uniqueName("released")
-        weak var released: Advertisement?
         do {
             let advertisement = try await DNSSD.advertise(name: name, port: 4242, timeout: .seconds(5))
-            released = advertisement
-            try Avahi.waitForInstance(named: name, of: DNSSD.defaultType, present: true, timeout: .seconds(8))
+            #expect(try await browser.resolved(name).port == advertisement.port)
         }
-        #expect(released == nil)
-        try Avahi.waitForInstance(named: name, of: DNSSD.defaultType, present: false, timeout: .seconds(8))
+        // Its last reference is gone: deinit deregisters it.
+        try await browser.removed(name)
     }
 
     @Test func aNameTakenOnThisHostIsADiscoveryFailure() async throws {
@@ -107,7 +106,8 @@ struct DNSSDTests {
         let elapsed = ContinuousClock.now - start
         #expect(error.code == .discoveryTimeout)
         #expect(error.message.contains(name) && error.message.contains(DNSSD.defaultType))
-        #expect(elapsed >= .seconds(1) && elapsed < .seconds(3), "took \(elapsed)")
+        // The margin is for a loaded machine; without the deadline this would not end at all.
+        #expect(elapsed >= .seconds(1) && elapsed < .seconds(5), "took \(elapsed)")
     }
 
     @Test func cancellingADiscoveryEndsItAtOnce() async throws {

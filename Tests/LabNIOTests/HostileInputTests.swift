@@ -111,14 +111,20 @@ struct HostileInputTests {
                 return try await RawPeer.run(port: port) { try await $0.write(ByteBuffer(bytes: [0, 0, 0, 0])) }
             case .oversizedLength:
                 // The header alone: the server must close without waiting for 4 GiB of body.
-                return try await RawPeer.run(port: port) { try await $0.write(ByteBuffer(bytes: [0xFF, 0xFF, 0xFF, 0xF0])) }
+                return try await RawPeer.run(port: port) {
+                    try await $0.write(ByteBuffer(bytes: [0xFF, 0xFF, 0xFF, 0xF0]))
+                }
             case .garbageBody:
                 // "bplist00" and then junk: not a legacy key (§2.2), and no property list either.
                 let junk = Array("bplist00".utf8) + (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 37) }
                 return try await RawPeer.run(port: port) { try await $0.write(HostileInputTests.frame(junk)) }
             case .wrongShapePlist:
                 // A real binary property list, but an array of the wrong things instead of the request dictionary.
-                let plist = try PropertyListSerialization.data(fromPropertyList: ["suite", 42], format: .binary, options: 0)
+                let plist = try PropertyListSerialization.data(
+                    fromPropertyList: ["suite", 42],
+                    format: .binary,
+                    options: 0
+                )
                 return try await RawPeer.run(port: port) { try await $0.write(HostileInputTests.frame(Array(plist))) }
             case .halfFrameThenStall:
                 return try await RawPeer.run(port: port) {
@@ -136,7 +142,9 @@ struct HostileInputTests {
                 }
             case .disconnectMidExchange:
                 let request = try HostileInputTests.validRequest()
-                return try await RawPeer.run(port: port, hangUp: true) { try await $0.write(HostileInputTests.frame(request)) }
+                return try await RawPeer.run(port: port, hangUp: true) {
+                    try await $0.write(HostileInputTests.frame(request))
+                }
             }
         }
     }
@@ -225,7 +233,10 @@ struct HostileInputTests {
             for try await result in group where result != nil { honest = result }
             return honest!
         }
-        #expect(result.errorCount == 0, "errors: \(result.groups.map(\.errors)); closes: \(server.recording.snapshot().closes)")
+        #expect(
+            result.errorCount == 0,
+            "errors: \(result.groups.map(\.errors)); closes: \(server.recording.snapshot().closes)"
+        )
         #expect(result.completedIterations == 500)
         let closes = server.recording.snapshot().closes
         for attack in attacks {

@@ -26,7 +26,9 @@ struct SocketScenarioTests {
         #expect(result.completedIterations == scenario.clients.count * scenario.load.iterations)
         #expect(result.passed, "thresholds: \(result.thresholds)")
 
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-\(transport)-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lab-\(transport)-\(UUID().uuidString)"
+        )
         defer { try? FileManager.default.removeItem(at: folder) }
         _ = try writeReports(result, formats: ["csv"], charts: false, to: folder)
         let rows = try String(contentsOf: folder.appendingPathComponent("results.csv"), encoding: .utf8)

@@ -121,26 +121,29 @@ enum RawPeer {
         return outcome
     }
 
-    private static func read(_ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, limit: Duration) async throws
+    private static func read(
+        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>,
+        limit: Duration
+    ) async throws
         -> Outcome
     {
         try await withThrowingTaskGroup(of: Outcome?.self) { group in
-                group.addTask {
-                    var received: [UInt8] = []
-                    do {
-                        for try await buffer in inbound { received += Array(buffer.readableBytesView) }
-                    } catch {
-                        // A reset counts as closed by the server too.
-                    }
-                    return Outcome(received: received, closedByServer: true)
+            group.addTask {
+                var received: [UInt8] = []
+                do {
+                    for try await buffer in inbound { received += Array(buffer.readableBytesView) }
+                } catch {
+                    // A reset counts as closed by the server too.
                 }
-                group.addTask {
-                    try await Task.sleep(for: limit)
-                    return nil
-                }
-                let first = try await group.next()!
-                group.cancelAll()
-                return first ?? Outcome(received: [], closedByServer: false)
+                return Outcome(received: received, closedByServer: true)
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first ?? Outcome(received: [], closedByServer: false)
         }
     }
 }

@@ -1,27 +1,29 @@
 import Foundation
 import Synchronization
 
-/// A long-running child process whose output a test can wait for (test support).
+/// A long-running child process whose output lines a test can wait for (test support).
 ///
-/// `ChildProcess.run` waits for the program to exit; this starts it and returns, collects
-/// stdout and stderr as they arrive, and lets the test await a piece of text.
+/// `ChildProcess.run` waits for the program to exit; this starts it and returns, collects the
+/// lines of stdout and stderr as they arrive, and lets the test await a line.
 public final class BackgroundProcess: Sendable {
-    private struct Waiter {
-        var text: String
-        var continuation: CheckedContinuation<Void, any Error>
-    }
-
-    private struct State {
-        /// Stdout and stderr together, in arrival order.
-        var output = ""
-        var exitStatus: Int32?
-        var waiters: [UUID: Waiter] = [:]
-    }
-
     /// Why a wait failed: the process exited, the time ran out or the task was cancelled.
     public struct Failure: Error, CustomStringConvertible {
         /// What happened, with the output so far.
         public var description: String
+    }
+
+    private struct Waiter {
+        var matches: @Sendable (String) -> Bool
+        var continuation: CheckedContinuation<String, any Error>
+    }
+
+    private struct State {
+        /// The complete lines of stdout and stderr, in arrival order.
+        var lines: [String] = []
+        /// What came after the last newline, per stream.
+        var partial = ["", ""]
+        var exitStatus: Int32?
+        var waiters: [UUID: Waiter] = [:]
     }
 
     /// The program's path, for messages.
@@ -35,61 +37,75 @@ public final class BackgroundProcess: Sendable {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
+        let pipes = [Pipe(), Pipe()]
+        process.standardOutput = pipes[0]
+        process.standardError = pipes[1]
         process.standardInput = FileHandle.nullDevice
         self.process = Mutex(process)
-        for pipe in [output, errors] {
-            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                if data.isEmpty {
-                    handle.readabilityHandler = nil
-                } else {
-                    self?.received(String(decoding: data, as: UTF8.self))
-                }
-            }
-        }
         process.terminationHandler = { [weak self] process in
             self?.exited(process.terminationStatus)
         }
         try process.run()
+        // A thread per pipe reads until end of file. Not `readabilityHandler`: on Linux,
+        // FileHandle closes its descriptor while that dispatch source may still be registered,
+        // which can crash libdispatch's event loop once the descriptor number is reused.
+        for (stream, pipe) in pipes.enumerated() {
+            let handle = pipe.fileHandleForReading
+            Thread { [weak self] in
+                while true {
+                    let data = handle.availableData
+                    self?.received(String(decoding: data, as: UTF8.self), on: stream, ended: data.isEmpty)
+                    if data.isEmpty { return }
+                }
+            }.start()
+        }
     }
 
     deinit {
         self.terminate()
     }
 
-    /// Everything the process printed so far (stdout and stderr).
+    /// Everything the process printed so far, one line per line.
     public var output: String {
-        self.state.withLock { $0.output }
+        self.state.withLock { ($0.lines + $0.partial.filter { !$0.isEmpty }).joined(separator: "\n") }
     }
 
-    /// Waits until the output contains `text`; throws if the process exits first or after `timeout`.
-    public func waitForOutput(containing text: String, timeout: Duration) async throws {
+    /// Waits for the first line (printed before or after the call) that `matches`, and returns
+    /// it; throws if the process exits first or after `timeout`.
+    @discardableResult
+    public func waitForLine(
+        timeout: Duration,
+        where matches: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
         let id = UUID()
         let timer = Task {
             try await Task.sleep(for: timeout)
-            self.fail(id, "did not print '\(text)' within \(timeout)")
+            self.fail(id, "printed no line that was awaited within \(timeout)")
         }
         defer { timer.cancel() }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let ready: Bool? = self.state.withLock { state in
-                    if state.output.contains(text) { return true }
-                    if state.exitStatus != nil { return false }
-                    state.waiters[id] = Waiter(text: text, continuation: continuation)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+                let found: Result<String, Failure>? = self.state.withLock { state in
+                    if let line = state.lines.first(where: matches) { return .success(line) }
+                    if let status = state.exitStatus {
+                        return .failure(self.error("exited with status \(status) first", state: state))
+                    }
+                    state.waiters[id] = Waiter(matches: matches, continuation: continuation)
                     return nil
                 }
-                switch ready {
-                case true?: continuation.resume()
-                case false?: continuation.resume(throwing: self.error("exited before printing '\(text)'"))
-                case nil: break
-                }
+                if let found { continuation.resume(with: found) }
             }
         } onCancel: {
-            self.fail(id, "was cancelled while waiting for '\(text)'")
+            self.fail(id, "was cancelled while a line was awaited")
+        }
+    }
+
+    /// Waits for a line containing `text`.
+    public func waitForOutput(containing text: String, timeout: Duration) async throws {
+        do {
+            try await self.waitForLine(timeout: timeout) { $0.contains(text) }
+        } catch let failure as Failure {
+            throw Failure(description: "\(failure.description) (awaited: '\(text)')")
         }
     }
 
@@ -104,33 +120,43 @@ public final class BackgroundProcess: Sendable {
         }
     }
 
-    private func received(_ text: String) {
-        let ready = self.state.withLock { state -> [CheckedContinuation<Void, any Error>] in
-            state.output += text
-            let ready = state.waiters.filter { state.output.contains($0.value.text) }
-            for id in ready.keys { state.waiters[id] = nil }
-            return ready.values.map(\.continuation)
+    private func received(_ text: String, on stream: Int, ended: Bool) {
+        let ready = self.state.withLock { state -> [(CheckedContinuation<String, any Error>, String)] in
+            var pieces = (state.partial[stream] + text).split(separator: "\n", omittingEmptySubsequences: false)
+            state.partial[stream] = ended ? "" : String(pieces.removeLast())
+            let lines = pieces.map(String.init).filter { !$0.isEmpty }
+            state.lines += lines
+            var ready: [(CheckedContinuation<String, any Error>, String)] = []
+            for (id, waiter) in state.waiters {
+                if let line = lines.first(where: waiter.matches) {
+                    state.waiters[id] = nil
+                    ready.append((waiter.continuation, line))
+                }
+            }
+            return ready
         }
-        for continuation in ready { continuation.resume() }
+        for (continuation, line) in ready { continuation.resume(returning: line) }
     }
 
     private func exited(_ status: Int32) {
-        let waiters = self.state.withLock { state in
+        let failed = self.state.withLock { state in
             state.exitStatus = status
             defer { state.waiters = [:] }
-            return state.waiters.values.map(\.continuation)
+            let error = self.error("exited with status \(status) before printing an awaited line", state: state)
+            return state.waiters.values.map { ($0.continuation, error) }
         }
-        for continuation in waiters {
-            continuation.resume(throwing: self.error("exited with status \(status) before printing what was awaited"))
-        }
+        for (continuation, error) in failed { continuation.resume(throwing: error) }
     }
 
     private func fail(_ id: UUID, _ what: String) {
-        let waiter = self.state.withLock { state in state.waiters.removeValue(forKey: id) }
-        waiter?.continuation.resume(throwing: self.error(what))
+        let failed = self.state.withLock { state in
+            state.waiters.removeValue(forKey: id).map { ($0.continuation, self.error(what, state: state)) }
+        }
+        if let (continuation, error) = failed { continuation.resume(throwing: error) }
     }
 
-    private func error(_ what: String) -> Failure {
-        Failure(description: "\(self.executable) \(what); its output: \(self.output)")
+    private func error(_ what: String, state: borrowing State) -> Failure {
+        let output = (state.lines + state.partial.filter { !$0.isEmpty }).joined(separator: "\n")
+        return Failure(description: "\(self.executable) \(what); its output: \(output)")
     }
 }
