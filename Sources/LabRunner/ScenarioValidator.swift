@@ -281,7 +281,7 @@ public enum ScenarioValidator {
             problems.append(
                 ScenarioProblem(
                     path: "$.server.listen",
-                    message: "the lab starts no server when it is given \(remotePath.dropFirst(9))"
+                    message: "the lab starts no server when it is given '\(remotePath.dropFirst(9))'"
                 )
             )
         }

@@ -197,10 +197,10 @@ public struct ServerSpec: Sendable, Decodable {
         )
         self.instance = object.optional("instance", expected: "a DNS-SD instance name", isValid: { !$0.isEmpty })
         self.discoveryTimeout =
-            object.optional("discoveryTimeout", expected: TimeSpan.expectation, isValid: { $0 > .zero })
+            object.optional("discoveryTimeout", expected: TimeSpan.positive, isValid: { $0 > .zero })
             ?? self.discoveryTimeout
         self.idleTimeout =
-            object.optional("idleTimeout", expected: TimeSpan.expectation, isValid: { $0 > .zero }) ?? self.idleTimeout
+            object.optional("idleTimeout", expected: TimeSpan.positive, isValid: { $0 > .zero }) ?? self.idleTimeout
         self.tls = object.optional("tls", expected: "an object with 'certificate', 'key' and 'pin'") ?? self.tls
         if object.contains("address"), object.contains("discover") {
             object.problem("discover", "give either 'address' or 'discover', not both")
@@ -271,7 +271,7 @@ public struct PinSpec: Sendable, Decodable, Hashable {
             if self.spkiSHA256 == nil { object.problem("spkiSHA256", "expected \(expectation), found \"\(text)\"") }
         }
         if object.contains("certificate") == object.contains("spkiSHA256") {
-            object.problem("certificate", "give exactly one of 'certificate' and 'spkiSHA256'")
+            object.log.add(object.codingPath, "give exactly one of 'certificate' and 'spkiSHA256'")
         }
     }
 

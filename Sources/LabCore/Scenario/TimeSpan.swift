@@ -48,6 +48,8 @@ public struct TimeSpan: Sendable, Hashable, Comparable, ScenarioString, Encodabl
         self.nanoseconds = UInt64(nanoseconds.rounded())
     }
 
+    /// What a valid duration above zero looks like.
+    public static let positive = "a duration above zero such as \"500 ms\" or \"30 s\""
     /// What a valid span looks like.
     public static let expectation = "a duration such as \"250 ms\", \"2s\" or \"30 min\" (units ns, us, ms, s, min, h)"
 
