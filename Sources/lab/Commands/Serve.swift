@@ -101,10 +101,11 @@ struct Serve: AsyncParsableCommand {
                 let spki = try Fingerprint.spkiSHA256(identity.leaf)
                 lines.append("tls: spki sha256/\(Fingerprint.base64(spki))")
             }
-            Self.printNow(lines)
+            // The port file first: whoever waits for the `listening on` line may read it at once.
             if let portFile = self.portFile {
                 try Self.writeAtomically("\(server.port)\n", to: portFile)
             }
+            Self.printNow(lines)
             var advertisement: Advertisement? = nil
             if let name = self.advertise {
                 do {
