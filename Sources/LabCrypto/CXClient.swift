@@ -35,6 +35,8 @@ public struct CXClient<P: CryptoProvider>: Sendable {
     /// The client's current private key (a lab may look inside its own exchange).
     public private(set) var privateKey: P.PrivateKey
     private var publicKey: [UInt8]
+    /// The modulus size of the client's key, for RSA suites: the server's key must match it.
+    private var rsaBits: Int?
     private var usedKey = false
 
     /// Checks the suite against the provider and makes the client's key pair (`keygen.client`).
@@ -53,7 +55,11 @@ public struct CXClient<P: CryptoProvider>: Sendable {
         try SuiteRegistry.requireSupport(options.suite, by: provider, others: others)
         self.provider = provider
         self.options = options
-        (self.privateKey, self.publicKey) = try Self.makeKey(options.suite, provider: provider, recorder: &recorder)
+        (self.privateKey, self.publicKey, self.rsaBits) = try Self.makeKey(
+            options.suite,
+            provider: provider,
+            recorder: &recorder
+        )
     }
 
     /// The client's encoded public key (`cryptoP`).
@@ -62,7 +68,7 @@ public struct CXClient<P: CryptoProvider>: Sendable {
     /// The next request body; with a per-exchange key lifetime, makes a fresh key first.
     public mutating func makeRequest(recorder: inout some StepRecorder) throws -> [UInt8] {
         if self.options.keyLifetime == .perExchange, self.usedKey {
-            (self.privateKey, self.publicKey) = try Self.makeKey(
+            (self.privateKey, self.publicKey, self.rsaBits) = try Self.makeKey(
                 self.options.suite,
                 provider: self.provider,
                 recorder: &recorder
@@ -91,6 +97,8 @@ public struct CXClient<P: CryptoProvider>: Sendable {
                 "The response's suite is \(response.suite.map { "'\($0)'" } ?? "absent"); expected \(expectedEcho.map { "'\($0)'" } ?? "none")"
             )
         }
+        // Checked before any RSA operation; verify checks again with the provider's parse.
+        try self.checkServerKeySize(RSAKeys.modulusBits(response.serverKey))
         let sessionKey = try Self.step(.unwrap, failure: .unwrapFailed, recorder: &recorder) {
             try suite.unwrap(
                 response.wrappedKey,
@@ -111,6 +119,7 @@ public struct CXClient<P: CryptoProvider>: Sendable {
         }
         let valid = try Self.step(.verify, failure: .signatureInvalid, recorder: &recorder) {
             let serverKey = try self.provider.decodePublicKey(response.serverKey, type: suite.serverKey.type)
+            try self.checkServerKeySize(self.provider.rsaBits(of: serverKey))
             return try self.provider.isValidSignature(
                 response.signature,
                 for: plaintext,
@@ -133,6 +142,16 @@ public struct CXClient<P: CryptoProvider>: Sendable {
         return plaintext
     }
 
+    /// Refuses a server RSA key whose size is not this client's (PROTOCOL.md §2.4: "RSA, same
+    /// encoding and size"); nil (not RSA, or not parsed) passes, for the provider to judge.
+    private func checkServerKeySize(_ serverBits: Int?) throws {
+        guard let own = self.rsaBits, let serverBits, serverBits != own else { return }
+        throw LabError(
+            .badPublicKey,
+            "The server's RSA key has \(serverBits) bits, but this client's has \(own): \(self.options.suite.id) uses one size for both"
+        )
+    }
+
     /// Runs a timed step; a backend failure inside it becomes the step's own error code.
     private static func step<T>(
         _ step: Step,
@@ -151,10 +170,11 @@ public struct CXClient<P: CryptoProvider>: Sendable {
         _ suite: any Suite,
         provider: P,
         recorder: inout some StepRecorder
-    ) throws -> (P.PrivateKey, [UInt8]) {
+    ) throws -> (P.PrivateKey, [UInt8], Int?) {
         try recorder.measure(.keygenClient) {
             let key = try provider.generatePrivateKey(suite.clientKey)
-            return (key, try provider.encode(try provider.publicKey(for: key)))
+            let publicKey = try provider.publicKey(for: key)
+            return (key, try provider.encode(publicKey), provider.rsaBits(of: publicKey))
         }
     }
 }

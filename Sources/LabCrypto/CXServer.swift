@@ -1,5 +1,6 @@
 import LabCore
 import LabWire
+import Synchronization
 
 /// How a `CXServer` is set up.
 public struct CXServerOptions: Sendable {
@@ -31,14 +32,20 @@ public struct CXServerAnswer: Sendable {
 /// The server side of cx/1 over one provider: answers request bodies with response bodies.
 ///
 /// Transport-free and `Sendable`: one server value serves every connection; each call
-/// records its steps into the caller's recorder, so connections share no mutable state.
+/// records its steps into the caller's recorder. The only state connections share is the
+/// per-run signing keys (`ServerKeys`, behind locks).
+///
+/// An RSA suite's server key has the client key's size (PROTOCOL.md §2.4): with per-run
+/// keys, the size the suite was made with is made at start and any other size the suite
+/// allows on first use, then kept for the run; with per-exchange keys, every exchange makes
+/// one of the client's size.
 public struct CXServer<P: CryptoProvider>: Sendable {
     /// The provider doing the crypto.
     public let provider: P
     /// How the server was set up.
     public let options: CXServerOptions
     private let suites: [String: any Suite]
-    private let keys: [String: ServerKey]
+    private let keys: ServerKeys
     private let knownSuites: Set<String>
 
     struct ServerKey: Sendable {
@@ -46,7 +53,42 @@ public struct CXServer<P: CryptoProvider>: Sendable {
         let encodedPublicKey: [UInt8]
     }
 
-    /// Checks every suite against the provider and makes the per-run signing keys (`keygen.server`).
+    /// The per-run signing keys, one per suite and key spec (for an RSA suite, one per size).
+    ///
+    /// Each key has a slot with its own lock, held while the key is made: concurrent first
+    /// requests for one size make it once (the others wait for it), and requests for keys
+    /// already made, or for other sizes, never wait for a key generation.
+    final class ServerKeys: Sendable {
+        struct ID: Hashable, Sendable {
+            let suite: String
+            let spec: KeySpec
+        }
+
+        final class Slot: Sendable {
+            let key = Mutex<ServerKey?>(nil)
+        }
+
+        private let slots = Mutex<[ID: Slot]>([:])
+
+        /// The key for `id`, made by `make` if it has not been yet (a failed `make` leaves it unmade).
+        func key(_ id: ID, orMake make: () throws -> ServerKey) throws -> ServerKey {
+            let slot = self.slots.withLock { slots in
+                if let slot = slots[id] { return slot }
+                let slot = Slot()
+                slots[id] = slot
+                return slot
+            }
+            return try slot.key.withLock { key in
+                if let key { return key }
+                let made = try make()
+                key = made
+                return made
+            }
+        }
+    }
+
+    /// Checks every suite against the provider and makes the per-run signing keys of the
+    /// configured sizes (`keygen.server`).
     public init(
         provider: P,
         options: CXServerOptions,
@@ -55,12 +97,14 @@ public struct CXServer<P: CryptoProvider>: Sendable {
         recorder: inout some StepRecorder
     ) throws {
         var suites: [String: any Suite] = [:]
-        var keys: [String: ServerKey] = [:]
+        let keys = ServerKeys()
         for suite in options.suites {
             try SuiteRegistry.requireSupport(suite, by: provider, others: others)
             suites[suite.id] = suite
             if options.keyLifetime == .perRun {
-                keys[suite.id] = try Self.makeKey(suite, provider: provider, recorder: &recorder)
+                _ = try keys.key(ServerKeys.ID(suite: suite.id, spec: suite.serverKey)) {
+                    try Self.makeKey(suite.serverKey, provider: provider, recorder: &recorder)
+                }
             }
         }
         self.provider = provider
@@ -109,7 +153,6 @@ public struct CXServer<P: CryptoProvider>: Sendable {
             }
             throw CXErrorReply(code: .unknownSuite, message: "No suite named '\(request.suite)'")
         }
-        let serverKey = try self.keys[suite.id] ?? Self.makeKey(suite, provider: self.provider, recorder: &recorder)
         let sessionKey = try recorder.measure(.keygenSession) {
             try self.provider.randomBytes(count: suite.sessionKeyBytes)
         }
@@ -122,7 +165,12 @@ public struct CXServer<P: CryptoProvider>: Sendable {
             // The client's key is wrap's only untrusted input: a key that parses but cannot
             // be used (an even RSA modulus, say) is as bad as one that does not parse.
             throw CXErrorReply(code: .badPublicKey, message: error.message)
+        } catch let error as LabError where error.code == .unsupported {
+            // A good key of a size this provider cannot use (swift-crypto and RSA-512).
+            throw CXErrorReply(code: .unsupported, message: error.message)
         }
+        // After wrap, so that a client key the server refuses never costs a key generation.
+        let serverKey = try self.serverKey(suite, forClientKey: request.clientKey, recorder: &recorder)
         let payload = self.options.payload
         let sealed = try recorder.measure(.encrypt) {
             try suite.seal(payload, key: sessionKey, provider: self.provider)
@@ -142,10 +190,33 @@ public struct CXServer<P: CryptoProvider>: Sendable {
         return try recorder.measure(.encode) { try response.encoded() }
     }
 
-    private static func makeKey(_ suite: any Suite, provider: P, recorder: inout some StepRecorder) throws -> ServerKey
-    {
+    /// The signing key answering `clientKey`: kept for the run, made on first use, or fresh.
+    private func serverKey(
+        _ suite: any Suite,
+        forClientKey clientKey: [UInt8],
+        recorder: inout some StepRecorder
+    ) throws -> ServerKey {
+        let spec: KeySpec
+        do {
+            spec = try suite.serverKey(forClientKey: clientKey)
+        } catch let error as LabError where error.code == .badPublicKey {
+            throw CXErrorReply(code: .badPublicKey, message: error.message)
+        }
+        do {
+            guard self.options.keyLifetime == .perRun else {
+                return try Self.makeKey(spec, provider: self.provider, recorder: &recorder)
+            }
+            return try self.keys.key(ServerKeys.ID(suite: suite.id, spec: spec)) {
+                try Self.makeKey(spec, provider: self.provider, recorder: &recorder)
+            }
+        } catch let error as LabError where error.code == .unsupported {
+            throw CXErrorReply(code: .unsupported, message: error.message)
+        }
+    }
+
+    private static func makeKey(_ spec: KeySpec, provider: P, recorder: inout some StepRecorder) throws -> ServerKey {
         try recorder.measure(.keygenServer) {
-            let key = try provider.generatePrivateKey(suite.serverKey)
+            let key = try provider.generatePrivateKey(spec)
             return ServerKey(privateKey: key, encodedPublicKey: try provider.encode(try provider.publicKey(for: key)))
         }
     }

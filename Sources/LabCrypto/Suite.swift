@@ -24,6 +24,12 @@ public protocol Suite: Sendable {
 
     /// Server: checks the client's encoded public key and wraps `sessionKey` for it (`cryptoK`).
     func wrap<P: CryptoProvider>(_ sessionKey: [UInt8], forClientKey clientKey: [UInt8], provider: P) throws -> [UInt8]
+    /// Server: the signing key to answer the client key `clientKey` (which `wrap` accepted) with.
+    ///
+    /// `serverKey` by default; an RSA suite answers with a key of the client key's size
+    /// (PROTOCOL.md §2.4, "RSA, same encoding and size"). Throws `.badPublicKey` for a key
+    /// the suite does not allow.
+    func serverKey(forClientKey clientKey: [UInt8]) throws -> KeySpec
     /// Client: recovers the session key from `cryptoK` with its own key pair.
     func unwrap<P: CryptoProvider>(
         _ wrapped: [UInt8],
@@ -47,6 +53,9 @@ extension Suite {
         if case .rsa(let bits, _) = self.clientKey { return bits }
         return nil
     }
+
+    /// The suite's own `serverKey`, whatever the client's key.
+    public func serverKey(forClientKey clientKey: [UInt8]) throws -> KeySpec { self.serverKey }
 
     /// Nil if `provider` can do this suite, else why not, in a phrase.
     public func unsupportedReason(on provider: some CryptoProvider) -> String? {

@@ -200,6 +200,18 @@ extension RSASuite {
     public var clientKey: KeySpec { .rsa(bits: self.bits, use: .encryption) }
     public var serverKey: KeySpec { .rsa(bits: self.bits, use: .signature) }
 
+    /// An RSA key of the client key's size, whatever size the suite was made with.
+    public func serverKey(forClientKey clientKey: [UInt8]) throws -> KeySpec {
+        guard let bits = RSAKeys.modulusBits(clientKey) else {
+            throw LabError(
+                .badPublicKey,
+                "The client's RSA public key (\(clientKey.count) bytes) does not parse as PKCS#1 DER"
+            )
+        }
+        try RSAKeys.checkClientBits(bits, allowed: Self.allowedRSABits, suite: Self.id)
+        return .rsa(bits: bits, use: .signature)
+    }
+
     public func wrap<P: CryptoProvider>(
         _ sessionKey: [UInt8],
         forClientKey clientKey: [UInt8],
@@ -305,17 +317,76 @@ enum RSAKeys {
         do {
             key = try provider.decodePublicKey(bytes, type: .rsa(.encryption))
         } catch {
+            // A well-formed key the provider refuses may be one of a size it cannot use
+            // (swift-crypto and 512 bits): that is the provider's limit, not a bad key.
+            if let bits = Self.modulusBits(bytes) {
+                try Self.checkClientBits(bits, allowed: allowed, suite: suite)
+                if let reason = provider.capabilities.missing([], rsaBits: bits) {
+                    throw LabError(
+                        .unsupported,
+                        "The \(provider.name) provider cannot use RSA-\(bits), the size of the client's \(suite) key: \(reason)",
+                        cause: error as? LabError
+                    )
+                }
+            }
             throw LabError(
                 .badPublicKey,
                 "The client's RSA public key (\(bytes.count) bytes) does not parse as PKCS#1 DER",
                 cause: error as? LabError
             )
         }
-        let bits = provider.rsaBits(of: key) ?? 0
+        try Self.checkClientBits(provider.rsaBits(of: key) ?? 0, allowed: allowed, suite: suite)
+        return key
+    }
+
+    static func checkClientBits(_ bits: Int, allowed: [Int], suite: String) throws {
         guard allowed.contains(bits) else {
             let list = allowed.map(String.init).joined(separator: ", ")
             throw LabError(.badPublicKey, "\(suite) allows RSA keys of \(list) bits; the client's has \(bits)")
         }
-        return key
+    }
+
+    /// The modulus size of a PKCS#1 `RSAPublicKey` (DER `SEQUENCE { INTEGER n, INTEGER e }`),
+    /// read without a provider; nil unless `der` is exactly one such structure with a positive `n`.
+    ///
+    /// It only sizes a key: whether the key is usable is for the provider to say.
+    static func modulusBits(_ der: [UInt8]) -> Int? {
+        var reader = DERReader(der[...])
+        guard var sequence = reader.element(tag: 0x30), reader.isAtEnd,
+            let modulus = sequence.element(tag: 0x02), let exponent = sequence.element(tag: 0x02), sequence.isAtEnd,
+            !exponent.bytes.isEmpty, let first = modulus.bytes.first, first < 0x80
+        else { return nil }
+        let significant = modulus.bytes.drop { $0 == 0 }
+        guard let top = significant.first else { return nil }
+        return significant.count * 8 - top.leadingZeroBitCount
+    }
+}
+
+/// Just enough DER to walk a PKCS#1 `RSAPublicKey`: definite lengths, one-byte tags.
+struct DERReader {
+    private(set) var bytes: ArraySlice<UInt8>
+
+    init(_ bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+    }
+
+    var isAtEnd: Bool { self.bytes.isEmpty }
+
+    /// The next element's content if its tag is `tag` (and it fits), advancing past it.
+    mutating func element(tag: UInt8) -> DERReader? {
+        var rest = self.bytes
+        guard rest.popFirst() == tag, let first = rest.popFirst() else { return nil }
+        var length = 0
+        if first < 0x80 {
+            length = Int(first)
+        } else {
+            let count = Int(first & 0x7F)
+            guard (1...4).contains(count), rest.count >= count else { return nil }
+            for _ in 0..<count { length = length << 8 | Int(rest.removeFirst()) }
+        }
+        guard rest.count >= length else { return nil }
+        let content = rest.prefix(length)
+        self.bytes = rest.dropFirst(length)
+        return DERReader(content)
     }
 }

@@ -3,6 +3,7 @@ import LabCore
 import LabCrypto
 import LabPlugins
 import LabReport
+import LabRunner
 
 /// `lab list`: every plugin, and which provider can do which suite.
 struct List: AsyncParsableCommand {
@@ -23,6 +24,9 @@ struct List: AsyncParsableCommand {
             }
             print("\nTransports: \(BuiltInPlugins.transports.names.joined(separator: ", "))")
             print("Reporters: \(BuiltInPlugins.reporters.names.joined(separator: ", "))")
+            if let discovery = BuiltInPlugins.all.discovery {
+                print("Discovery: \(type(of: discovery).name) (\"server\": { \"discover\": \"_crypttest._tcp\" })")
+            }
             print("\nSuites:")
             var suites: [any Suite] = []
             for id in BuiltInPlugins.suites.ids {
