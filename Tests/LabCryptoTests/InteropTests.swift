@@ -50,7 +50,7 @@ struct InteropTests {
     }()
 
     @Test("The Python client opens the lab server's response", arguments: cases)
-    func labServesPython(_ testCase: Case) throws {
+    func labServesPython(_ testCase: Case) async throws {
         let peer = try PythonPeer()
         defer { peer.cleanUp() }
         var request = [
@@ -59,7 +59,7 @@ struct InteropTests {
         ]
         if let bits = testCase.suite.rsaBits { request += ["--rsa-bits", "\(bits)"] }
         if testCase.legacy { request.append("--legacy") }
-        let made = try peer.run(request + ["--framing", testCase.framing.rawValue])
+        let made = try await peer.run(request + ["--framing", testCase.framing.rawValue])
         try #require(made.status == 0, "python request: \(made.output) \(made.errors)")
 
         let response = try Self.serve(testCase, requestFrame: try peer.read("request.frame"))
@@ -71,22 +71,22 @@ struct InteropTests {
         ]
         open += ["--in", peer.path("response.frame")] + testCase.peerOptions
         if testCase.legacy { open.append("--legacy") }
-        let opened = try peer.run(open)
+        let opened = try await peer.run(open)
         #expect(opened.status == 0, "python open: \(opened.output) \(opened.errors)")
         #expect(opened.json["plaintext_hex"] == testCase.payload.hexString)
     }
 
     @Test("The lab client opens the Python server's response", arguments: cases)
-    func pythonServesLab(_ testCase: Case) throws {
+    func pythonServesLab(_ testCase: Case) async throws {
         let peer = try PythonPeer()
         defer { peer.cleanUp() }
-        let plaintext = try Self.ask(testCase) { requestFrame in
+        let plaintext = try await Self.ask(testCase) { requestFrame in
             try peer.write("request.frame", requestFrame)
             var respond =
                 ["respond", "--in", peer.path("request.frame"), "--out", peer.path("response.frame")]
                 + testCase.peerOptions
             if let bits = testCase.suite.rsaBits { respond += ["--rsa-bits", "\(bits)"] }
-            let answered = try peer.run(respond)
+            let answered = try await peer.run(respond)
             try #require(answered.status == 0, "python respond: \(answered.output) \(answered.errors)")
             return try peer.read("response.frame")
         }
@@ -97,11 +97,11 @@ struct InteropTests {
         "The Python client refuses a tampered lab response at the right stage",
         arguments: [("cryptoM", "decrypt"), ("cryptoS", "verify"), ("cryptoK", "unwrap")]
     )
-    func pythonCatchesTampering(_ field: String, _ stage: String) throws {
+    func pythonCatchesTampering(_ field: String, _ stage: String) async throws {
         let testCase = Case(suite: SuiteCase("x25519"), provider: "openssl")
         let peer = try PythonPeer()
         defer { peer.cleanUp() }
-        let made = try peer.run([
+        let made = try await peer.run([
             "request", "--suite", "x25519", "--key-out", peer.path("client.key"), "--out", peer.path("request.frame"),
         ])
         try #require(made.status == 0)
@@ -116,7 +116,7 @@ struct InteropTests {
         default: response.wrappedKey[40] ^= 0x10
         }
         try peer.write("response.frame", try Framing.standard.frame(try response.encoded()))
-        let opened = try peer.run([
+        let opened = try await peer.run([
             "open", "--suite", "x25519", "--key", peer.path("client.key"), "--request", peer.path("request.frame"),
             "--in",
             peer.path("response.frame"),
@@ -150,15 +150,15 @@ struct InteropTests {
     }
 
     /// The lab's client sends one request frame through `transport` and opens the answer.
-    static func ask(_ testCase: Case, _ transport: ([UInt8]) throws -> [UInt8]) throws -> [UInt8] {
-        try self.ask(testCase, Providers.named(testCase.provider), transport)
+    static func ask(_ testCase: Case, _ transport: ([UInt8]) async throws -> [UInt8]) async throws -> [UInt8] {
+        try await self.ask(testCase, Providers.named(testCase.provider), transport)
     }
 
     private static func ask<P: CryptoProvider>(
         _ testCase: Case,
         _ provider: P,
-        _ transport: ([UInt8]) throws -> [UInt8]
-    ) throws -> [UInt8] {
+        _ transport: ([UInt8]) async throws -> [UInt8]
+    ) async throws -> [UInt8] {
         var steps = NoStepRecorder()
         let options = CXClientOptions(
             suite: try testCase.suite.make(),
@@ -167,7 +167,7 @@ struct InteropTests {
         )
         var client = try CXClient(provider: provider, options: options, recorder: &steps)
         let requestFrame = try testCase.framingValue.frame(try client.makeRequest(recorder: &steps))
-        let responseFrame = try transport(requestFrame)
+        let responseFrame = try await transport(requestFrame)
         return try client.open(
             try FrameParser.singleFrame(responseFrame, framing: testCase.framingValue),
             recorder: &steps

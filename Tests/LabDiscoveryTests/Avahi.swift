@@ -21,7 +21,7 @@ enum Avahi {
         for tool in [Self.browse, Self.publish] where !FileManager.default.isExecutableFile(atPath: tool.path) {
             throw Unavailable(description: "\(tool.path) is missing: run scripts/setup.sh (it installs avahi-utils)")
         }
-        let check = try ChildProcess.run(URL(fileURLWithPath: "/usr/sbin/avahi-daemon"), ["--check"])
+        let check = try ChildProcess.runWaiting(URL(fileURLWithPath: "/usr/sbin/avahi-daemon"), ["--check"])
         guard check.status == 0 else {
             throw Unavailable(
                 description: "avahi-daemon is not running: run scripts/services.sh (as root) to start it and D-Bus"

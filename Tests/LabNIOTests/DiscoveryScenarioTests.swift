@@ -21,7 +21,7 @@ struct DiscoveryScenarioTests {
         // The independent mDNS client: `avahi-browse -rpt` prints one `=` line per resolved service.
         // Bounded: it can hang if another test's instance vanishes while it resolves (avahi#264).
         let browse = try await runBlocking {
-            try ChildProcess.run(
+            try ChildProcess.runWaiting(
                 URL(fileURLWithPath: "/usr/bin/timeout"),
                 ["15", "/usr/bin/avahi-browse", "-rpt", "_crypttest._tcp"]
             )

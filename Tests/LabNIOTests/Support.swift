@@ -14,7 +14,7 @@ struct TestCertificates {
     init() throws {
         self.folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-certs-\(UUID().uuidString)")
         let script = RepositoryPaths.root.appendingPathComponent("Tests/scripts/generate-certs.sh")
-        let outcome = try ChildProcess.run(URL(fileURLWithPath: "/bin/bash"), [script.path, self.folder.path])
+        let outcome = try ChildProcess.runWaiting(URL(fileURLWithPath: "/bin/bash"), [script.path, self.folder.path])
         guard outcome.status == 0 else { throw LabError(.unsupported, "generate-certs.sh failed: \(outcome.errors)") }
     }
 
@@ -36,7 +36,7 @@ struct TestCertificates {
     }
 
     static func shell(_ command: String) throws -> String {
-        let outcome = try ChildProcess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", command])
+        let outcome = try ChildProcess.runWaiting(URL(fileURLWithPath: "/bin/sh"), ["-c", command])
         guard outcome.status == 0 else { throw LabError(.unsupported, "`\(command)` failed: \(outcome.errors)") }
         return outcome.output
     }

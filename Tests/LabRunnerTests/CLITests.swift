@@ -8,8 +8,8 @@ struct CLITests {
     static let lab: URL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("lab")
 
-    static func lab(_ arguments: [String]) throws -> ChildProcess.Outcome {
-        try ChildProcess.run(Self.lab, arguments, in: RepositoryPaths.root)
+    static func lab(_ arguments: [String]) async throws -> ChildProcess.Outcome {
+        try await ChildProcess.run(Self.lab, arguments, in: RepositoryPaths.root)
     }
 
     static func temporaryFolder() throws -> URL {
@@ -19,22 +19,22 @@ struct CLITests {
     }
 
     @Test("lab validate: exit 0 for the shipped scenarios, 1 with every problem for a broken one")
-    func validate() throws {
-        let good = try Self.lab(["validate", "Scenarios/quickstart.json", "Scenarios/open-rate.json"])
+    func validate() async throws {
+        let good = try await Self.lab(["validate", "Scenarios/quickstart.json", "Scenarios/open-rate.json"])
         #expect(good.status == 0, "\(good.errors)")
         #expect(good.output.contains("Scenarios/quickstart.json: ok"))
-        let bad = try Self.lab(["validate", "Tests/Scenarios/broken/wrong-types.json"])
+        let bad = try await Self.lab(["validate", "Tests/Scenarios/broken/wrong-types.json"])
         #expect(bad.status == 1)
         #expect(bad.errors.contains("has 6 problems"))
         #expect(bad.errors.contains(#"$.clients.count: expected an integer from 1 to 100000, found "16""#))
     }
 
     @Test("lab run refuses a broken scenario before running (exit 1) and writes nothing")
-    func runRefusesBrokenScenario() throws {
+    func runRefusesBrokenScenario() async throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let out = folder.appendingPathComponent("out")
-        let bad = try Self.lab([
+        let bad = try await Self.lab([
             "run", "Tests/Scenarios/broken/impossible-combinations.json", "--out", out.path, "--quiet",
         ])
         #expect(bad.status == 1)
@@ -43,7 +43,7 @@ struct CLITests {
     }
 
     @Test("lab run: a missed threshold exits 2 after writing every report; a met one exits 0")
-    func runExitCodes() throws {
+    func runExitCodes() async throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let scenario = { (threshold: String) in
@@ -58,7 +58,7 @@ struct CLITests {
         try scenario("< 1 h").write(to: met, atomically: true, encoding: .utf8)
 
         let missedOut = folder.appendingPathComponent("missed-out")
-        let failing = try Self.lab(["run", missed.path, "--out", missedOut.path])
+        let failing = try await Self.lab(["run", missed.path, "--out", missedOut.path])
         #expect(failing.status == 2, "\(failing.errors)")
         #expect(failing.errors.contains("threshold missed: cx.exchange.p50 < 1 ns"))
         for file in ["results.csv", "report.md", "results.json", "throughput.svg"] {
@@ -68,7 +68,9 @@ struct CLITests {
         // Not a terminal: progress comes as plain lines, never carriage returns.
         #expect(!failing.errors.contains("\r"))
 
-        let passing = try Self.lab(["run", met.path, "--out", folder.appendingPathComponent("met-out").path, "--quiet"])
+        let passing = try await Self.lab([
+            "run", met.path, "--out", folder.appendingPathComponent("met-out").path, "--quiet",
+        ])
         #expect(passing.status == 0, "\(passing.errors)")
         #expect(passing.output.isEmpty, "--quiet prints nothing")
     }

@@ -13,8 +13,16 @@ public enum ChildProcess {
         public var errors: String
     }
 
-    /// Runs `executable` with `arguments` in `directory` and waits for it.
-    public static func run(_ executable: URL, _ arguments: [String], in directory: URL? = nil) throws -> Outcome {
+    /// Runs `executable` with `arguments` in `directory` and waits for it on a thread of its
+    /// own: the concurrency pool has only as many threads as cores, and a test blocking one
+    /// of them stalls every other test's sockets and timeouts.
+    public static func run(_ executable: URL, _ arguments: [String], in directory: URL? = nil) async throws -> Outcome {
+        try await runBlocking { try Self.runWaiting(executable, arguments, in: directory) }
+    }
+
+    /// Runs `executable` and blocks the calling thread until it ends (for synchronous callers).
+    public static func runWaiting(_ executable: URL, _ arguments: [String], in directory: URL? = nil) throws -> Outcome
+    {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -55,14 +55,14 @@ public struct PythonPeer: Sendable {
     }
 
     /// Runs `python3 cx_peer.py <arguments>`; a missing interpreter or library is an error, not a skip.
-    public func run(_ arguments: [String]) throws -> Result {
-        try Self.run(arguments)
+    public func run(_ arguments: [String]) async throws -> Result {
+        try await Self.run(arguments)
     }
 
     /// Runs `python3 cx_peer.py <arguments>` (no folder needed); a missing interpreter or
     /// library is an error, not a skip.
-    public static func run(_ arguments: [String]) throws -> Result {
-        let outcome = try ChildProcess.run(Self.interpreter, Self.script + arguments)
+    public static func run(_ arguments: [String]) async throws -> Result {
+        let outcome = try await ChildProcess.run(Self.interpreter, Self.script + arguments)
         let result = Result(status: outcome.status, output: outcome.output, errors: outcome.errors)
         try Self.checkRunnable(result.errors)
         return result
@@ -87,7 +87,7 @@ public struct PythonPeer: Sendable {
     /// `cx_peer.py exchange --connect ADDRESS <arguments>`: one connection, `--count`
     /// verified exchanges; waits on its own thread, off the concurrency pool.
     public static func exchange(with address: ListeningAddress, _ arguments: [String]) async throws -> Result {
-        try await runBlocking { try Self.run(["exchange", "--connect", "\(address)", "--timeout", "15"] + arguments) }
+        try await Self.run(["exchange", "--connect", "\(address)", "--timeout", "15"] + arguments)
     }
 
     /// Starts `cx_peer.py serve <arguments>` on a free loopback port and waits for its
