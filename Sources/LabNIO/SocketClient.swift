@@ -84,6 +84,11 @@ struct SocketClient: Sendable {
             )
         }
         if let check, let done = handshake.get() {
+            // A server that accepts but never finishes the handshake must not hang `connect`.
+            let timer = channel.eventLoop.scheduleTask(in: self.responseTimeout.timeAmount) {
+                channel.close(promise: nil)
+            }
+            done.whenComplete { _ in timer.cancel() }
             do {
                 try await done.get()
             } catch {
@@ -103,9 +108,8 @@ struct SocketClient: Sendable {
             }
         }
         recorder.record(.connect, nanoseconds: Stopwatch.now() &- start)
-        let localPort = channel.localAddress?.port ?? -1
-        self.mailbox?.open(port: localPort)
-        return SocketConnection.Link(channel: channel, localPort: localPort)
+        let address = ServerStepMailbox.key(channel.localAddress)
+        return SocketConnection.Link(channel: channel, address: address, box: self.mailbox?.open(address: address))
     }
 
     var peer: String { "\(self.host):\(self.port)" }
@@ -118,15 +122,15 @@ struct SocketClient: Sendable {
 /// before the next request, with the `connect` recorded, as keep-alive clients do; one that
 /// fails with a request in flight fails that request.
 final class SocketConnection: Connection {
-    /// One open channel and the local port that names it in the step mailbox.
+    /// One open channel, its local address, and its box in the step mailbox.
     struct Link: Sendable {
         let channel: any Channel
-        let localPort: Int
+        let address: String
+        let box: ServerStepMailbox.Box?
     }
 
     let client: SocketClient
     private let link: Mutex<Link?>
-    private let timedOut = Atomic<Bool>(false)
 
     init(client: SocketClient, link: Link) {
         self.client = client
@@ -138,16 +142,19 @@ final class SocketConnection: Connection {
             throw LabError(.connectionClosed, "The connection to \(self.client.peer) was closed by the client")
         }
         if !link.channel.isActive {
-            self.client.mailbox?.close(port: link.localPort)
+            if let box = link.box { self.client.mailbox?.close(box, address: link.address) }
             link = try await self.client.open(recorder: &recorder)
             self.link.withLock { $0 = link }
         }
         let channel = link.channel
         let promise = channel.eventLoop.makePromise(of: ByteBuffer.self)
-        let timer = channel.eventLoop.scheduleTask(in: self.client.responseTimeout.timeAmount) { [self] in
-            self.timedOut.store(true, ordering: .relaxed)
+        let expired = TimeoutFlag()
+        let timer = channel.eventLoop.scheduleTask(in: self.client.responseTimeout.timeAmount) {
+            expired.set()
             channel.close(promise: nil)
         }
+        // Cancelled on the event loop as the answer arrives, so it cannot fire in between.
+        promise.futureResult.whenComplete { _ in timer.cancel() }
         // If the write cannot happen (the channel closed first), the handler never sees the
         // promise: fail it here, or the request would wait forever.
         let written = channel.eventLoop.makePromise(of: Void.self)
@@ -156,12 +163,10 @@ final class SocketConnection: Connection {
         let response: ByteBuffer
         do {
             response = try await promise.futureResult.get()
-            timer.cancel()
         } catch {
-            timer.cancel()
-            throw self.failure(error)
+            throw self.failure(error, timedOut: expired.isSet)
         }
-        if let mailbox = self.client.mailbox, let timings = mailbox.take(port: link.localPort) {
+        if let timings = link.box?.take() {
             for (step, nanoseconds) in timings.entries {
                 recorder.record(step, nanoseconds: nanoseconds)
             }
@@ -169,10 +174,10 @@ final class SocketConnection: Connection {
         return Array(response.readableBytesView)
     }
 
-    private func failure(_ error: any Error) -> LabError {
+    private func failure(_ error: any Error, timedOut: Bool) -> LabError {
         if let error = error as? LabError { return error }
         let peer = self.client.peer
-        if self.timedOut.load(ordering: .relaxed) {
+        if timedOut {
             return LabError(.timedOut, "No answer from \(peer) within \(self.client.responseTimeout)")
         }
         if error is NIOExtrasErrors.ClosedBeforeReceivingResponse || error as? ChannelError == .ioOnClosedChannel
@@ -194,9 +199,18 @@ final class SocketConnection: Connection {
                 return link
             })
         else { return }
-        self.client.mailbox?.close(port: link.localPort)
+        if let box = link.box { self.client.mailbox?.close(box, address: link.address) }
         try? await link.channel.close()
     }
+}
+
+/// Whether one request's timer fired.
+final class TimeoutFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    func set() { self.value.store(true, ordering: .relaxed) }
+
+    var isSet: Bool { self.value.load(ordering: .relaxed) }
 }
 
 /// Where the channel initializer leaves the handshake's future for the connecting task.

@@ -180,6 +180,9 @@ public final class SocketServer: Sendable {
         for channel in self.connections.closeAll() {
             try? await channel.close()
         }
+        // A connection task may still be inside its handler (a slow key generation, a test
+        // stall): cancel rather than wait for it.
+        self.acceptLoop.cancel()
         await self.acceptLoop.value
     }
 
@@ -227,7 +230,9 @@ public final class SocketServer: Sendable {
         var logger = logger
         let peer = connection.channel.remoteAddress
         logger[metadataKey: "peer"] = "\(peer.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?")"
-        let peerPort = peer?.port ?? -1
+        let peerKey = ServerStepMailbox.key(peer)
+        // Looked up at the first answer (the client opened it before sending) and kept.
+        var box: ServerStepMailbox.Box? = nil
         var record = ConnectionRecording()
         do {
             try await connection.executeThenClose { inbound, outbound in
@@ -236,8 +241,9 @@ public final class SocketServer: Sendable {
                     let answer = await handler.respond(to: Array(frame.readableBytesView), recorder: &timings)
                     let group = answer.group ?? "-"
                     let errorCode = answer.closeReason.map { String($0.prefix { $0 != ":" }) }
-                    record.record(timings, group: group, error: errorCode)
-                    mailbox?.deposit(timings, port: peerPort)
+                    if recording != nil { record.record(timings, group: group, error: errorCode) }
+                    if box == nil { box = mailbox?.box(for: peerKey) }
+                    box?.deposit(timings)
                     try await outbound.write(ByteBuffer(bytes: answer.body))
                     if let reason = answer.closeReason {
                         record.closeCode = errorCode ?? "answered-error"

@@ -66,32 +66,39 @@ public struct Runner: Sendable {
             try await remote.connect(recorder: &probe).close()
         }
         var built: [Built] = []
-        for planned in self.plan.flows {
-            var setup = StepTimings()
-            for (step, nanoseconds) in discovery.entries { setup.record(step, nanoseconds: nanoseconds) }
-            let flow = try planned.make(&setup)
-            let endpoint: any TransportEndpoint
-            if let remote {
-                endpoint = remote
-            } else if let handler = flow.handler {
-                endpoint = try await transport.serve(handler)
-            } else {
-                throw LabError(.unsupported, "The flow '\(planned.label)' has no server side to serve")
+        let clients = scenario.clients.count
+        var preparedClients: [PreparedClient?] = Array(repeating: nil, count: clients)
+        do {
+            for planned in self.plan.flows {
+                var setup = StepTimings()
+                for (step, nanoseconds) in discovery.entries { setup.record(step, nanoseconds: nanoseconds) }
+                let flow = try planned.make(&setup)
+                let endpoint: any TransportEndpoint
+                if let remote {
+                    endpoint = remote
+                } else if let handler = flow.handler {
+                    endpoint = try await transport.serve(handler)
+                } else {
+                    throw LabError(.unsupported, "The flow '\(planned.label)' has no server side to serve")
+                }
+                built.append(Built(planned: planned, flow: flow, endpoint: endpoint, setupSteps: setup))
             }
-            built.append(Built(planned: planned, flow: flow, endpoint: endpoint, setupSteps: setup))
+            let flows = built
+            try await withThrowingTaskGroup(of: (Int, PreparedClient).self) { group in
+                for index in 0..<clients {
+                    group.addTask { (index, try await Self.prepareClient(built: flows)) }
+                }
+                for try await (index, client) in group { preparedClients[index] = client }
+            }
+        } catch {
+            // Servers already listening must not outlive a run that could not start.
+            for item in built { await item.endpoint.shutdown() }
+            throw error
         }
         let flows = built
         if remote == nil {
             let addresses = flows.compactMap(\.endpoint.address)
             if !addresses.isEmpty { serverText += " on " + addresses.joined(separator: ", ") }
-        }
-        let clients = scenario.clients.count
-        var preparedClients: [PreparedClient?] = Array(repeating: nil, count: clients)
-        try await withThrowingTaskGroup(of: (Int, PreparedClient).self) { group in
-            for index in 0..<clients {
-                group.addTask { (index, try await Self.prepareClient(built: flows)) }
-            }
-            for try await (index, client) in group { preparedClients[index] = client }
         }
         let prepared = preparedClients.map { $0! }
         let runStart = Stopwatch.now()

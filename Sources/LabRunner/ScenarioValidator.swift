@@ -98,7 +98,12 @@ public enum ScenarioValidator {
                 )
             )
         }
-        let (transportOptions, serverProblems) = Self.checkServer(scenario.server, file: file, plugins: plugins)
+        let (transportOptions, serverProblems) = Self.checkServer(
+            scenario.server,
+            flowCount: scenario.flows.count,
+            file: file,
+            plugins: plugins
+        )
         problems += serverProblems
         let serverProvider = provider(scenario.server.provider, at: "$.server.provider")
         for (index, format) in scenario.report.formats.enumerated() where !plugins.reporters.contains(format) {
@@ -211,6 +216,7 @@ public enum ScenarioValidator {
     /// against the scenario file's folder.
     static func checkServer(
         _ server: ServerSpec,
+        flowCount: Int,
         file: String?,
         plugins: Plugins
     ) -> (
@@ -282,6 +288,15 @@ public enum ScenarioValidator {
                 ScenarioProblem(
                     path: "$.server.listen",
                     message: "the lab starts no server when it is given '\(remotePath.dropFirst(9))'"
+                )
+            )
+        }
+        if server.startsServer, server.listen.port != 0, flowCount > 1 {
+            problems.append(
+                ScenarioProblem(
+                    path: "$.server.listen",
+                    message:
+                        "each flow entry gets its own listener, so \(flowCount) entries cannot share port \(server.listen.port); use port 0"
                 )
             )
         }

@@ -1,6 +1,8 @@
 import Foundation
 import LabCore
+import LabCrypto
 import LabNIO
+import LabPlugins
 
 /// Turns what `lab serve` measured into a `RunResult`, so the usual reporters write it.
 ///
@@ -21,7 +23,7 @@ enum ServerReport {
                 GroupResult(
                     key: GroupKey(flow: "cx", suite: suite, provider: provider.name, transport: transport),
                     flowKind: "cx",
-                    insecure: false,
+                    insecure: (try? BuiltInPlugins.suites.make(suite).isInsecure) ?? false,
                     steps: snapshot.steps[suite] ?? [:],
                     errors: errors,
                     iterations: (snapshot.exchanges[suite] ?? 0) + errors.values.reduce(0, +)

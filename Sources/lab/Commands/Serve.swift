@@ -108,8 +108,16 @@ struct Serve: AsyncParsableCommand {
             Self.printNow(lines)
             var advertisement: Advertisement? = nil
             if let name = self.advertise {
+                if ["127.0.0.1", "::1", "localhost"].contains(self.host) {
+                    // Avahi announces the host's addresses on every interface it serves; a
+                    // client elsewhere would find this server and be refused.
+                    Logger(label: "lab.serve").warning(
+                        "advertising a server that listens on \(self.host): only clients on this host can use it; --host 0.0.0.0 serves the others"
+                    )
+                }
                 do {
-                    let txt = ServerTXT(suites: setup.suites, tls: useTLS)
+                    // msg/1 is not served yet: advertise only what this server answers.
+                    let txt = ServerTXT(protocols: ["cx/1"], suites: setup.suites, tls: useTLS)
                     advertisement = try await DNSSD.advertise(name: name, port: server.port, txt: txt.records)
                     Self.printNow(["advertised as '\(advertisement!.name)' (\(DNSSD.defaultType), local.)"])
                 } catch {
