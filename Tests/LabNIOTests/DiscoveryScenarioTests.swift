@@ -18,20 +18,14 @@ struct DiscoveryScenarioTests {
         let pin = try await server.line(startingWith: "tls: spki sha256/", timeout: .seconds(5))
             .dropFirst("tls: spki sha256/".count)
 
-        // The independent mDNS client: `avahi-browse -rpt` prints one `=` line per resolved service.
-        // Bounded: it can hang if another test's instance vanishes while it resolves (avahi#264).
-        let browse = try await runBlocking {
-            try ChildProcess.runWaiting(
-                URL(fileURLWithPath: "/usr/bin/timeout"),
-                ["15", "/usr/bin/avahi-browse", "-rpt", "_crypttest._tcp"]
-            )
+        // The independent mDNS client: `avahi-browse -rp` prints one `=` line per resolved
+        // service. Not `-t`, which can hang when another test's instance vanishes while it
+        // resolves (avahi#264): it runs until the line for ours arrives, then is killed.
+        let browser = try ServerProcess(URL(fileURLWithPath: "/usr/bin/avahi-browse"), ["-rp", "_crypttest._tcp"])
+        defer { browser.terminate() }
+        let line = try await browser.line(described: "the resolved line for '\(name)'", timeout: .seconds(15)) {
+            $0.hasPrefix("=") && $0.contains(";\(name);")
         }
-        #expect(
-            browse.status == 0,
-            "avahi-browse failed (is avahi-daemon running? scripts/services.sh): \(browse.errors)"
-        )
-        let resolved = browse.output.split(separator: "\n").filter { $0.hasPrefix("=") && $0.contains(";\(name);") }
-        let line = try #require(resolved.first, "avahi-browse did not list '\(name)': \(browse.output)")
         let fields = line.split(separator: ";", omittingEmptySubsequences: false)
         #expect(fields.count >= 10)
         #expect(fields[8] == "\(address.port)", "the advertised port is the listening one")

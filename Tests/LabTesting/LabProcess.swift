@@ -106,8 +106,18 @@ public final class ServerProcess: Sendable {
     /// Waits for a complete stdout line that starts with `prefix` and returns it; throws if
     /// stdout closes first or after `timeout`.
     public func line(startingWith prefix: String, timeout: Duration) async throws -> String {
-        try await self.wait(for: "a line starting with '\(prefix)'", timeout: timeout) { state in
-            if let line = state.lines.first(where: { $0.hasPrefix(prefix) }) { return .ready(line) }
+        try await self.line(described: "a line starting with '\(prefix)'", timeout: timeout) { $0.hasPrefix(prefix) }
+    }
+
+    /// Waits for a complete stdout line for which `matches` holds and returns it; throws if
+    /// stdout closes first or after `timeout`.
+    public func line(
+        described description: String,
+        timeout: Duration,
+        where matches: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
+        try await self.wait(for: description, timeout: timeout) { state in
+            if let line = state.lines.first(where: matches) { return .ready(line) }
             return state.outputClosed ? .failed("closed stdout before printing it") : .waiting
         }
     }
