@@ -46,12 +46,7 @@ struct DiscoveryScenarioTests {
               "flows": [ { "flow": "cx", "suite": "x25519" } ]
             }
             """
-        let plan: Plan
-        switch ScenarioValidator.validate(data: Data(json.utf8), plugins: BuiltInPlugins.all) {
-        case .success(let valid): plan = valid
-        case .failure(let errors): throw errors.labError
-        }
-        let result = try await Runner(plan: plan).run()
+        let result = try await TestPlan.run(json)
         #expect(result.errorCount == 0 && result.completedIterations == 12)
         let group = try #require(result.groups.first)
         #expect(group.steps[.discover]?.totalCount == 1, "discovery is timed once per run")
@@ -73,11 +68,7 @@ struct DiscoveryScenarioTests {
               "flows": [ { "flow": "cx" } ]
             }
             """
-        guard case .success(let plan) = ScenarioValidator.validate(data: Data(json.utf8), plugins: BuiltInPlugins.all)
-        else {
-            Issue.record("the scenario should validate")
-            return
-        }
+        let plan = try TestPlan.from(json)
         let error = await #expect(throws: LabError.self) { _ = try await Runner(plan: plan).run() }
         #expect(error?.code == .discoveryTimeout)
         #expect(error?.message.contains(name) == true, "\(error?.message ?? "")")

@@ -61,10 +61,7 @@ struct HostileInputTests {
                   "flows": [ { "flow": "cx", "suite": "x25519" } ]
                 }
                 """
-            switch ScenarioValidator.validate(data: Data(json.utf8), plugins: BuiltInPlugins.all) {
-            case .success(let plan): return try await Runner(plan: plan).run()
-            case .failure(let errors): throw errors.labError
-            }
+            return try await TestPlan.run(json)
         }
     }
 

@@ -122,12 +122,7 @@ struct PinningTests {
               "flows": [ { "flow": "cx", "suite": "x25519" } ]
             }
             """
-        let plan: Plan
-        switch ScenarioValidator.validate(data: Data(json.utf8), plugins: BuiltInPlugins.all) {
-        case .success(let valid): plan = valid
-        case .failure(let errors): throw errors.labError
-        }
-        let result = try await Runner(plan: plan).run()
+        let result = try await TestPlan.run(json)
         let group = try #require(result.groups.first)
         #expect(group.errors == ["pinMismatch": 6])
         #expect(group.steps[.sign] == nil && group.steps[.exchange] == nil, "the server never answered")

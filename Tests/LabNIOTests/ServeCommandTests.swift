@@ -32,12 +32,7 @@ struct ServeCommandTests {
               "flows": [ { "flow": "cx", "suite": "x25519" } ]
             }
             """
-        guard case .success(let plan) = ScenarioValidator.validate(data: Data(json.utf8), plugins: BuiltInPlugins.all)
-        else {
-            Issue.record("the scenario should validate")
-            return
-        }
-        let result = try await Runner(plan: plan).run()
+        let result = try await TestPlan.run(json)
         #expect(result.errorCount == 0 && result.completedIterations == 10)
 
         let status = try await server.stop(signal: SIGINT, timeout: .seconds(15))

@@ -303,12 +303,7 @@ struct SocketInteropTests {
             for (index, client) in cases.enumerated() {
                 let json = client.scenario(address: address, framing: framing)
                 group.addTask {
-                    let plan: Plan
-                    switch ScenarioValidator.validate(data: Data(json.utf8), plugins: BuiltInPlugins.all) {
-                    case .success(let valid): plan = valid
-                    case .failure(let errors): throw errors.labError
-                    }
-                    return (index, try await Runner(plan: plan).run())
+                    (index, try await TestPlan.run(json))
                 }
             }
             let results = try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
