@@ -109,10 +109,10 @@ public final class SocketServer: Sendable {
                         if let sslContext {
                             try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
                         }
-                        try pipeline.addHandler(IdleStateHandler(readTimeout: idle.timeAmount))
-                        try pipeline.addHandler(IdleTimeoutHandler(timeout: idle))
+                        try pipeline.addHandler(IdleStateHandler(allTimeout: idle.timeAmount))
                         try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(framing: framing)))
                         try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: framing)))
+                        try pipeline.addHandler(IdleTimeoutHandler(timeout: idle))
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
