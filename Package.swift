@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // Scenario model, plugin protocols, registry, LabError, step timing. Imports no other lab module.
@@ -86,6 +87,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The messaging service (msg/1): accounts in SQLite through GRDB, password KDFs, lockout
+        // policies, captchas, end-to-end encrypted chats, and the flows that load and attack it.
+        .target(
+            name: "LabMessaging",
+            dependencies: [
+                "LabCore", "LabWire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The runner: scenario checks against the plugins, load models, recording, progress.
         .target(
             name: "LabRunner",
@@ -103,7 +117,7 @@ let package = Package(
             name: "LabPlugins",
             dependencies: [
                 "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabRunner", "LabReport",
-                "LabNIO", "LabDiscovery",
+                "LabNIO", "LabDiscovery", "LabMessaging",
             ],
             swiftSettings: swiftSettings
         ),
@@ -112,6 +126,7 @@ let package = Package(
             name: "lab",
             dependencies: [
                 "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabNIO", "LabDiscovery",
+                "LabMessaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -161,6 +176,17 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LabMessagingTests",
+            dependencies: [
+                "LabCore", "LabWire", "LabMessaging", "LabNIO", "LabPlugins", "LabRunner", "LabReport", "LabTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -11,6 +11,8 @@ apt_packages=(
   avahi-utils                     # avahi-browse, avahi-publish-service: the tests' independent DNS-SD peer
   iproute2                        # ip: scripts/services.sh turns on multicast on lo
   libjemalloc-dev                 # allocation statistics
+  libsqlite3-dev                  # the messaging service's store (GRDB on the system SQLite)
+  sqlite3                         # the sqlite3 command line (the tests read the store independently)
   pkg-config                      # SwiftPM finds the system libraries with it
   python3 python3-pip             # the independent Python peer used by the tests
 )

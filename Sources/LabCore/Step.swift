@@ -50,16 +50,38 @@ public struct Step: Hashable, Sendable, Comparable, CustomStringConvertible {
     public static let discover = Step("discover")
 }
 
-/// Receives step durations. The runner's recorders are HDR histograms; tests use `StepTimings`.
+/// Receives step durations and outcome counts. The runner's recorders are HDR histograms;
+/// tests use `StepTimings`.
 public protocol StepRecorder {
     /// Records that `step` took `nanoseconds`.
     mutating func record(_ step: Step, nanoseconds: UInt64)
+    /// Adds `amount` to the count of `outcome`: what happened rather than how long it took,
+    /// e.g. a lockout flow's `attempts`, `postponed` and `locked` (a "policy outcome").
+    ///
+    /// The runner adds a measured iteration's counts to its group whether the iteration failed
+    /// or not (warm-up iterations are left out), and set-up's counts (making a client,
+    /// connecting, `FlowClient.prepare`) always. Recorders that only time ignore counts.
+    mutating func count(_ outcome: String, by amount: UInt64)
 }
 
-/// The steps of one or more exchanges, in the order they ran.
+extension StepRecorder {
+    /// Ignores the count: a recorder that only times.
+    @inlinable
+    public mutating func count(_ outcome: String, by amount: UInt64) {}
+
+    /// Adds one to the count of `outcome`.
+    @inlinable
+    public mutating func count(_ outcome: String) {
+        self.count(outcome, by: 1)
+    }
+}
+
+/// The steps of one or more exchanges, in the order they ran, and the outcomes counted.
 public struct StepTimings: StepRecorder, Sendable {
     /// Each recorded step and its duration in nanoseconds.
     public private(set) var entries: [(step: Step, nanoseconds: UInt64)] = []
+    /// Each outcome counted, and its total.
+    public private(set) var outcomes: [String: UInt64] = [:]
 
     /// An empty record.
     public init() {}
@@ -67,6 +89,11 @@ public struct StepTimings: StepRecorder, Sendable {
     /// Appends one measurement.
     public mutating func record(_ step: Step, nanoseconds: UInt64) {
         self.entries.append((step, nanoseconds))
+    }
+
+    /// Adds `amount` to the count of `outcome`.
+    public mutating func count(_ outcome: String, by amount: UInt64) {
+        self.outcomes[outcome, default: 0] &+= amount
     }
 
     /// The distinct steps recorded.
@@ -85,6 +112,8 @@ public struct NoStepRecorder: StepRecorder {
     public init() {}
     /// Does nothing.
     @inlinable public mutating func record(_ step: Step, nanoseconds: UInt64) {}
+    /// Does nothing.
+    @inlinable public mutating func count(_ outcome: String, by amount: UInt64) {}
 }
 
 /// A monotonic clock read in nanoseconds, cheap enough for the hot path.

@@ -1,6 +1,7 @@
 import LabCore
 import LabCrypto
 import LabDiscovery
+import LabMessaging
 import LabNIO
 import LabOpenSSL
 import LabReport
@@ -14,8 +15,8 @@ public enum BuiltInPlugins {
     public static let providers = ProviderRegistry([SwiftCryptoProvider.self, OpenSSLProvider.self])
     /// `classic`, `rsa-modern`, `x25519`, `pq`.
     public static let suites = SuiteRegistry.builtIn
-    /// `cx`.
-    public static let flows = FlowRegistry([CXFlow.self])
+    /// `cx`, then the messaging flows: `login`, `lockout`, `captcha-guess`, `chat`, `rekey`, `password-change`.
+    public static let flows = FlowRegistry([CXFlow.self] + MessagingFlows.all)
     /// `in-process`, `tcp`, `tls`.
     public static let transports = TransportRegistry([InProcessTransport.self, TCPTransport.self, TLSTransport.self])
     /// `csv`, `markdown`, `json`.

@@ -1,12 +1,15 @@
 import Foundation
 import LabCore
 
-/// Writes `results.csv`: one row per group and step, times in microseconds.
+/// Writes `results.csv`: one row per group and step, times in microseconds; and, when flows
+/// counted outcomes, `outcomes.csv`: one row per group and outcome.
 public struct CSVReporter: Reporter {
     /// `csv`.
     public static let name = "csv"
-    /// The file this reporter writes.
+    /// The file this reporter always writes.
     public static let fileName = "results.csv"
+    /// The file this reporter writes when any group counted outcomes.
+    public static let outcomesFileName = "outcomes.csv"
 
     /// The header, in order; times are in microseconds with three decimals, rates per second with one.
     public static let columns = [
@@ -14,14 +17,20 @@ public struct CSVReporter: Reporter {
         "p99_9_us", "max_us", "mean_us", "stddev_us", "ops_per_s",
     ]
 
+    /// The header of `outcomes.csv`, in order.
+    public static let outcomeColumns = ["flow", "suite", "provider", "transport", "outcome", "count"]
+
     /// A CSV reporter; it has no options.
     public init(options: ReportOptions) {}
 
-    /// Writes `results.csv` into `directory`.
+    /// Writes `results.csv` into `directory`, and `outcomes.csv` if any group counted outcomes.
     public func write(_ result: RunResult, to directory: URL) throws -> [URL] {
         let url = directory.appendingPathComponent(Self.fileName)
         try writeText(self.render(result), to: url)
-        return [url]
+        guard let outcomes = self.renderOutcomes(result) else { return [url] }
+        let outcomesURL = directory.appendingPathComponent(Self.outcomesFileName)
+        try writeText(outcomes, to: outcomesURL)
+        return [url, outcomesURL]
     }
 
     /// The file's text: the header line, then one line per row, each ending in a newline.
@@ -38,6 +47,22 @@ public struct CSVReporter: Reporter {
                 [key.flow, key.suite, key.provider, key.transport, row.step.name].map(Self.quoted)
                 + [String(figures.count), String(figures.errors)] + micro + [Numbers.fixed(figures.opsPerSecond, 1)]
             lines.append(fields.joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The text of `outcomes.csv`: the header line, then one line per group (in order) and outcome
+    /// (by name); nil when no group counted any outcome.
+    public func renderOutcomes(_ result: RunResult) -> String? {
+        guard result.groups.contains(where: { !$0.outcomes.isEmpty }) else { return nil }
+        var lines = [Self.outcomeColumns.joined(separator: ",")]
+        for group in result.groups {
+            let key = group.key
+            for (outcome, count) in group.outcomes.sorted(by: { $0.key < $1.key }) {
+                let fields =
+                    [key.flow, key.suite, key.provider, key.transport, outcome].map(Self.quoted) + [String(count)]
+                lines.append(fields.joined(separator: ","))
+            }
         }
         return lines.joined(separator: "\n") + "\n"
     }

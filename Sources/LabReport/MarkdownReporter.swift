@@ -2,7 +2,8 @@ import Foundation
 import Histogram
 import LabCore
 
-/// Writes `report.md`: summary, thresholds, a table per group, and SVG charts beside it.
+/// Writes `report.md`: summary, thresholds, a table per group, outcome counts (when flows count
+/// any), and SVG charts beside it.
 public struct MarkdownReporter: Reporter {
     /// `markdown`.
     public static let name = "markdown"
@@ -70,6 +71,7 @@ public struct MarkdownReporter: Reporter {
             lines += ["## Flow \(flow)", ""]
             for group in result.groups where group.key.flow == flow { lines += Self.table(result, group) }
         }
+        lines += Self.outcomes(result)
         if self.charts {
             lines += [
                 "## Charts", "", "### Exchanges per second by suite × provider", "",
@@ -168,6 +170,29 @@ public struct MarkdownReporter: Reporter {
             let cells =
                 [Self.cell(row.step.name), Numbers.integer(figures.count), Numbers.integer(figures.errors)] + times
                 + [Numbers.fixed(figures.opsPerSecond, 1, grouped: true)]
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines + [""]
+    }
+
+    /// The Outcomes section: a row per group that counted outcomes, a column per outcome name
+    /// (sorted), `—` where a group never counted that one; nothing when no group counted any.
+    private static func outcomes(_ result: RunResult) -> [String] {
+        let groups = result.groups.filter { !$0.outcomes.isEmpty }
+        guard !groups.isEmpty else { return [] }
+        let names = Set(groups.flatMap(\.outcomes.keys)).sorted()
+        let headers = ["Flow", "Suite", "Provider", "Transport"] + names.map(Self.cell)
+        var lines = [
+            "## Outcomes", "",
+            "What the flows counted: in measured iterations (failed ones included) and in set-up, not in warm-up.", "",
+            "| " + headers.joined(separator: " | ") + " |",
+            "|:--|:--|:--|:--|" + String(repeating: "--:|", count: names.count),
+        ]
+        for group in groups {
+            let key = group.key
+            let cells =
+                [key.flow, key.suite, key.provider, key.transport].map(Self.cell)
+                + names.map { name in group.outcomes[name].map { Numbers.integer($0) } ?? "—" }
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
         return lines + [""]

@@ -43,6 +43,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         public var iterations: UInt64
         /// The steps, in report order.
         public var steps: [StepEntry]
+        /// Outcome counts by name; absent (empty) in documents written before flows counted outcomes.
+        public var outcomes: [String: UInt64] = [:]
     }
 
     /// One step's figures and histogram.
@@ -82,7 +84,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                             ?? StepStatistics(entry.histogram, window: result.measuredNanoseconds),
                         histogram: SparseHistogram(entry.histogram)
                     )
-                }
+                },
+                outcomes: group.outcomes
             )
         }
     }
@@ -114,7 +117,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                 insecure: group.insecure,
                 steps: steps,
                 errors: group.errors,
-                iterations: group.iterations
+                iterations: group.iterations,
+                outcomes: group.outcomes
             )
         }
         return RunResult(
@@ -209,5 +213,19 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         @unknown default:
             return String(describing: error)
         }
+    }
+}
+
+extension ResultsDocument.Group {
+    /// Decodes a group; `outcomes` may be missing (documents from before outcomes were counted).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.key = try container.decode(GroupKey.self, forKey: .key)
+        self.flowKind = try container.decode(String.self, forKey: .flowKind)
+        self.insecure = try container.decode(Bool.self, forKey: .insecure)
+        self.errors = try container.decode([String: UInt64].self, forKey: .errors)
+        self.iterations = try container.decode(UInt64.self, forKey: .iterations)
+        self.steps = try container.decode([ResultsDocument.StepEntry].self, forKey: .steps)
+        self.outcomes = try container.decodeIfPresent([String: UInt64].self, forKey: .outcomes) ?? [:]
     }
 }

@@ -1,13 +1,15 @@
 import Histogram
 import LabCore
 
-/// One simulated client's measurements: a histogram per group and step, owned by the
-/// client's task and merged by the runner at the end, so the hot path takes no lock.
+/// One simulated client's measurements: a histogram per group and step, and outcome counts,
+/// owned by the client's task and merged by the runner at the end, so the hot path takes no lock.
 struct ClientRecorder: Sendable {
     struct Group: Sendable {
         var steps: [Step: Histogram<UInt64>] = [:]
         var errors: [String: UInt64] = [:]
         var iterations: UInt64 = 0
+        /// Outcome counts (`StepRecorder.count`), by name.
+        var outcomes: [String: UInt64] = [:]
     }
 
     var groups: [Group]
@@ -30,17 +32,27 @@ struct ClientRecorder: Sendable {
         self.groups[group].steps[step, default: Self.histogram()].record(nanoseconds)
     }
 
+    /// Records `steps`' timings and adds their outcome counts.
     mutating func record(_ group: Int, _ steps: IterationSteps) {
         for (step, nanoseconds) in steps.entries {
             self.record(group, step, nanoseconds)
+        }
+        self.count(group, steps)
+    }
+
+    /// Adds `steps`' outcome counts alone (a failed iteration's timings are not kept, its counts are).
+    mutating func count(_ group: Int, _ steps: IterationSteps) {
+        for (outcome, amount) in steps.outcomes {
+            self.groups[group].outcomes[outcome, default: 0] &+= amount
         }
     }
 }
 
 /// The steps of one iteration, each summed over both sides (e.g. the client's and the
-/// server's `encode`), so every step gets one sample per iteration.
+/// server's `encode`), so every step gets one sample per iteration; and its outcome counts.
 struct IterationSteps: StepRecorder {
     var entries: [(step: Step, nanoseconds: UInt64)] = []
+    var outcomes: [String: UInt64] = [:]
 
     init() {
         self.entries.reserveCapacity(12)
@@ -52,6 +64,10 @@ struct IterationSteps: StepRecorder {
         } else {
             self.entries.append((step, nanoseconds))
         }
+    }
+
+    mutating func count(_ outcome: String, by amount: UInt64) {
+        self.outcomes[outcome, default: 0] &+= amount
     }
 }
 

@@ -72,7 +72,7 @@ public struct Runner: Sendable {
             for planned in self.plan.flows {
                 var setup = StepTimings()
                 for (step, nanoseconds) in discovery.entries { setup.record(step, nanoseconds: nanoseconds) }
-                let flow = try planned.make(&setup)
+                let flow = try planned.make(&setup, self.plan.dataDirectory)
                 let endpoint: any TransportEndpoint
                 if let remote {
                     endpoint = remote
@@ -177,12 +177,42 @@ public struct Runner: Sendable {
         let offset = clients > 1 ? scenario.clients.rampUp.nanoseconds / UInt64(clients) * UInt64(index) : 0
         try await Self.sleep(until: min(runStart &+ offset, deadline))
         // A connection that cannot open now is retried by the group's first iteration, which
-        // then counts the failure if it persists.
+        // then counts the failure if it persists; so is a `prepare` that fails or had no connection.
         var connections: [(any Connection)?] = []
+        var prepared = Array(repeating: false, count: built.count)
+
+        /// Runs the group's `prepare` over `connection`: its steps and counts go to the group as
+        /// set-up, never to an iteration (a failed one's counts alone). Returns how long it took.
+        func prepare(_ group: Int, over connection: any Connection) async throws -> UInt64 {
+            var steps = IterationSteps()
+            let start = Stopwatch.now()
+            do {
+                try await flowClients[group].prepare(over: connection, recorder: &steps)
+            } catch {
+                recorder.count(group, steps)
+                throw error
+            }
+            let elapsed = Stopwatch.now() &- start
+            recorder.record(group, steps)
+            prepared[group] = true
+            return elapsed
+        }
+
         for (group, item) in built.enumerated() {
             var steps = IterationSteps()
             connections.append(try? await item.endpoint.connect(recorder: &steps))
             recorder.record(group, steps)
+            guard let connection = connections[group] else { continue }
+            do {
+                _ = try await prepare(group, over: connection)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                // Not an iteration, so not counted; the server may have closed the connection
+                // after its error answer, so the retry starts a fresh one.
+                await connection.close()
+                connections[group] = nil
+            }
         }
 
         let weights = built.map(\.planned.entry.weight)
@@ -202,6 +232,8 @@ public struct Runner: Sendable {
             var steps = IterationSteps()
             let start = Stopwatch.now()
             var failure: String? = nil
+            // A `prepare` retried here is set-up: its time is left out of the exchange.
+            var setup: UInt64 = 0
             do {
                 // After a failure the connection is gone: this iteration opens a new one, and
                 // its `connect` is part of the exchange, as it would be for a real client.
@@ -212,6 +244,9 @@ public struct Runner: Sendable {
                     connection = try await built[group].endpoint.connect(recorder: &steps)
                     connections[group] = connection
                 }
+                // A client not yet set up on the server tries again; if that fails, so does
+                // this iteration, with the error of `prepare`.
+                if !prepared[group] { setup = try await prepare(group, over: connection) }
                 try await flowClients[group].iterate(over: connection, recorder: &steps)
             } catch let error as LabError {
                 failure = error.code.description
@@ -229,11 +264,17 @@ public struct Runner: Sendable {
                 recorder.lastEnd = max(recorder.lastEnd, end)
                 if let failure {
                     recorder.groups[group].errors[failure, default: 0] += 1
+                    // A failed iteration's timings are dropped, but what it counted happened.
+                    recorder.count(group, steps)
                 } else {
                     recorder.record(group, steps)
-                    recorder.record(group, .exchange, end &- (intended ?? start))
+                    recorder.record(group, .exchange, Self.elapsed(from: intended ?? start, to: end, excluding: setup))
                     if intended != nil {
-                        recorder.record(group, Step(Step.exchange.name + ScenarioValidator.serviceSuffix), end &- start)
+                        recorder.record(
+                            group,
+                            Step(Step.exchange.name + ScenarioValidator.serviceSuffix),
+                            Self.elapsed(from: start, to: end, excluding: setup)
+                        )
                     }
                 }
             } else {
@@ -288,6 +329,12 @@ public struct Runner: Sendable {
         return recorder
     }
 
+    /// The nanoseconds from `start` to `end`, less `excluded` (set-up done in between), never below 0.
+    static func elapsed(from start: UInt64, to end: UInt64, excluding excluded: UInt64) -> UInt64 {
+        let total = end &- start
+        return total > excluded ? total - excluded : 0
+    }
+
     static func sleep(until instant: UInt64) async throws {
         let now = Stopwatch.now()
         if instant > now { try await Task.sleep(nanoseconds: instant - now) }
@@ -315,6 +362,7 @@ public struct Runner: Sendable {
             for (step, nanoseconds) in item.setupSteps.entries {
                 group.steps[step, default: ClientRecorder.histogram()].record(nanoseconds)
             }
+            group.outcomes = item.setupSteps.outcomes
             return group
         }
         for recorder in recorders {
@@ -326,7 +374,8 @@ public struct Runner: Sendable {
                         insecure: groups[index].insecure,
                         steps: measured.steps,
                         errors: measured.errors,
-                        iterations: measured.iterations
+                        iterations: measured.iterations,
+                        outcomes: measured.outcomes
                     )
                 )
             }

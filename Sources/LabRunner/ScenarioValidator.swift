@@ -15,8 +15,8 @@ public struct PlannedFlow: Sendable {
     public var steps: [Step]
     /// The plugins and settings it is built from.
     public var setup: FlowSetup
-    /// Builds the flow (its server side), recording set-up steps.
-    let make: @Sendable (inout StepTimings) throws -> any Flow
+    /// Builds the flow (its server side) with the run's data folder, recording set-up steps.
+    let make: @Sendable (inout StepTimings, String?) throws -> any Flow
 }
 
 /// A scenario that passed every check, with its plugins resolved: what `Runner` runs.
@@ -37,6 +37,9 @@ public struct Plan: Sendable {
     public var plugins: Plugins
     /// The transport's settings, with the TLS files' paths resolved.
     public var transportOptions: TransportOptions
+    /// Where the run keeps its files, e.g. the messaging service's default database (`lab
+    /// run` sets the report folder); nil: a fresh temporary folder.
+    public var dataDirectory: String?
 }
 
 /// Checks a scenario file against the plugins before anything runs, finding every problem at once.
@@ -156,7 +159,16 @@ public enum ScenarioValidator {
                 providers: loaded,
                 serverKeys: scenario.server.keys,
                 transport: scenario.server.transport,
-                startsServer: scenario.server.startsServer
+                startsServer: scenario.server.startsServer,
+                database: scenario.server.database.map { database in
+                    database.hasPrefix("/") || file == nil
+                        ? database
+                        : URL(
+                            fileURLWithPath: database,
+                            relativeTo: URL(fileURLWithPath: file!).deletingLastPathComponent()
+                        )
+                        .standardizedFileURL.path
+                }
             )
             let (flow, flowProblems) = Self.plan(type, index: index, setup: setup)
             problems += flowProblems
@@ -345,7 +357,11 @@ public enum ScenarioValidator {
                 kind: F.name,
                 steps: F.steps,
                 setup: setup,
-                make: { recorder in try F(setup: setup, options: options, recorder: &recorder) }
+                make: { recorder, dataDirectory in
+                    var setup = setup
+                    setup.dataDirectory = dataDirectory
+                    return try F(setup: setup, options: options, recorder: &recorder)
+                }
             ),
             []
         )

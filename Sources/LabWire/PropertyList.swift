@@ -109,6 +109,11 @@ public struct PropertyListDictionary: Sendable {
         return integer
     }
 
+    /// An optional integer, refused as `integer(_:)` refuses.
+    public func optionalInteger(_ key: String) throws -> Int? {
+        self.values[key] == nil ? nil : try self.integer(key)
+    }
+
     /// `objCType` codes of the integer types: c C s S i I l L q Q.
     private static let integerTypes: Set<CChar> = Set("cCsSiIlLqQ".utf8.map { CChar(bitPattern: $0) })
 

@@ -41,8 +41,19 @@ extension Flow {
 
 /// One simulated client's side of a flow.
 public protocol FlowClient: Sendable {
+    /// Sets up this client's state on the server once before its first iteration (e.g. registers
+    /// an account); its steps count as set-up, not as an iteration.
+    ///
+    /// If it throws, the runner calls it again at the start of this flow's next iteration, which
+    /// fails with its error if it throws again.
+    mutating func prepare<R: StepRecorder>(over connection: any Connection, recorder: inout R) async throws
     /// Runs one iteration over `connection`, recording its steps; throws if it fails.
     mutating func iterate<R: StepRecorder>(over connection: any Connection, recorder: inout R) async throws
+}
+
+extension FlowClient {
+    /// Nothing to set up by default.
+    public mutating func prepare<R: StepRecorder>(over connection: any Connection, recorder: inout R) async throws {}
 }
 
 /// What a flow entry is built from: the resolved plugins and the scenario's settings.
@@ -65,6 +76,10 @@ public struct FlowSetup: Sendable {
     public var transport: String
     /// Whether the lab runs this flow's server; false when it reaches one elsewhere.
     public var startsServer: Bool
+    /// The messaging service's database file (`server.database`, resolved), or nil for the default.
+    public var database: String?
+    /// Where the run keeps its files (the report folder when `lab run` writes one); nil: a temporary folder.
+    public var dataDirectory: String?
 
     /// A set-up.
     public init(
@@ -76,7 +91,9 @@ public struct FlowSetup: Sendable {
         providers: [any CryptoProvider],
         serverKeys: KeyLifetime,
         transport: String,
-        startsServer: Bool = true
+        startsServer: Bool = true,
+        database: String? = nil,
+        dataDirectory: String? = nil
     ) {
         self.entry = entry
         self.label = label
@@ -87,6 +104,8 @@ public struct FlowSetup: Sendable {
         self.serverKeys = serverKeys
         self.transport = transport
         self.startsServer = startsServer
+        self.database = database
+        self.dataDirectory = dataDirectory
     }
 
     /// `openssl`, or `swift-crypto→openssl` when the sides differ (the client's alone when the

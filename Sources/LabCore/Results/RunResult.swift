@@ -29,7 +29,7 @@ public struct GroupKey: Hashable, Sendable, Codable, Comparable, CustomStringCon
     }
 }
 
-/// The measurements of one group: a histogram per step and error counts by kind.
+/// The measurements of one group: a histogram per step, error counts by kind and outcome counts.
 public struct GroupResult: Sendable {
     /// Which group.
     public var key: GroupKey
@@ -43,6 +43,8 @@ public struct GroupResult: Sendable {
     public var errors: [String: UInt64]
     /// Measured iterations, failed ones included.
     public var iterations: UInt64
+    /// Outcome counts by name (`StepRecorder.count`, e.g. `locked`): measured iterations' and set-up's.
+    public var outcomes: [String: UInt64]
 
     /// A group with no measurements yet.
     public init(
@@ -51,7 +53,8 @@ public struct GroupResult: Sendable {
         insecure: Bool,
         steps: [Step: Histogram<UInt64>] = [:],
         errors: [String: UInt64] = [:],
-        iterations: UInt64 = 0
+        iterations: UInt64 = 0,
+        outcomes: [String: UInt64] = [:]
     ) {
         self.key = key
         self.flowKind = flowKind
@@ -59,6 +62,7 @@ public struct GroupResult: Sendable {
         self.steps = steps
         self.errors = errors
         self.iterations = iterations
+        self.outcomes = outcomes
     }
 
     /// The steps in report order (`Step.reportOrder`, unknown steps last by name).
@@ -69,7 +73,7 @@ public struct GroupResult: Sendable {
     /// Total failed iterations.
     public var errorCount: UInt64 { self.errors.values.reduce(0, +) }
 
-    /// Adds `other`'s measurements (same key) to these: histograms merge exactly.
+    /// Adds `other`'s measurements (same key) to these: histograms merge exactly, counts add up.
     public mutating func merge(_ other: GroupResult) {
         for (step, histogram) in other.steps {
             if var existing = self.steps[step] {
@@ -81,6 +85,7 @@ public struct GroupResult: Sendable {
         }
         for (kind, count) in other.errors { self.errors[kind, default: 0] += count }
         self.iterations += other.iterations
+        for (outcome, count) in other.outcomes { self.outcomes[outcome, default: 0] += count }
     }
 }
 

@@ -2,10 +2,13 @@ import Histogram
 
 /// A pass/fail condition on a run, parsed from a scenario's `"thresholds"`.
 ///
-/// Metrics: `errors` (all flows), `<flow>.errors`, or `<flow>.<step>.<stat>`, where `<flow>`
-/// is an entry's label or a flow plugin's name (matching all its entries), optionally
-/// narrowed with `{suite=…,provider=…,transport=…}`. Stats: `count`, `min`, `p50`, `p90`,
-/// `p99`, `p99.9`, `max`, `mean`, `stddev`, `ops` (per second). Conditions: an operator
+/// Metrics: `errors` (all flows), `<flow>.errors`, `<flow>.<step>.<stat>`, `outcomes.<name>`
+/// (all flows) or `<flow>.outcomes.<name>`, where `<flow>` is an entry's label or a flow
+/// plugin's name (matching all its entries), optionally narrowed with
+/// `{suite=…,provider=…,transport=…}`. Stats: `count`, `min`, `p50`, `p90`, `p99`, `p99.9`,
+/// `max`, `mean`, `stddev`, `ops` (per second). An outcome is a count a flow records with
+/// `StepRecorder.count` (letters, digits, `_`, `-`, `.`), summed over the matching groups;
+/// one never counted is 0, since flows need not declare them. Conditions: an operator
 /// (`<`, `<=`, `>`, `>=`, `==`, `!=`), a number and, for times, a unit (`"< 50 ms"`);
 /// `errors` also takes a percentage of iterations (`"< 1%"`).
 public struct Threshold: Sendable, Equatable {
@@ -25,6 +28,8 @@ public struct Threshold: Sendable, Equatable {
         case errors(percent: Bool)
         /// A figure of one step's merged histogram.
         case step(Step, Stat)
+        /// The summed count of one outcome (`StepRecorder.count`).
+        case outcome(String)
     }
 
     /// A comparison operator.
@@ -66,6 +71,9 @@ public struct Threshold: Sendable, Equatable {
     /// The filter keys a metric may use.
     public static let filterKeys = ["suite", "provider", "transport"]
 
+    /// The word that introduces an outcome in a metric: `outcomes.<name>`, `<flow>.outcomes.<name>`.
+    static let outcomesPrefix = "outcomes"
+
     /// Parses a metric and condition; `flows` maps each label and flow name to the steps it records.
     ///
     /// Returns the problems (one message each) when it does not parse.
@@ -77,6 +85,16 @@ public struct Threshold: Sendable, Equatable {
         var rest = Substring(metric)
         var flow: String? = nil
         var filters: [String: String] = [:]
+        // `outcomes.<name>` is every flow's, unless a flow is labelled `outcomes` (then it is that flow's metric).
+        if rest.hasPrefix(Self.outcomesPrefix + "."), flows[Self.outcomesPrefix] == nil {
+            return Self.parseOutcome(
+                rest.dropFirst(Self.outcomesPrefix.count + 1),
+                metric: metric,
+                condition: condition,
+                flow: nil,
+                filters: [:]
+            )
+        }
         if rest != "errors" {
             let label = rest.prefix { $0 != "." && $0 != "{" }
             rest = rest.dropFirst(label.count)
@@ -85,7 +103,7 @@ public struct Threshold: Sendable, Equatable {
                 return .failure(
                     ThresholdProblem(
                         inMetric: true,
-                        "expected a metric '<flow>.<step>.<stat>' or 'errors'; no flow labelled '\(label)'\(suggestion(for: String(label), in: Array(flows.keys))) (flows: \(known))"
+                        "expected a metric '<flow>.<step>.<stat>', 'errors' or 'outcomes.<name>'; no flow labelled '\(label)'\(suggestion(for: String(label), in: Array(flows.keys))) (flows: \(known))"
                     )
                 )
             }
@@ -110,10 +128,23 @@ public struct Threshold: Sendable, Equatable {
             }
             guard rest.first == "." else {
                 return .failure(
-                    ThresholdProblem(inMetric: true, "expected '.<step>.<stat>' or '.errors' after '\(label)'")
+                    ThresholdProblem(
+                        inMetric: true,
+                        "expected '.<step>.<stat>', '.errors' or '.outcomes.<name>' after '\(label)'"
+                    )
                 )
             }
             rest = rest.dropFirst()
+            // `<flow>.outcomes.<name>`, unless the flow has a step of that name.
+            if rest.hasPrefix(Self.outcomesPrefix + "."), !steps.contains(where: { rest.hasPrefix($0.name + ".") }) {
+                return Self.parseOutcome(
+                    rest.dropFirst(Self.outcomesPrefix.count + 1),
+                    metric: metric,
+                    condition: condition,
+                    flow: flow,
+                    filters: filters
+                )
+            }
             if rest != "errors" {
                 guard
                     let stat = Stat.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count }).first(where: {
@@ -184,6 +215,55 @@ public struct Threshold: Sendable, Equatable {
                     )
                 )
             }
+        }
+    }
+
+    /// Whether `name` can be an outcome in a metric: letters, digits, `_` and `-`, in parts joined by single dots.
+    static func isValidOutcomeName(_ name: some StringProtocol) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return !parts.isEmpty
+            && parts.allSatisfy { part in
+                !part.isEmpty
+                    && part.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "_" || $0 == "-" }
+            }
+    }
+
+    /// The rest of an outcome metric: `name` (after `outcomes.`) and a plain count as the condition.
+    private static func parseOutcome(
+        _ name: Substring,
+        metric: String,
+        condition: String,
+        flow: String?,
+        filters: [String: String]
+    ) -> Result<Threshold, ThresholdProblem> {
+        guard Self.isValidOutcomeName(name) else {
+            return .failure(
+                ThresholdProblem(
+                    inMetric: true,
+                    "expected an outcome name of letters, digits, '_', '-' or '.' after '\(Self.outcomesPrefix).', found '\(name)'"
+                )
+            )
+        }
+        return Self.parseCondition(condition).flatMap { comparison, number, unit in
+            guard unit.isEmpty else {
+                return .failure(
+                    ThresholdProblem(
+                        inMetric: false,
+                        "expected a plain count for an outcome, such as \">= 1\", found unit '\(unit)'"
+                    )
+                )
+            }
+            return .success(
+                Threshold(
+                    metric: metric,
+                    condition: condition,
+                    flow: flow,
+                    filters: filters,
+                    measure: .outcome(String(name)),
+                    comparison: comparison,
+                    bound: number
+                )
+            )
         }
     }
 
@@ -284,6 +364,11 @@ public struct Threshold: Sendable, Equatable {
                 stat.isTime
                 ? TimeSpan.format(nanoseconds: value) : stat == .ops ? "\(TimeSpan.trimmed(value))/s" : "\(Int(value))"
             return self.outcome(observed, self.comparison.holds(value, self.bound))
+        case .outcome(let name):
+            // Flows count an outcome only when it happens: a matching group without it counted 0.
+            guard !groups.isEmpty else { return self.outcome("no data", false) }
+            let count = groups.reduce(UInt64(0)) { $0 &+ ($1.outcomes[name] ?? 0) }
+            return self.outcome("\(count)", self.comparison.holds(Double(count), self.bound))
         }
     }
 

@@ -156,10 +156,13 @@ public struct ServerSpec: Sendable, Decodable {
     public var idleTimeout: TimeSpan = .seconds(30)
     /// The `tls` transport's certificate and pin.
     public var tls: TLSSpec = TLSSpec()
+    /// The messaging service's SQLite file (relative to the scenario file); default:
+    /// `messaging.sqlite` in the run's report folder.
+    public var database: String?
 
     static let keys = [
         "transport", "provider", "keys", "framing", "maxFrameBytes", "listen", "address", "discover", "instance",
-        "discoveryTimeout", "idleTimeout", "tls",
+        "discoveryTimeout", "idleTimeout", "tls", "database",
     ]
 
     /// The defaults.
@@ -202,6 +205,13 @@ public struct ServerSpec: Sendable, Decodable {
         self.idleTimeout =
             object.optional("idleTimeout", expected: TimeSpan.positive, isValid: { $0 > .zero }) ?? self.idleTimeout
         self.tls = object.optional("tls", expected: "an object with 'certificate', 'key' and 'pin'") ?? self.tls
+        self.database = object.optional("database", expected: "a file path", isValid: { !$0.isEmpty })
+        if object.contains("database"), !self.startsServer {
+            object.problem(
+                "database",
+                "a server elsewhere keeps its own database; 'database' needs the lab to run the server"
+            )
+        }
         if object.contains("address"), object.contains("discover") {
             object.problem("discover", "give either 'address' or 'discover', not both")
         }

@@ -26,11 +26,16 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let plan: Plan
+            var plan: Plan
             switch ScenarioValidator.validate(file: self.file, plugins: BuiltInPlugins.all) {
             case .success(let valid): plan = valid
             case .failure(let errors): throw errors.labError
             }
+            // The report folder is known before the run: the messaging service's database lives there.
+            let directory =
+                self.out.map { URL(fileURLWithPath: $0) }
+                ?? Self.defaultDirectory(for: plan.scenario, at: Date())
+            plan.dataDirectory = directory.path
             let runner = Runner(plan: plan)
             let display = self.quiet ? nil : ProgressDisplay(progress: runner.progress, scenario: plan.scenario)
             let watcher = display.map { display in Task { await display.watch() } }
@@ -45,9 +50,6 @@ struct Run: AsyncParsableCommand {
             _ = await watcher?.value
             display?.finish()
 
-            let directory =
-                self.out.map { URL(fileURLWithPath: $0) }
-                ?? Self.defaultDirectory(for: plan.scenario, at: result.metadata.startedAt)
             let written = try writeReports(
                 result,
                 formats: plan.scenario.report.formats,
@@ -82,6 +84,11 @@ struct Run: AsyncParsableCommand {
     }
 
     static func defaultDirectory(for scenario: Scenario, at date: Date) -> URL {
+        Self.defaultDirectory(named: scenario.name, at: date)
+    }
+
+    /// `Reports/<name>/<UTC timestamp>`.
+    static func defaultDirectory(named name: String, at date: Date) -> URL {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
@@ -94,7 +101,7 @@ struct Run: AsyncParsableCommand {
             parts.minute!,
             parts.second!
         )
-        return URL(fileURLWithPath: "Reports").appendingPathComponent(scenario.name).appendingPathComponent(stamp)
+        return URL(fileURLWithPath: "Reports").appendingPathComponent(name).appendingPathComponent(stamp)
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import LabCore
 import LabCrypto
 import LabDiscovery
+import LabMessaging
 import LabNIO
 import LabPlugins
 import LabReport
@@ -14,10 +15,11 @@ import UnixSignals
 /// any client written from PROTOCOL.md.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve cx/1 over TCP or TLS until SIGINT or SIGTERM.",
+        abstract: "Serve cx/1 and msg/1 over TCP or TLS until SIGINT or SIGTERM.",
         discussion: """
             The first line on stdout is `listening on HOST:PORT`. With TLS, the next lines give the \
-            certificate's fingerprints, for clients to pin. Connection events go to stderr.
+            certificate's fingerprints, for clients to pin. Connection events go to stderr. msg/1 keeps \
+            its accounts and chats in the SQLite file --db names.
             """
     )
 
@@ -71,6 +73,38 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level on stderr: trace, debug, info, notice, warning, error.")
     var logLevel = "info"
 
+    @Flag(help: "Serve cx/1 only, without the messaging service.")
+    var noMessaging = false
+
+    @Option(
+        help: ArgumentHelp(
+            "msg/1's SQLite file; default: messaging.sqlite under --report, else under Reports/serve/<UTC time>/.",
+            valueName: "path"
+        )
+    )
+    var db: String?
+
+    @Option(help: "msg/1's password KDF: \(PasswordKDF.names.joined(separator: ", ")).")
+    var kdf = PasswordKDF.default.name
+
+    @Option(help: "PBKDF2 iterations, with --kdf pbkdf2-sha256.")
+    var pbkdf2Iterations = PasswordKDF.defaultPBKDF2Iterations
+
+    @Option(help: "log2 of scrypt's N, with --kdf scrypt.")
+    var scryptLogN = 17
+
+    @Option(help: "msg/1's lockout policy, with its default thresholds: throttle or seed.")
+    var policy = LockoutPolicy.default.name
+
+    @Option(help: "msg/1's captcha generator: csprng or midsquare.")
+    var captcha = CaptchaGenerator.csprng.rawValue
+
+    @Option(help: "msg/1's clock: system or virtual.")
+    var clock = ClockKind.system.rawValue
+
+    @Option(help: .hidden)
+    var testRekeyStall: Double?
+
     func run() async throws {
         try await reportingErrors {
             guard let level = Logger.Level(rawValue: self.logLevel) else {
@@ -97,6 +131,9 @@ struct Serve: AsyncParsableCommand {
             }
             var lines = ["listening on \(server.address)"]
             lines.append("suites: \(setup.suites.joined(separator: ", ")) (provider \(setup.provider.name))")
+            if let messaging = setup.messaging {
+                lines.append("msg/1: \(messaging.options.description), store \(messaging.store.path)")
+            }
             if let identity {
                 let spki = try Fingerprint.spkiSHA256(identity.leaf)
                 lines.append("tls: spki sha256/\(Fingerprint.base64(spki))")
@@ -116,8 +153,8 @@ struct Serve: AsyncParsableCommand {
                     )
                 }
                 do {
-                    // msg/1 is not served yet: advertise only what this server answers.
-                    let txt = ServerTXT(protocols: ["cx/1"], suites: setup.suites, tls: useTLS)
+                    let protocols = setup.messaging == nil ? ["cx/1"] : ["cx/1", "msg/1"]
+                    let txt = ServerTXT(protocols: protocols, suites: setup.suites, tls: useTLS)
                     advertisement = try await DNSSD.advertise(name: name, port: server.port, txt: txt.records)
                     Self.printNow(["advertised as '\(advertisement!.name)' (\(DNSSD.defaultType), local.)"])
                 } catch {
@@ -165,6 +202,7 @@ struct Serve: AsyncParsableCommand {
         var suites: [String]
         var handler: any FrameHandler
         var options: TransportOptions
+        var messaging: MessagingService?
     }
 
     func makeServer() throws -> Setup {
@@ -221,7 +259,54 @@ struct Serve: AsyncParsableCommand {
             idleTimeout: idle,
             tls: tls
         )
-        return Setup(provider: provider, suites: suites.map(\.id), handler: handler, options: options)
+        let messaging = try self.makeMessaging()
+        return Setup(
+            provider: provider,
+            suites: suites.map(\.id),
+            handler: messaging.map { ProtocolRouter(cx: handler, msg: $0) } ?? handler,
+            options: options,
+            messaging: messaging
+        )
+    }
+
+    func makeMessaging() throws -> MessagingService? {
+        guard !self.noMessaging else { return nil }
+        var options = MessagingOptions()
+        switch self.kdf {
+        case "sha512-salted": options.kdf = .sha512Salted
+        case "pbkdf2-sha256":
+            guard self.pbkdf2Iterations >= 1 else { throw ValidationError("--pbkdf2-iterations must be at least 1") }
+            options.kdf = .pbkdf2SHA256(iterations: self.pbkdf2Iterations)
+        case "scrypt":
+            guard (1...20).contains(self.scryptLogN) else { throw ValidationError("--scrypt-log-n must be 1...20") }
+            options.kdf = .scrypt(logN: self.scryptLogN, r: 8, p: 1)
+        default:
+            throw ValidationError("--kdf must be one of \(PasswordKDF.names.joined(separator: ", "))")
+        }
+        switch self.policy {
+        case "seed": options.policy = .seedDefault
+        case "throttle": options.policy = .default
+        default: throw ValidationError("--policy must be throttle or seed")
+        }
+        guard let captcha = CaptchaGenerator(rawValue: self.captcha) else {
+            throw ValidationError("--captcha must be csprng or midsquare")
+        }
+        options.captcha = captcha
+        guard let clock = ClockKind(rawValue: self.clock) else {
+            throw ValidationError("--clock must be system or virtual")
+        }
+        options.rekeyStall = self.testRekeyStall
+        let path =
+            self.db
+            ?? URL(fileURLWithPath: self.report ?? Run.defaultDirectory(named: "serve", at: Date()).path)
+            .appendingPathComponent("messaging.sqlite").path
+        return MessagingService(
+            store: try MessagingStore(path: path),
+            options: options,
+            clock: clock.make(),
+            logger: Logger(label: "lab.msg"),
+            onRekeyStall: { Self.printNow(["rekey: stalled halfway (test)"]) }
+        )
     }
 
     /// Prints and flushes at once: whoever started the server waits for these lines on a pipe.

@@ -1,0 +1,190 @@
+import Foundation
+import LabCore
+import Synchronization
+
+/// The flow-specific part of a messaging flow's options.
+public protocol MessagingExtras: Sendable {
+    /// The keys it reads, besides `ServiceSpec.keys`.
+    static var keys: [String] { get }
+    /// Reads them, recording problems.
+    init(_ object: ScenarioObject)
+}
+
+/// A messaging flow's `"options"`: the service's settings and the flow's own.
+public struct MessagingFlowOptions<Extras: MessagingExtras>: Decodable, Sendable {
+    /// The service.
+    public var service: ServiceSpec
+    /// The flow's own.
+    public var extras: Extras
+
+    /// Decodes strictly.
+    public init(from decoder: any Decoder) throws {
+        let object = ScenarioObject(decoder, keys: ServiceSpec.keys + Extras.keys)
+        self.service = ServiceSpec(object)
+        self.extras = Extras(object)
+    }
+}
+
+/// No options of its own.
+public struct NoExtras: MessagingExtras {
+    public static let keys: [String] = []
+    public init(_ object: ScenarioObject) {}
+}
+
+/// What one simulated client of a messaging flow does: set-up once, then iterations.
+public protocol MessagingScript: Sendable {
+    /// The flow's own options.
+    associatedtype Extras: MessagingExtras
+    /// The flow's name, e.g. `login`.
+    static var name: String { get }
+    /// For `lab list`.
+    static var summary: String { get }
+    /// The steps it records (the server's `kdf` included).
+    static var steps: [Step] { get }
+    /// Problems with the options that decoding cannot see.
+    static func check(_ extras: Extras, service: ServiceSpec, setup: FlowSetup) -> [(path: String, message: String)]
+    /// One client's script.
+    init(extras: Extras, context: ScriptContext)
+    /// Once per client, before its first iteration (accounts, chats).
+    mutating func prepare<R: StepRecorder>(_ client: MessagingClient, recorder: inout R) async throws
+    /// One iteration.
+    mutating func iterate<R: StepRecorder>(_ client: MessagingClient, recorder: inout R) async throws
+}
+
+extension MessagingScript {
+    public static func check(
+        _ extras: Extras,
+        service: ServiceSpec,
+        setup: FlowSetup
+    ) -> [(path: String, message: String)] {
+        []
+    }
+}
+
+/// What a script knows about its place in the run.
+public struct ScriptContext: Sendable {
+    /// A prefix unique to this client in this run, for user names (`login-3f9a2c-c7`).
+    public var prefix: String
+    /// The clock the service reads (shared when the lab runs the server).
+    public var clock: any LabClock
+    /// The service's settings (the scripts read the policy to know what to expect).
+    public var service: ServiceSpec
+
+    /// A user name for this client: `prefix-role`.
+    public func username(_ role: String) -> String { "\(self.prefix)-\(role)" }
+
+    /// A fresh random password of 16 characters.
+    public static func password() -> String { "pw-" + Token.random(bytes: 8) }
+}
+
+/// A messaging flow: the msg/1 service as the server side, `Script` as each client.
+public struct MessagingFlow<Script: MessagingScript>: Flow {
+    public typealias Options = MessagingFlowOptions<Script.Extras>
+
+    public static var name: String { Script.name }
+    public static var summary: String { Script.summary }
+    public static var steps: [Step] { Script.steps }
+    /// Messaging flows take no suite; reports show the KDF in the suite column.
+    public static var usesSuite: Bool { false }
+
+    /// The KDF's name.
+    public let suite: String
+    /// Whether the KDF, the policy or the captcha is the reference's insecure one.
+    public let isInsecure: Bool
+    /// The service (nil when the server runs elsewhere).
+    public let handler: (any FrameHandler)?
+    /// The service, when the lab runs it.
+    public let service: MessagingService?
+    private let extras: Script.Extras
+    private let spec: ServiceSpec
+    private let clock: any LabClock
+    private let runTag: String
+    private let label: String
+    private let clients = ClientCounter()
+
+    /// Checks the provider, the clock and the flow's options.
+    public static func check(_ setup: FlowSetup, options: Options) -> [(path: String, message: String)] {
+        var problems: [(String, String)] = []
+        for provider in Set([setup.clientProvider.name] + (setup.startsServer ? [setup.serverProvider.name] : []))
+        where provider != "swift-crypto" {
+            problems.append(
+                (
+                    "provider",
+                    "the messaging flows run on swift-crypto (HPKE, AES-GCM, scrypt, PBKDF2), not '\(provider)'; set \"provider\": \"swift-crypto\" on this entry"
+                )
+            )
+        }
+        if !setup.startsServer, setup.entry.options.objectKeys.contains("clock") {
+            problems.append(
+                (
+                    "options.clock",
+                    "a server elsewhere keeps its own time; 'clock' applies only when the lab runs the server"
+                )
+            )
+        }
+        return problems + Script.check(options.extras, service: options.service, setup: setup)
+    }
+
+    /// Opens the store and starts the service, when the lab runs the server.
+    public init<R: StepRecorder>(setup: FlowSetup, options: Options, recorder: inout R) throws {
+        self.suite = options.service.options.kdf.name
+        self.isInsecure = options.service.isInsecure
+        self.extras = options.extras
+        self.spec = options.service
+        self.label = setup.label
+        self.runTag = Token.random(bytes: 3)
+        self.clock = setup.startsServer ? options.service.clock.make() : SystemClock()
+        guard setup.startsServer else {
+            self.service = nil
+            self.handler = nil
+            return
+        }
+        let path =
+            setup.database
+            ?? (setup.dataDirectory ?? NSTemporaryDirectory() + "crypto-lab-" + UUID().uuidString) + "/messaging.sqlite"
+        let service = MessagingService(
+            store: try StoreCache.store(at: path),
+            options: options.service.options,
+            clock: self.clock
+        )
+        self.service = service
+        self.handler = service
+    }
+
+    /// One client with its own user names.
+    public func makeClient<R: StepRecorder>(recorder: inout R) throws -> any FlowClient {
+        let index = self.clients.value.add(1, ordering: .relaxed).oldValue
+        let context = ScriptContext(
+            prefix: "\(self.label.prefix(24))-\(self.runTag)-c\(index)",
+            clock: self.clock,
+            service: self.spec
+        )
+        return MessagingFlowClient(script: Script(extras: self.extras, context: context))
+    }
+}
+
+/// One simulated client of a messaging flow.
+struct MessagingFlowClient<Script: MessagingScript>: FlowClient {
+    var script: Script
+
+    mutating func prepare<R: StepRecorder>(over connection: any Connection, recorder: inout R) async throws {
+        try await self.script.prepare(MessagingClient(connection: connection), recorder: &recorder)
+    }
+
+    mutating func iterate<R: StepRecorder>(over connection: any Connection, recorder: inout R) async throws {
+        try await self.script.iterate(MessagingClient(connection: connection), recorder: &recorder)
+    }
+}
+
+extension JSONValue {
+    /// The keys, if this is an object.
+    var objectKeys: [String] {
+        if case .object(let object) = self { return Array(object.keys) }
+        return []
+    }
+}
+
+/// Numbers a flow's clients.
+final class ClientCounter: Sendable {
+    let value = Atomic<Int>(0)
+}

@@ -1,0 +1,637 @@
+import Crypto
+import Foundation
+import GRDB
+import LabCore
+import LabWire
+import Logging
+import Synchronization
+
+/// How a messaging service behaves: its plugins and limits.
+public struct MessagingOptions: Sendable, Hashable {
+    /// How passwords are stored.
+    public var kdf: PasswordKDF
+    /// What wrong passwords cost.
+    public var policy: LockoutPolicy
+    /// How captchas are made.
+    public var captcha: CaptchaGenerator
+    /// The shortest password `register` and `changePassword` accept.
+    public var minPasswordLength: Int
+    /// Test only: a rekey holds its transaction open this long halfway through its writes.
+    public var rekeyStall: TimeInterval?
+
+    /// Options; the safer choices by default.
+    public init(
+        kdf: PasswordKDF = .default,
+        policy: LockoutPolicy = .default,
+        captcha: CaptchaGenerator = .csprng,
+        minPasswordLength: Int = 8,
+        rekeyStall: TimeInterval? = nil
+    ) {
+        self.kdf = kdf
+        self.policy = policy
+        self.captcha = captcha
+        self.minPasswordLength = minPasswordLength
+        self.rekeyStall = rekeyStall
+    }
+
+    /// What a report says about them, e.g. `kdf scrypt:17:8:1, policy throttle (…), captcha csprng`.
+    public var description: String {
+        "kdf \(self.kdf), policy \(self.policy), captcha \(self.captcha.rawValue)"
+    }
+}
+
+/// The msg/1 server: answers one request body at a time (README, "msg/1 reference").
+///
+/// Error answers keep the connection open (a wrong password is not a protocol error); a
+/// body that is not a property list is answered `badRequest` and closes it.
+public final class MessagingService: FrameHandler, Sendable {
+    /// The store.
+    public let store: MessagingStore
+    /// The options.
+    public let options: MessagingOptions
+    /// The clock policies read.
+    public let clock: any LabClock
+    /// Called (test only) when a stalled rekey is halfway through its transaction.
+    public let onRekeyStall: (@Sendable () -> Void)?
+    private let serverKey: Curve25519.KeyAgreement.PrivateKey
+    private let captchas: CaptchaBook
+    private let sessions = Synchronization.Mutex<[String: Session]>([:])
+    private let logger: Logger
+    /// A salt for the KDF run on unknown user names, so that they cost what a known one does.
+    private let decoySalt: [UInt8]
+
+    struct Session: Sendable {
+        var userID: Int64
+        var username: String
+    }
+
+    /// A service over `store`.
+    public init(
+        store: MessagingStore,
+        options: MessagingOptions = MessagingOptions(),
+        clock: any LabClock = SystemClock(),
+        logger: Logger = Logger(label: "lab.msg"),
+        onRekeyStall: (@Sendable () -> Void)? = nil
+    ) {
+        self.store = store
+        self.options = options
+        self.clock = clock
+        self.logger = logger
+        self.onRekeyStall = onRekeyStall
+        self.serverKey = Curve25519.KeyAgreement.PrivateKey()
+        self.captchas = CaptchaBook(generator: options.captcha, clock: clock)
+        self.decoySalt = options.kdf.makeSalt()
+    }
+
+    /// The server's X25519 public key, which clients seal passwords to.
+    public var publicKey: [UInt8] { Array(self.serverKey.publicKey.rawRepresentation) }
+
+    /// Answers one msg/1 request.
+    public func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
+        let request: PropertyListDictionary
+        do {
+            request = try PropertyListDictionary(decoding: body)
+        } catch {
+            let failure = MsgFailure(code: .badRequest, message: "\(error)")
+            return FrameAnswer(
+                body: Self.encode(failure),
+                closeReason: "badRequest: \(failure.message)",
+                group: "msg/1"
+            )
+        }
+        var op = "?"
+        do {
+            let name = try Self.field { try request.string(MsgKey.op) }
+            guard let known = MsgOp(rawValue: name) else {
+                throw MsgFailure(
+                    code: .badRequest,
+                    message:
+                        "No op '\(name.prefix(64))'; ops: \(MsgOp.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+            op = known.rawValue
+            let answer = try await self.perform(known, request, recorder: &recorder)
+            return FrameAnswer(body: Self.encode(answer), group: op)
+        } catch let failure as MsgFailure {
+            return FrameAnswer(body: Self.encode(failure), group: op)
+        } catch {
+            self.logger.error("msg/1 \(op) failed: \(error)")
+            let failure = MsgFailure(code: .serverError, message: "The server failed; nothing changed")
+            return FrameAnswer(body: Self.encode(failure), group: op)
+        }
+    }
+
+    private func perform<R: StepRecorder>(
+        _ op: MsgOp,
+        _ request: PropertyListDictionary,
+        recorder: inout R
+    ) async throws -> PropertyListDictionary {
+        var answer = PropertyListDictionary()
+        answer.set(MsgKey.ok, bool: true)
+        switch op {
+        case .captcha:
+            self.issueCaptcha().write(to: &answer)
+        case .register:
+            try await self.register(request, recorder: &recorder)
+        case .login:
+            let (token, failures) = try await self.login(request, recorder: &recorder)
+            answer.set(MsgKey.token, string: token)
+            answer.set(MsgKey.failures, integer: failures)
+        case .changePassword:
+            try await self.changePassword(request, recorder: &recorder)
+        case .publishKey:
+            let session = try self.session(request)
+            let key = try Self.publicKey(request)
+            try await self.store.write { db in
+                try db.execute(
+                    sql: "UPDATE users SET publicKey = ? WHERE id = ?",
+                    arguments: [Data(key), session.userID]
+                )
+            }
+        case .peerKey:
+            _ = try self.session(request)
+            let name = try Self.username(request, MsgKey.username)
+            guard let account = try await self.store.account(named: name) else {
+                throw MsgFailure(code: .unknownUser, message: "No user '\(name)'")
+            }
+            answer.set(MsgKey.publicKey, data: account.publicKey)
+        case .openChat:
+            try await self.openChat(request)
+            answer.set(MsgKey.keyVersion, integer: 1)
+        case .send:
+            answer.set(MsgKey.id, integer: Int(try await self.send(request)))
+        case .fetch:
+            try await self.fetch(request, into: &answer)
+        case .rekey:
+            answer.set(MsgKey.keyVersion, integer: try await self.rekey(request))
+        case .logout:
+            let token = try Self.field { try request.string(MsgKey.token) }
+            _ = self.sessions.withLock { $0.removeValue(forKey: token) }
+        }
+        return answer
+    }
+
+    // MARK: Accounts
+
+    private func issueCaptcha() -> IssuedCaptcha {
+        let (id, text) = self.captchas.issue()
+        return IssuedCaptcha(id: id, challenge: text, serverKey: self.publicKey)
+    }
+
+    /// Redeems the request's captcha or throws `badCaptcha` carrying a new one.
+    private func requireCaptcha(_ request: PropertyListDictionary) throws -> String {
+        let id = try Self.field { try request.string(MsgKey.captchaID) }
+        let answer = try Self.field { try request.string(MsgKey.captcha) }
+        guard id.utf8.count <= 64, answer.utf8.count <= 16, self.captchas.redeem(id: id, answer: answer) else {
+            throw MsgFailure(
+                code: .badCaptcha,
+                message: "The captcha answer does not match; here is a new captcha",
+                captcha: self.issueCaptcha()
+            )
+        }
+        return id
+    }
+
+    private func openPassword(
+        _ request: PropertyListDictionary,
+        _ key: String,
+        op: MsgOp,
+        binding: [String]
+    ) throws -> [UInt8] {
+        let sealed = try Self.field { try request.data(key) }
+        guard sealed.count <= 32 + MsgLimits.passwordBytes + 16,
+            let password = MsgCrypto.openPassword(
+                sealed,
+                with: self.serverKey,
+                context: MsgCrypto.passwordContext(op: op, field: key, binding: binding)
+            )
+        else {
+            throw MsgFailure(
+                code: .badRequest,
+                message:
+                    "'\(key)' does not open with the server's key for this request (sealed to another key, or replayed)"
+            )
+        }
+        return password
+    }
+
+    private func requireStrength(_ password: [UInt8]) throws {
+        let characters = String(decoding: password, as: UTF8.self).count
+        guard characters >= self.options.minPasswordLength, password.count <= MsgLimits.passwordBytes else {
+            throw MsgFailure(
+                code: .weakPassword,
+                message:
+                    "A password needs \(self.options.minPasswordLength) to \(MsgLimits.passwordBytes) bytes; it has \(characters) characters"
+            )
+        }
+    }
+
+    private func register<R: StepRecorder>(_ request: PropertyListDictionary, recorder: inout R) async throws {
+        let username = try Self.username(request, MsgKey.username)
+        let key = try Self.publicKey(request)
+        _ = try Self.field { try request.data(MsgKey.password) }
+        let captchaID = try self.requireCaptcha(request)
+        let password = try self.openPassword(request, MsgKey.password, op: .register, binding: [username, captchaID])
+        try self.requireStrength(password)
+        let kdf = self.options.kdf
+        let salt = kdf.makeSalt()
+        let hash = try recorder.measure(.kdf) { try kdf.derive(password: password, salt: salt) }
+        let inserted = try await self.store.write { db -> Bool in
+            guard try MessagingStore.account(db, username: username) == nil else { return false }
+            try db.execute(
+                sql: "INSERT INTO users (username, kdf, salt, hash, publicKey) VALUES (?, ?, ?, ?, ?)",
+                arguments: [username, kdf.description, Data(salt), Data(hash), Data(key)]
+            )
+            return true
+        }
+        guard inserted else { throw MsgFailure(code: .exists, message: "The user name '\(username)' is taken") }
+    }
+
+    private enum Verdict: Sendable {
+        case success(LoginState)
+        case failure(LoginState)
+        case refused(LoginGate)
+    }
+
+    /// Checks `password` for `account` under the policy: gate, KDF outside any transaction,
+    /// then the counter update inside one write transaction that re-reads the account.
+    private func attempt<R: StepRecorder>(
+        _ account: MessagingStore.Account,
+        password: [UInt8],
+        recorder: inout R
+    ) async throws -> Verdict {
+        let policy = self.options.policy
+        let gate = policy.gate(account.state, now: self.clock.now())
+        guard gate == .open else { return .refused(gate) }
+        guard let kdf = PasswordKDF(stored: account.kdf) else {
+            throw LabError(.storage, "User \(account.id) has an unknown KDF '\(account.kdf)'")
+        }
+        let matches = try recorder.measure(.kdf) {
+            try kdf.verify(password: password, salt: account.salt, hash: account.hash)
+        }
+        let clock = self.clock
+        return try await self.store.write { db -> Verdict in
+            guard let fresh = try MessagingStore.account(db, id: account.id) else {
+                throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
+            }
+            let now = clock.now()
+            // Another attempt may have moved the account on while the KDF ran.
+            let gate = policy.gate(fresh.state, now: now)
+            guard gate == .open else { return .refused(gate) }
+            let next = matches ? policy.succeeded(fresh.state) : policy.failed(fresh.state, now: now)
+            try MessagingStore.save(db, state: next, of: account.id)
+            return matches ? .success(next) : .failure(next)
+        }
+    }
+
+    private static func refusal(_ gate: LoginGate) -> MsgFailure {
+        switch gate {
+        case .locked:
+            MsgFailure(code: .locked, message: "The account is locked")
+        case .postponed(let until):
+            MsgFailure(code: .postponed, message: "Too many wrong passwords; try again later", until: until)
+        case .open:
+            MsgFailure(code: .serverError, message: "The server failed; nothing changed")
+        }
+    }
+
+    private func login<R: StepRecorder>(
+        _ request: PropertyListDictionary,
+        recorder: inout R
+    ) async throws -> (token: String, failures: Int) {
+        let username = try Self.username(request, MsgKey.username)
+        _ = try Self.field { try request.data(MsgKey.password) }
+        let captchaID = try self.requireCaptcha(request)
+        let password = try self.openPassword(request, MsgKey.password, op: .login, binding: [username, captchaID])
+        guard let account = try await self.store.account(named: username) else {
+            // An unknown name costs what a known one does, and answers the same.
+            let kdf = self.options.kdf
+            let salt = self.decoySalt
+            _ = try recorder.measure(.kdf) { try kdf.derive(password: password, salt: salt) }
+            throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
+        }
+        switch try await self.attempt(account, password: password, recorder: &recorder) {
+        case .refused(let gate):
+            throw Self.refusal(gate)
+        case .failure(let state):
+            throw MsgFailure(
+                code: .badCredentials,
+                message: "Unknown user or wrong password",
+                until: state.postponedUntil
+            )
+        case .success:
+            let token = Token.random(bytes: 32)
+            self.sessions.withLock { $0[token] = Session(userID: account.id, username: account.username) }
+            return (token, 0)
+        }
+    }
+
+    private func changePassword<R: StepRecorder>(_ request: PropertyListDictionary, recorder: inout R) async throws {
+        let (token, session) = try self.tokenAndSession(request)
+        let current = try self.openPassword(
+            request,
+            MsgKey.currentPassword,
+            op: .changePassword,
+            binding: [token]
+        )
+        let new = try self.openPassword(request, MsgKey.newPassword, op: .changePassword, binding: [token])
+        try self.requireStrength(new)
+        guard let account = try await self.store.read({ db in try MessagingStore.account(db, id: session.userID) })
+        else {
+            throw MsgFailure(code: .notLoggedIn, message: "The session's user no longer exists")
+        }
+        switch try await self.attempt(account, password: current, recorder: &recorder) {
+        case .refused(let gate):
+            throw Self.refusal(gate)
+        case .failure(let state):
+            throw MsgFailure(
+                code: .badCredentials,
+                message: "The current password is wrong",
+                until: state.postponedUntil
+            )
+        case .success:
+            let kdf = self.options.kdf
+            let salt = kdf.makeSalt()
+            let hash = try recorder.measure(.kdf) { try kdf.derive(password: new, salt: salt) }
+            try await self.store.write { db in
+                try db.execute(
+                    sql: "UPDATE users SET kdf = ?, salt = ?, hash = ? WHERE id = ?",
+                    arguments: [kdf.description, Data(salt), Data(hash), session.userID]
+                )
+            }
+        }
+    }
+
+    // MARK: Chats
+
+    private func peer(
+        _ request: PropertyListDictionary,
+        _ key: String,
+        of session: Session
+    ) async throws
+        -> MessagingStore.Account
+    {
+        let name = try Self.username(request, key)
+        guard name != session.username else {
+            throw MsgFailure(code: .badRequest, message: "A chat needs two different users")
+        }
+        guard let account = try await self.store.account(named: name) else {
+            throw MsgFailure(code: .unknownUser, message: "No user '\(name)'")
+        }
+        return account
+    }
+
+    private func openChat(_ request: PropertyListDictionary) async throws {
+        let session = try self.session(request)
+        let peer = try await self.peer(request, MsgKey.with, of: session)
+        let mine = try Self.wrappedKey(request, MsgKey.wrappedKeySelf)
+        let theirs = try Self.wrappedKey(request, MsgKey.wrappedKeyPeer)
+        let created = try await self.store.write { db -> Bool in
+            guard try MessagingStore.chat(db, session.userID, peer.id) == nil else { return false }
+            let (low, high) = MessagingStore.pair(session.userID, peer.id)
+            try db.execute(
+                sql: "INSERT INTO chats (userA, userB, keyVersion) VALUES (?, ?, 1)",
+                arguments: [low, high]
+            )
+            let chat = db.lastInsertedRowID
+            for (user, wrapped) in [(session.userID, mine), (peer.id, theirs)] {
+                try db.execute(
+                    sql: "INSERT INTO chatKeys (chatId, userId, wrappedKey) VALUES (?, ?, ?)",
+                    arguments: [chat, user, Data(wrapped)]
+                )
+            }
+            return true
+        }
+        guard created else { throw MsgFailure(code: .exists, message: "A chat with '\(peer.username)' exists") }
+    }
+
+    private func send(_ request: PropertyListDictionary) async throws -> Int64 {
+        let session = try self.session(request)
+        let peer = try await self.peer(request, MsgKey.to, of: session)
+        let ciphertext = try Self.ciphertext(try Self.field { try request.data(MsgKey.ciphertext) })
+        let version = try Self.field { try request.integer(MsgKey.keyVersion) }
+        return try await self.store.write { db -> Int64 in
+            guard let chat = try MessagingStore.chat(db, session.userID, peer.id) else {
+                throw MsgFailure(code: .noChat, message: "No chat with '\(peer.username)' yet; open one")
+            }
+            guard chat.version == version else {
+                throw MsgFailure(
+                    code: .conflict,
+                    message: "The chat key is at version \(chat.version), not \(version); fetch it again"
+                )
+            }
+            try db.execute(
+                sql: "INSERT INTO messages (chatId, senderId, keyVersion, ciphertext) VALUES (?, ?, ?, ?)",
+                arguments: [chat.id, session.userID, version, Data(ciphertext)]
+            )
+            return db.lastInsertedRowID
+        }
+    }
+
+    private func fetch(_ request: PropertyListDictionary, into answer: inout PropertyListDictionary) async throws {
+        let session = try self.session(request)
+        let peer = try await self.peer(request, MsgKey.with, of: session)
+        let after = Int64(try Self.field { try request.optionalInteger(MsgKey.after) } ?? 0)
+        let limit = try Self.field { try request.optionalInteger(MsgKey.limit) } ?? MsgLimits.fetchLimit
+        guard after >= 0, (1...MsgLimits.fetchLimit).contains(limit) else {
+            throw MsgFailure(
+                code: .badRequest,
+                message: "'after' must be 0 or more and 'limit' 1 to \(MsgLimits.fetchLimit)"
+            )
+        }
+        let me = session
+        let (version, wrapped, messages) = try await self.store.read {
+            db -> (Int, [UInt8], [StoredMessage]) in
+            guard let chat = try MessagingStore.chat(db, me.userID, peer.id) else {
+                throw MsgFailure(code: .noChat, message: "No chat with '\(peer.username)' yet; open one")
+            }
+            let wrapped =
+                try Data.fetchOne(
+                    db,
+                    sql: "SELECT wrappedKey FROM chatKeys WHERE chatId = ? AND userId = ?",
+                    arguments: [chat.id, me.userID]
+                ) ?? Data()
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT messages.id, messages.keyVersion, messages.ciphertext, users.username
+                    FROM messages JOIN users ON users.id = messages.senderId
+                    WHERE chatId = ? AND messages.id > ? ORDER BY messages.id LIMIT ?
+                    """,
+                arguments: [chat.id, after, limit]
+            )
+            let messages = rows.map { row in
+                StoredMessage(
+                    id: row["id"],
+                    sender: row["username"],
+                    keyVersion: row["keyVersion"],
+                    ciphertext: Array(row["ciphertext"] as Data)
+                )
+            }
+            return (chat.version, Array(wrapped), messages)
+        }
+        answer.set(MsgKey.keyVersion, integer: version)
+        answer.set(MsgKey.wrappedKey, data: wrapped)
+        answer.set(MsgKey.messages, data: MessagePacking.pack(messages))
+        answer.set(MsgKey.count, integer: messages.count)
+    }
+
+    private func rekey(_ request: PropertyListDictionary) async throws -> Int {
+        let session = try self.session(request)
+        let peer = try await self.peer(request, MsgKey.with, of: session)
+        let version = try Self.field { try request.integer(MsgKey.keyVersion) }
+        let mine = try Self.wrappedKey(request, MsgKey.wrappedKeySelf)
+        let theirs = try Self.wrappedKey(request, MsgKey.wrappedKeyPeer)
+        let records: [(id: Int64, ciphertext: [UInt8])]
+        do {
+            records = try MessagePacking.unpackReencrypted(try Self.field { try request.data(MsgKey.messages) })
+        } catch let error as LabError {
+            throw MsgFailure(code: .badRequest, message: error.message)
+        }
+        for record in records { _ = try Self.ciphertext(record.ciphertext) }
+        let stall = self.options.rekeyStall
+        let onStall = self.onRekeyStall
+        let logger = self.logger
+        return try await self.store.write { db -> Int in
+            guard let chat = try MessagingStore.chat(db, session.userID, peer.id) else {
+                throw MsgFailure(code: .noChat, message: "No chat with '\(peer.username)' yet; open one")
+            }
+            guard chat.version == version else {
+                throw MsgFailure(
+                    code: .conflict,
+                    message: "The chat key is at version \(chat.version), not \(version); fetch it again"
+                )
+            }
+            // The new ciphertexts must cover exactly the chat's messages: none missed, none foreign.
+            let ids = Set(try Int64.fetchAll(db, sql: "SELECT id FROM messages WHERE chatId = ?", arguments: [chat.id]))
+            guard ids.count == records.count, Set(records.map(\.id)) == ids else {
+                throw MsgFailure(
+                    code: .conflict,
+                    message:
+                        "The chat has \(ids.count) messages and the rekey carries \(records.count) that do not match them; fetch again"
+                )
+            }
+            let next = version + 1
+            let update = try db.makeStatement(sql: "UPDATE messages SET ciphertext = ?, keyVersion = ? WHERE id = ?")
+            for (index, record) in records.enumerated() {
+                try update.execute(arguments: [Data(record.ciphertext), next, record.id])
+                if let stall, index == records.count / 2 {
+                    logger.notice("rekey: test stall with \(index) of \(records.count) messages rewritten")
+                    onStall?()
+                    Thread.sleep(forTimeInterval: stall)
+                }
+            }
+            for (user, wrapped) in [(session.userID, mine), (peer.id, theirs)] {
+                try db.execute(
+                    sql: "UPDATE chatKeys SET wrappedKey = ? WHERE chatId = ? AND userId = ?",
+                    arguments: [Data(wrapped), chat.id, user]
+                )
+            }
+            try db.execute(sql: "UPDATE chats SET keyVersion = ? WHERE id = ?", arguments: [next, chat.id])
+            return next
+        }
+    }
+
+    // MARK: Fields
+
+    private func tokenAndSession(_ request: PropertyListDictionary) throws -> (String, Session) {
+        let token = try Self.field { try request.string(MsgKey.token) }
+        guard token.utf8.count <= 128, let session = self.sessions.withLock({ $0[token] }) else {
+            throw MsgFailure(code: .notLoggedIn, message: "Log in first: the token is unknown or logged out")
+        }
+        return (token, session)
+    }
+
+    private func session(_ request: PropertyListDictionary) throws -> Session {
+        try self.tokenAndSession(request).1
+    }
+
+    /// Runs a field accessor, turning its `malformedMessage` into a `badRequest` answer.
+    static func field<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as LabError {
+            throw MsgFailure(code: .badRequest, message: error.message)
+        }
+    }
+
+    static func username(_ request: PropertyListDictionary, _ key: String) throws -> String {
+        let name = try Self.field { try request.string(key) }
+        guard MsgLimits.isValidUsername(name) else {
+            throw MsgFailure(
+                code: .badRequest,
+                message:
+                    "'\(key)' must be 1 to \(MsgLimits.usernameBytes) characters of A-Z a-z 0-9 . _ - (it has \(name.utf8.count) bytes)"
+            )
+        }
+        return name
+    }
+
+    static func publicKey(_ request: PropertyListDictionary) throws -> [UInt8] {
+        let key = try Self.field { try request.data(MsgKey.publicKey) }
+        guard key.count == 32 else {
+            throw MsgFailure(code: .badRequest, message: "'publicKey' must be a raw X25519 key of 32 bytes")
+        }
+        return key
+    }
+
+    static func wrappedKey(_ request: PropertyListDictionary, _ key: String) throws -> [UInt8] {
+        let wrapped = try Self.field { try request.data(key) }
+        guard (33...256).contains(wrapped.count) else {
+            throw MsgFailure(code: .badRequest, message: "'\(key)' must be an HPKE-wrapped key of 33 to 256 bytes")
+        }
+        return wrapped
+    }
+
+    static func ciphertext(_ bytes: [UInt8]) throws -> [UInt8] {
+        guard (28...MsgLimits.ciphertextBytes).contains(bytes.count) else {
+            throw MsgFailure(
+                code: .badRequest,
+                message:
+                    "A message must be 28 to \(MsgLimits.ciphertextBytes) bytes of AES-GCM nonce, ciphertext and tag"
+            )
+        }
+        return bytes
+    }
+
+    static func encode(_ answer: PropertyListDictionary) -> [UInt8] {
+        (try? answer.encoded()) ?? []
+    }
+
+    static func encode(_ failure: MsgFailure) -> [UInt8] {
+        var answer = PropertyListDictionary()
+        answer.set(MsgKey.ok, bool: false)
+        answer.set(MsgKey.error, string: failure.code.rawValue)
+        answer.set(MsgKey.message, string: failure.message)
+        if let until = failure.until {
+            answer.set(MsgKey.until, integer: Int(until.timeIntervalSince1970.rounded(.up)))
+        }
+        failure.captcha?.write(to: &answer)
+        return Self.encode(answer)
+    }
+}
+
+/// Serves cx/1 and msg/1 on one port, as `lab serve` does: a property-list body with an
+/// `op` key is msg/1; anything else (a cx/1 request, the legacy bare key) goes to cx/1.
+public struct ProtocolRouter: FrameHandler {
+    /// The cx/1 server.
+    public let cx: any FrameHandler
+    /// The msg/1 server.
+    public let msg: MessagingService
+
+    /// A router.
+    public init(cx: any FrameHandler, msg: MessagingService) {
+        self.cx = cx
+        self.msg = msg
+    }
+
+    /// Sends `body` to the service it belongs to.
+    public func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
+        if body.starts(with: PropertyListDictionary.magic),
+            let request = try? PropertyListDictionary(decoding: body), request.contains(MsgKey.op)
+        {
+            return await self.msg.respond(to: body, recorder: &recorder)
+        }
+        return await self.cx.respond(to: body, recorder: &recorder)
+    }
+}
