@@ -373,6 +373,7 @@ public struct ChatSide: Sendable {
     public mutating func rekey<R: StepRecorder>(
         _ client: MessagingClient,
         peerKey: [UInt8],
+        newKey: SymmetricKey = SymmetricKey(size: .bits256),
         recorder: inout R
     ) async throws -> Result<Int, MsgFailure> {
         let token = try self.user.requireToken()
@@ -380,7 +381,7 @@ public struct ChatSide: Sendable {
         var inner = NoStepRecorder()
         let history = try await self.fetch(client, fromStart: true, recorder: &inner)
         guard let (version, _) = self.key else { throw LabError(.unsupported, "Open the chat first") }
-        let key = SymmetricKey(size: .bits256)
+        let key = newKey
         let reencrypted = try recorder.measure(.encrypt) {
             try history.map { (id: $0.id, ciphertext: try MsgCrypto.encrypt($0.text, key: key, sender: $0.sender)) }
         }

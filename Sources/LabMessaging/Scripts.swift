@@ -102,9 +102,8 @@ public struct LockoutScript: MessagingScript {
                 try await self.context.clock.sleep(until: until)
                 pending = nil
             }
-            let captcha = try await user.solveCaptcha(client, recorder: &recorder)
             let wrong = "wrong-\(attempt)-" + Token.random(bytes: 4)
-            switch try await user.login(client, password: wrong, captcha: captcha, recorder: &recorder) {
+            switch try await Self.attempt(&user, password: wrong, client, recorder: &recorder) {
             case .success:
                 throw LabError(.serverError, "A wrong password logged in")
             case .failure(let failure) where failure.code == .badCredentials:
@@ -133,8 +132,7 @@ public struct LockoutScript: MessagingScript {
             recorder.count("neverActed")
         }
         if let until = pending, self.extras.waitOut { try await self.context.clock.sleep(until: until) }
-        let captcha = try await user.solveCaptcha(client, recorder: &recorder)
-        switch try await user.login(client, captcha: captcha, recorder: &recorder) {
+        switch try await Self.attempt(&user, password: user.password, client, recorder: &recorder) {
         case .success:
             recorder.count("recovered")
             try await user.logout(client, recorder: &recorder)
@@ -143,6 +141,27 @@ public struct LockoutScript: MessagingScript {
         case .failure(let failure):
             throw failure.labError
         }
+    }
+
+    /// One login attempt with a captcha read correctly. On the virtual clock another client's
+    /// wait may jump time past the captcha's lifetime: then the fresh captcha that comes with
+    /// the refusal is answered instead (counted as `captchaRenewed`), as a person would.
+    static func attempt<R: StepRecorder>(
+        _ user: inout MessagingUser,
+        password: String,
+        _ client: MessagingClient,
+        recorder: inout R
+    ) async throws -> Result<String, MsgFailure> {
+        var captcha = try await user.solveCaptcha(client, recorder: &recorder)
+        for _ in 1...3 {
+            let answer = try await user.login(client, password: password, captcha: captcha, recorder: &recorder)
+            guard case .failure(let failure) = answer, failure.code == .badCaptcha, let fresh = failure.captcha else {
+                return answer
+            }
+            recorder.count("captchaRenewed")
+            captcha = fresh
+        }
+        return try await user.login(client, password: password, captcha: captcha, recorder: &recorder)
     }
 }
 
