@@ -11,10 +11,16 @@ Commands (each prints one JSON object on stdout):
   selftest                                  HPKE against RFC 9180 A.2.1, plus round trips
   converse HOST PORT NAME_PREFIX            the whole msg/1 conversation on one connection
   login-as HOST PORT USERNAME PASSWORD      captcha + login (+ logout on success)
+  read-chat HOST PORT USERNAME PASSWORD PEER PRIVATE_KEY_HEX
+                                            log in, fetch the chat with PEER, unwrap its key
+                                            with the raw X25519 private key, decrypt it all
 
-Exit codes: 0 ok; 1 a mismatch with the documented behaviour (`converse`, `selftest`) or a
-refused login (`login-as`, the JSON's "error" is the server's code); 2 usage or a local,
-network or framing problem.
+`converse` also prints its users' raw X25519 private keys (hex, under "keys") and
+passwords, so that a test can read the chat with another client: test accounts only.
+
+Exit codes: 0 ok; 1 a mismatch with the documented behaviour (`converse`, `selftest`,
+`read-chat`) or a refused login (`login-as`, the JSON's "error" is the server's code);
+2 usage or a local, network or framing problem.
 """
 import hashlib
 import hmac
@@ -586,6 +592,7 @@ def converse(host, port, prefix):
         "users": [alice.name, bob.name],
         "texts": [t.decode() for t in texts],
         "passwords": [old_password, bob.password, new_password],
+        "keys": {u.name: u.key.private_bytes_raw().hex() for u in (alice, bob)},
         "checks": checks,
     }
 
@@ -605,6 +612,26 @@ def login_as(host, port, username, password):
         conn.close()
 
 
+def read_chat(host, port, username, password, peer, private_key_hex):
+    user = User(username, password)
+    user.key = X25519PrivateKey.from_private_bytes(bytes.fromhex(private_key_hex))
+    user.public_key = raw_public(user.key)
+    conn = Connection(host, port)
+    try:
+        client = Client(conn)
+        client.login(user)
+        version, _, messages, texts = client.fetch(user, peer, after=0)
+        conn.ok("logout", {"token": user.token})
+    finally:
+        conn.close()
+    return {
+        "ok": True,
+        "keyVersion": version,
+        "messages": [{"id": m["id"], "sender": m["sender"], "text": t.decode(errors="replace")}
+                     for m, t in zip(messages, texts)],
+    }
+
+
 def emit(obj, status):
     print(json.dumps(obj))
     sys.stdout.flush()
@@ -613,7 +640,8 @@ def emit(obj, status):
 
 def main(argv):
     usage = ("usage: msg_peer.py selftest | converse HOST PORT NAME_PREFIX | "
-             "login-as HOST PORT USERNAME PASSWORD")
+             "login-as HOST PORT USERNAME PASSWORD | "
+             "read-chat HOST PORT USERNAME PASSWORD PEER PRIVATE_KEY_HEX")
     try:
         if argv[:1] == ["selftest"] and len(argv) == 1:
             emit(selftest(), 0)
@@ -622,6 +650,8 @@ def main(argv):
         elif argv[:1] == ["login-as"] and len(argv) == 5:
             result = login_as(argv[1], int(argv[2]), argv[3], argv[4])
             emit(result, 0 if result["ok"] else 1)
+        elif argv[:1] == ["read-chat"] and len(argv) == 7:
+            emit(read_chat(argv[1], int(argv[2]), *argv[3:]), 0)
         else:
             emit({"ok": False, "error": usage}, 2)
     except (Mismatch, ServerRefused) as e:
