@@ -134,9 +134,7 @@ public final class MessagingService: FrameHandler, Sendable {
         case .register:
             try await self.register(request, recorder: &recorder)
         case .login:
-            let (token, failures) = try await self.login(request, recorder: &recorder)
-            answer.set(MsgKey.token, string: token)
-            answer.set(MsgKey.failures, integer: failures)
+            answer.set(MsgKey.token, string: try await self.login(request, recorder: &recorder))
         case .changePassword:
             try await self.changePassword(request, recorder: &recorder)
         case .publishKey:
@@ -166,7 +164,9 @@ public final class MessagingService: FrameHandler, Sendable {
             answer.set(MsgKey.keyVersion, integer: try await self.rekey(request))
         case .logout:
             let token = try Self.field { try request.string(MsgKey.token) }
-            _ = self.sessions.withLock { $0.removeValue(forKey: token) }
+            guard self.sessions.withLock({ $0.removeValue(forKey: token) }) != nil else {
+                throw MsgFailure(code: .notLoggedIn, message: "The token is unknown or already logged out")
+            }
         }
         return answer
     }
@@ -221,7 +221,7 @@ public final class MessagingService: FrameHandler, Sendable {
             throw MsgFailure(
                 code: .weakPassword,
                 message:
-                    "A password needs \(self.options.minPasswordLength) to \(MsgLimits.passwordBytes) bytes; it has \(characters) characters"
+                    "A password needs at least \(self.options.minPasswordLength) characters and at most \(MsgLimits.passwordBytes) bytes; it has \(characters) characters in \(password.count) bytes"
             )
         }
     }
@@ -298,7 +298,7 @@ public final class MessagingService: FrameHandler, Sendable {
     private func login<R: StepRecorder>(
         _ request: PropertyListDictionary,
         recorder: inout R
-    ) async throws -> (token: String, failures: Int) {
+    ) async throws -> String {
         let username = try Self.username(request, MsgKey.username)
         _ = try Self.field { try request.data(MsgKey.password) }
         let captchaID = try self.requireCaptcha(request)
@@ -322,7 +322,7 @@ public final class MessagingService: FrameHandler, Sendable {
         case .success:
             let token = Token.random(bytes: 32)
             self.sessions.withLock { $0[token] = Session(userID: account.id, username: account.username) }
-            return (token, 0)
+            return token
         }
     }
 

@@ -114,6 +114,8 @@ public final class MessagingStore: Sendable {
             return try await self.pool.read(body)
         } catch let error as LabError {
             throw error
+        } catch let error as MsgFailure {
+            throw error
         } catch {
             throw LabError(.storage, "A read of the message store failed", cause: UnderlyingError(describing: error))
         }

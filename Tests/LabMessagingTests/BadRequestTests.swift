@@ -125,6 +125,21 @@ import Testing
                 }
             ),
             (
+                "fetch before any chat", .noChat,
+                {
+                    $0.set(MsgKey.op, string: "fetch")
+                    $0.set(MsgKey.token, string: token)
+                    $0.set(MsgKey.with, string: "bob")
+                }
+            ),
+            (
+                "logout of an unknown token", .notLoggedIn,
+                {
+                    $0.set(MsgKey.op, string: "logout")
+                    $0.set(MsgKey.token, string: "not a token")
+                }
+            ),
+            (
                 "fetch with a negative cursor", .badRequest,
                 {
                     $0.set(MsgKey.op, string: "fetch")

@@ -29,7 +29,7 @@ struct DiscoveryScenarioTests {
         let fields = line.split(separator: ";", omittingEmptySubsequences: false)
         #expect(fields.count >= 10)
         #expect(fields[8] == "\(address.port)", "the advertised port is the listening one")
-        #expect(fields[9].contains("\"proto=cx/1\""), "msg/1 is not served yet, so not advertised")
+        #expect(fields[9].contains("\"proto=cx/1,msg/1\""), "lab serve answers both protocols")
         #expect(fields[9].contains("\"suites=x25519,pq\""))
         #expect(fields[9].contains("\"tls=1\""))
 
