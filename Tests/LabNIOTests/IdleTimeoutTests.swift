@@ -20,14 +20,15 @@ struct IdleTimeoutTests {
 
     @Test("An answer that takes longer than the idle timeout still arrives; a silent peer is still dropped")
     func serverWorkIsNotPeerIdleness() async throws {
-        let idle = TimeSpan.milliseconds(300)
+        let idle = TimeSpan.seconds(1)
         let recording = ServerRecording()
         let server = try await SocketServer.start(
-            handler: SlowHandler(delay: .milliseconds(900)),
+            handler: SlowHandler(delay: .milliseconds(2500)),
             configuration: SocketServer.Configuration(idleTimeout: idle),
             recording: recording
         )
-        // The client's own wait is longer than the server's work.
+        // The client's own wait is longer than the server's work; the idle timeout leaves a loaded
+        // machine a second between connecting and sending the request.
         let transport = try TCPTransport(options: TransportOptions(idleTimeout: .seconds(10)))
         let endpoint = try await transport.remote(host: "127.0.0.1", port: server.port)
         var recorder = StepTimings()
