@@ -284,6 +284,17 @@ public final class MessagingService: FrameHandler, Sendable {
         }
     }
 
+    /// Returns if the password was right; otherwise throws the refusal or `badCredentials`
+    /// (with `until` when this failure started a postponement).
+    private static func requireSuccess(_ verdict: Verdict, wrong message: String) throws {
+        switch verdict {
+        case .success: return
+        case .refused(let gate): throw Self.refusal(gate)
+        case .failure(let state):
+            throw MsgFailure(code: .badCredentials, message: message, until: state.postponedUntil)
+        }
+    }
+
     private static func refusal(_ gate: LoginGate) -> MsgFailure {
         switch gate {
         case .locked:
@@ -310,20 +321,13 @@ public final class MessagingService: FrameHandler, Sendable {
             _ = try recorder.measure(.kdf) { try kdf.derive(password: password, salt: salt) }
             throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
         }
-        switch try await self.attempt(account, password: password, recorder: &recorder) {
-        case .refused(let gate):
-            throw Self.refusal(gate)
-        case .failure(let state):
-            throw MsgFailure(
-                code: .badCredentials,
-                message: "Unknown user or wrong password",
-                until: state.postponedUntil
-            )
-        case .success:
-            let token = Token.random(bytes: 32)
-            self.sessions.withLock { $0[token] = Session(userID: account.id, username: account.username) }
-            return token
-        }
+        try Self.requireSuccess(
+            try await self.attempt(account, password: password, recorder: &recorder),
+            wrong: "Unknown user or wrong password"
+        )
+        let token = Token.random(bytes: 32)
+        self.sessions.withLock { $0[token] = Session(userID: account.id, username: account.username) }
+        return token
     }
 
     private func changePassword<R: StepRecorder>(_ request: PropertyListDictionary, recorder: inout R) async throws {
@@ -340,25 +344,18 @@ public final class MessagingService: FrameHandler, Sendable {
         else {
             throw MsgFailure(code: .notLoggedIn, message: "The session's user no longer exists")
         }
-        switch try await self.attempt(account, password: current, recorder: &recorder) {
-        case .refused(let gate):
-            throw Self.refusal(gate)
-        case .failure(let state):
-            throw MsgFailure(
-                code: .badCredentials,
-                message: "The current password is wrong",
-                until: state.postponedUntil
+        try Self.requireSuccess(
+            try await self.attempt(account, password: current, recorder: &recorder),
+            wrong: "The current password is wrong"
+        )
+        let kdf = self.options.kdf
+        let salt = kdf.makeSalt()
+        let hash = try recorder.measure(.kdf) { try kdf.derive(password: new, salt: salt) }
+        try await self.store.write { db in
+            try db.execute(
+                sql: "UPDATE users SET kdf = ?, salt = ?, hash = ? WHERE id = ?",
+                arguments: [kdf.description, Data(salt), Data(hash), session.userID]
             )
-        case .success:
-            let kdf = self.options.kdf
-            let salt = kdf.makeSalt()
-            let hash = try recorder.measure(.kdf) { try kdf.derive(password: new, salt: salt) }
-            try await self.store.write { db in
-                try db.execute(
-                    sql: "UPDATE users SET kdf = ?, salt = ?, hash = ? WHERE id = ?",
-                    arguments: [kdf.description, Data(salt), Data(hash), session.userID]
-                )
-            }
         }
     }
 
