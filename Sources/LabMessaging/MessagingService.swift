@@ -609,17 +609,21 @@ public final class MessagingService: FrameHandler, Sendable {
 }
 
 /// Serves cx/1 and msg/1 on one port, as `lab serve` does: a property-list body with an
-/// `op` key is msg/1; anything else (a cx/1 request, the legacy bare key) goes to cx/1.
+/// `op` key is msg/1, or one of the lab's own ops (`serverStats`) if it names one; anything
+/// else (a cx/1 request, the legacy bare key) goes to cx/1.
 public struct ProtocolRouter: FrameHandler {
     /// The cx/1 server.
     public let cx: any FrameHandler
-    /// The msg/1 server.
-    public let msg: MessagingService
+    /// The msg/1 server, if msg/1 is served.
+    public let msg: MessagingService?
+    /// The lab's own ops, by name, answered before msg/1 sees them.
+    public let ops: [String: any FrameHandler]
 
     /// A router.
-    public init(cx: any FrameHandler, msg: MessagingService) {
+    public init(cx: any FrameHandler, msg: MessagingService?, ops: [String: any FrameHandler] = [:]) {
         self.cx = cx
         self.msg = msg
+        self.ops = ops
     }
 
     /// Sends `body` to the service it belongs to.
@@ -627,7 +631,10 @@ public struct ProtocolRouter: FrameHandler {
         if body.starts(with: PropertyListDictionary.magic),
             let request = try? PropertyListDictionary(decoding: body), request.contains(MsgKey.op)
         {
-            return await self.msg.respond(to: body, recorder: &recorder)
+            if let name = try? request.optionalString(MsgKey.op), let handler = self.ops[name] {
+                return await handler.respond(to: body, recorder: &recorder)
+            }
+            if let msg = self.msg { return await msg.respond(to: body, recorder: &recorder) }
         }
         return await self.cx.respond(to: body, recorder: &recorder)
     }

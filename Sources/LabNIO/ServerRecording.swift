@@ -2,11 +2,12 @@ import Histogram
 import LabCore
 import Synchronization
 
-/// What a socket server measured: its own steps per group (the suite), how many exchanges it
-/// answered, and why connections ended. For `lab serve --report`.
+/// What a socket server measured: its own steps per group (the suite, or the msg/1 op), how
+/// many requests it answered, and why connections ended. For `lab serve --report` and the
+/// `serverStats` request.
 ///
-/// Each connection records into its own `ConnectionRecording` and merges it here when it
-/// ends, so answering takes no lock.
+/// Each answer is recorded before it is written, so a client that has its answer finds it in
+/// the next snapshot; the lock is held for a few histogram updates per request.
 public final class ServerRecording: Sendable {
     /// A copy of the totals so far.
     public struct Snapshot: Sendable {
@@ -18,7 +19,7 @@ public final class ServerRecording: Sendable {
         public var errors: [String: [String: UInt64]] = [:]
         /// Why connections ended, by reason code (`peer-closed`, `frameTooLarge`, `timedOut`, …).
         public var closes: [String: UInt64] = [:]
-        /// Connections accepted.
+        /// Connections that have ended.
         public var connections: UInt64 = 0
     }
 
@@ -32,44 +33,29 @@ public final class ServerRecording: Sendable {
         self.state.withLock { $0 }
     }
 
-    func merge(_ connection: ConnectionRecording) {
+    /// Records one answer: its steps under `group` if it succeeded, else its error code.
+    public func record(_ timings: StepTimings, group: String, error: String?) {
         self.state.withLock { state in
-            state.connections += 1
-            state.closes[connection.closeCode, default: 0] += 1
-            for (group, steps) in connection.steps {
-                for (step, histogram) in steps {
-                    if var existing = state.steps[group]?[step] {
-                        existing.add(histogram)
-                        state.steps[group]![step] = existing
-                    } else {
-                        state.steps[group, default: [:]][step] = histogram
-                    }
-                }
+            if let error {
+                state.errors[group, default: [:]][error, default: 0] += 1
+                return
             }
-            for (group, count) in connection.exchanges { state.exchanges[group, default: 0] += count }
-            for (group, errors) in connection.errors {
-                for (code, count) in errors { state.errors[group, default: [:]][code, default: 0] += count }
+            state.exchanges[group, default: 0] += 1
+            for (step, nanoseconds) in timings.entries {
+                state.steps[group, default: [:]][
+                    step,
+                    default: Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+                ]
+                .record(nanoseconds)
             }
         }
     }
-}
 
-/// One connection's share of a `ServerRecording`, owned by its task.
-struct ConnectionRecording {
-    var steps: [String: [Step: Histogram<UInt64>]] = [:]
-    var exchanges: [String: UInt64] = [:]
-    var errors: [String: [String: UInt64]] = [:]
-    var closeCode = "peer-closed"
-
-    mutating func record(_ timings: StepTimings, group: String, error: String?) {
-        if let error {
-            self.errors[group, default: [:]][error, default: 0] += 1
-            return
-        }
-        self.exchanges[group, default: 0] += 1
-        for (step, nanoseconds) in timings.entries {
-            self.steps[group, default: [:]][step, default: Histogram<UInt64>(numberOfSignificantValueDigits: .three)]
-                .record(nanoseconds)
+    /// Records that a connection ended, and why.
+    func closed(_ code: String) {
+        self.state.withLock { state in
+            state.connections += 1
+            state.closes[code, default: 0] += 1
         }
     }
 }

@@ -233,7 +233,7 @@ public final class SocketServer: Sendable {
         let peerKey = ServerStepMailbox.key(peer)
         // Looked up at the first answer (the client opened it before sending) and kept.
         var box: ServerStepMailbox.Box? = nil
-        var record = ConnectionRecording()
+        var closeCode = "peer-closed"
         do {
             try await connection.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
@@ -241,12 +241,12 @@ public final class SocketServer: Sendable {
                     let answer = await handler.respond(to: Array(frame.readableBytesView), recorder: &timings)
                     let group = answer.group ?? "-"
                     let errorCode = answer.closeReason.map { String($0.prefix { $0 != ":" }) }
-                    if recording != nil { record.record(timings, group: group, error: errorCode) }
+                    recording?.record(timings, group: group, error: errorCode)
                     if box == nil { box = mailbox?.box(for: peerKey) }
                     box?.deposit(timings)
                     try await outbound.write(ByteBuffer(bytes: answer.body))
                     if let reason = answer.closeReason {
-                        record.closeCode = errorCode ?? "answered-error"
+                        closeCode = errorCode ?? "answered-error"
                         logger.warning(
                             "closing the connection after an error answer",
                             metadata: ["reason": "\(reason)"]
@@ -257,19 +257,19 @@ public final class SocketServer: Sendable {
                 logger.debug("the peer closed the connection")
             }
         } catch let error as LabError {
-            record.closeCode = error.code.description
+            closeCode = error.code.description
             logger.warning("closing the connection", metadata: ["reason": "\(error.code): \(error.message)"])
         } catch let error as NIOSSLError {
-            record.closeCode = "tls"
+            closeCode = "tls"
             logger.warning("closing the connection: TLS failed", metadata: ["reason": "\(error)"])
         } catch let error as NIOSSLExtraError {
-            record.closeCode = "tls"
+            closeCode = "tls"
             logger.warning("closing the connection: TLS failed", metadata: ["reason": "\(error)"])
         } catch {
-            record.closeCode = "io"
+            closeCode = "io"
             logger.notice("the connection failed", metadata: ["reason": "\(error)"])
         }
-        recording?.merge(record)
+        recording?.closed(closeCode)
     }
 }
 

@@ -69,6 +69,13 @@ public struct MarkdownReporter: Reporter {
         for group in result.groups where !flows.contains(group.key.flow) { flows.append(group.key.flow) }
         for flow in flows {
             lines += ["## Flow \(flow)", ""]
+            if result.groups.contains(where: { $0.key.flow == flow && $0.isServerSide }) {
+                lines += [
+                    "What the server measured of its own work during the run, by suite or msg/1 op:"
+                        + " one sample per request it answered, its steps only (the client's are above).",
+                    "",
+                ]
+            }
             for group in result.groups where group.key.flow == flow { lines += Self.table(result, group) }
         }
         lines += Self.outcomes(result)
@@ -116,12 +123,16 @@ public struct MarkdownReporter: Reporter {
             ("Kernel", machine.kernel),
             ("Providers", providers.isEmpty ? "—" : providers),
             ("Transport", metadata.transport),
-            ("Clients", Numbers.integer(metadata.clients)),
+            ("Clients", Numbers.integer(metadata.clients) + (metadata.shard.map { " (shard \($0))" } ?? "")),
             ("Load", metadata.load),
             ("Iterations", Self.iterations(result) + ", plus \(Numbers.integer(result.warmupIterations)) warm-up"),
             ("Errors", Self.errors(result.errorCount, result.errorsByKind)),
             ("Deadline", result.stoppedByDeadline ? "⚠️ **stopped the run early**" : "not reached"),
         ]
+        if let serverSide = metadata.serverSide { rows.append(("Server side", serverSide)) }
+        if let server = metadata.serverMachine {
+            rows.append(("Server host", "\(server.hostname): \(server.cpu), \(server.cores) cores, \(server.kernel)"))
+        }
         if let file = metadata.scenarioFile { rows.append(("Scenario file", Self.code(file))) }
         if !metadata.command.isEmpty { rows.append(("Command", Self.code(metadata.command))) }
         let missed = result.thresholds.filter { !$0.passed }.count
@@ -304,13 +315,13 @@ public struct MarkdownReporter: Reporter {
     }
 
     /// Text made safe for a table cell: pipes escaped, line breaks turned into spaces.
-    private static func cell(_ text: String) -> String {
+    static func cell(_ text: String) -> String {
         text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\r\n", with: " ")
             .replacingOccurrences(of: "\n", with: " ")
     }
 
     /// `text` as inline code, fenced with more backticks than it contains, safe in a table cell.
-    private static func code(_ text: String) -> String {
+    static func code(_ text: String) -> String {
         let fence = Self.fence(for: text, minimum: 1)
         let padded = text.hasPrefix("`") || text.hasSuffix("`") ? " \(text) " : text
         return fence + Self.cell(padded) + fence

@@ -53,12 +53,25 @@ struct ClientRecorder: Sendable {
 struct IterationSteps: StepRecorder {
     var entries: [(step: Step, nanoseconds: UInt64)] = []
     var outcomes: [String: UInt64] = [:]
+    /// Test-only slowdowns (`Plan.slowdowns`).
+    let slowdowns: [Step: Double]
 
-    init() {
+    init(slowdowns: [Step: Double] = [:]) {
         self.entries.reserveCapacity(12)
+        self.slowdowns = slowdowns
     }
 
     mutating func record(_ step: Step, nanoseconds: UInt64) {
+        var nanoseconds = nanoseconds
+        if !self.slowdowns.isEmpty, let fraction = self.slowdowns[step] {
+            // A real slowdown: the iteration spends the extra time here, busy, and the step's
+            // sample grows by the time actually spent.
+            let start = Stopwatch.now()
+            let until = start &+ UInt64(Double(nanoseconds) * fraction)
+            var now = start
+            while now < until { now = Stopwatch.now() }
+            nanoseconds &+= now &- start
+        }
         if let index = self.entries.firstIndex(where: { $0.step == step }) {
             self.entries[index].nanoseconds &+= nanoseconds
         } else {

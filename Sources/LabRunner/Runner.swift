@@ -14,15 +14,30 @@ public struct Runner: Sendable {
     public init(plan: Plan) {
         self.plan = plan
         let scenario = plan.scenario
+        let mine = Self.clients(plan)
         let planned =
             scenario.load.model == .closed
-            ? scenario.clients.count * (scenario.load.iterations + scenario.load.warmupIterations)
-            : Self.openExchanges(scenario.load)
+            ? mine.count * (scenario.load.iterations + scenario.load.warmupIterations)
+            : Self.share(of: Self.openExchanges(scenario.load), population: scenario.clients.count, clients: mine)
         self.progress = RunProgress(planned: planned)
     }
 
     static func openExchanges(_ load: LoadSpec) -> Int {
         Int((load.rate * load.duration.seconds).rounded(.down))
+    }
+
+    /// The indices of the clients this run runs: all, or its shard's.
+    static func clients(_ plan: Plan) -> Range<Int> {
+        plan.shard?.clients(of: plan.scenario.clients.count) ?? 0..<plan.scenario.clients.count
+    }
+
+    /// How many of the open model's first `exchanges` exchanges fall to `clients`: exchange
+    /// j goes to client j mod population.
+    static func share(of exchanges: Int, population: Int, clients: Range<Int>) -> Int {
+        guard population > 0, exchanges > 0 else { return 0 }
+        let rounds = exchanges / population
+        let rest = exchanges % population
+        return rounds * clients.count + clients.clamped(to: 0..<rest).count
     }
 
     struct Built: Sendable {
@@ -60,14 +75,22 @@ public struct Runner: Sendable {
             remote = try await transport.remote(host: found.host, port: found.port)
             serverText = "'\(found.instance)' found by DNS-SD (\(service)) at \(found.host):\(found.port)"
         }
+        let mine = Self.clients(self.plan)
+        guard !mine.isEmpty else {
+            throw LabError(
+                .invalidScenario,
+                "Shard \(self.plan.shard.map(String.init(describing:)) ?? "-") of \(scenario.clients.count) clients has no client; use fewer shards"
+            )
+        }
+        var serverBefore: Result<ServerStats, LabError>? = nil
         if let remote {
             // Fail the run at once, with the reason, if the server cannot be reached at all.
             var probe = NoStepRecorder()
             try await remote.connect(recorder: &probe).close()
+            serverBefore = await ServerSide.fetch(remote)
         }
         var built: [Built] = []
-        let clients = scenario.clients.count
-        var preparedClients: [PreparedClient?] = Array(repeating: nil, count: clients)
+        var preparedClients: [PreparedClient?] = Array(repeating: nil, count: mine.count)
         do {
             for planned in self.plan.flows {
                 var setup = StepTimings()
@@ -85,10 +108,10 @@ public struct Runner: Sendable {
             }
             let flows = built
             try await withThrowingTaskGroup(of: (Int, PreparedClient).self) { group in
-                for index in 0..<clients {
-                    group.addTask { (index, try await Self.prepareClient(built: flows)) }
+                for slot in 0..<mine.count {
+                    group.addTask { (slot, try await Self.prepareClient(built: flows)) }
                 }
-                for try await (index, client) in group { preparedClients[index] = client }
+                for try await (slot, client) in group { preparedClients[slot] = client }
             }
         } catch {
             // Servers already listening must not outlive a run that could not start.
@@ -110,11 +133,11 @@ public struct Runner: Sendable {
         let recorders: [ClientRecorder]
         do {
             recorders = try await withThrowingTaskGroup(of: ClientRecorder.self) { group in
-                for index in 0..<clients {
+                for (slot, index) in mine.enumerated() {
                     group.addTask {
                         try await self.runClient(
                             index,
-                            prepared: prepared[index],
+                            prepared: prepared[slot],
                             built: flows,
                             runStart: runStart,
                             scheduleStart: scheduleStart,
@@ -123,7 +146,7 @@ public struct Runner: Sendable {
                     }
                 }
                 var recorders: [ClientRecorder] = []
-                recorders.reserveCapacity(clients)
+                recorders.reserveCapacity(mine.count)
                 for try await recorder in group { recorders.append(recorder) }
                 return recorders
             }
@@ -133,13 +156,48 @@ public struct Runner: Sendable {
         }
         let runEnd = Stopwatch.now()
         for item in flows { await item.endpoint.shutdown() }
+        var serverSide = ServerSideResult()
+        if let remote, let serverBefore {
+            serverSide = await Self.serverSide(remote, before: serverBefore, transport: server.transport)
+        }
         return self.result(
             built: flows,
             recorders: recorders,
             startedAt: startedAt,
             total: runEnd &- runStart,
-            server: "\(server.transport), server \(serverText)"
+            server: "\(server.transport), server \(serverText)",
+            serverSide: serverSide
         )
+    }
+
+    /// The server's own steps during the run, or why there are none.
+    struct ServerSideResult {
+        var groups: [GroupResult] = []
+        var note: String? = nil
+        var machine: MachineInfo? = nil
+        var provider: ProviderInfo? = nil
+    }
+
+    private static func serverSide(
+        _ remote: any TransportEndpoint,
+        before: Result<ServerStats, LabError>,
+        transport: String
+    ) async -> ServerSideResult {
+        do {
+            let earlier = try before.get()
+            let later = try await ServerSide.fetch(remote).get()
+            return ServerSideResult(
+                groups: try ServerSide.groups(before: earlier, after: later, transport: transport),
+                note:
+                    "measured by the server (\(later.provider.name) on \(later.machine.hostname)), fetched with serverStats before and after the run: the `server` groups",
+                machine: later.machine,
+                provider: later.provider
+            )
+        } catch let error as LabError {
+            return ServerSideResult(note: "not reported: \(error.message)")
+        } catch {
+            return ServerSideResult(note: "not reported: \(error)")
+        }
     }
 
     /// A client ready to run: its keys made before the clock starts, so that no exchange's
@@ -229,7 +287,7 @@ public struct Runner: Sendable {
         }
 
         func iterate(_ group: Int, measured: Bool, intended: UInt64?) async throws {
-            var steps = IterationSteps()
+            var steps = IterationSteps(slowdowns: self.plan.slowdowns)
             let start = Stopwatch.now()
             var failure: String? = nil
             // A `prepare` retried here is set-up: its time is left out of the exchange.
@@ -345,9 +403,11 @@ public struct Runner: Sendable {
         recorders: [ClientRecorder],
         startedAt: Date,
         total: UInt64,
-        server: String
+        server: String,
+        serverSide: ServerSideResult
     ) -> RunResult {
         let scenario = self.plan.scenario
+        let mine = Self.clients(self.plan)
         var groups: [GroupResult] = built.map { item in
             var group = GroupResult(
                 key: GroupKey(
@@ -365,6 +425,7 @@ public struct Runner: Sendable {
             group.outcomes = item.setupSteps.outcomes
             return group
         }
+        groups += serverSide.groups
         for recorder in recorders {
             for (index, measured) in recorder.groups.enumerated() {
                 groups[index].merge(
@@ -389,6 +450,7 @@ public struct Runner: Sendable {
                 providers.append(ProviderInfo(name: provider.name, version: provider.version))
             }
         }
+        if let provider = serverSide.provider, !providers.contains(provider) { providers.append(provider) }
         let load = scenario.load
         let loadText =
             load.model == .closed
@@ -411,16 +473,21 @@ public struct Runner: Sendable {
                 machine: MachineInfo.current(),
                 providers: providers,
                 transport: server,
-                clients: scenario.clients.count,
+                clients: mine.count,
                 load: loadText,
-                command: CommandLine.arguments.joined(separator: " ")
+                command: CommandLine.arguments.joined(separator: " "),
+                serverSide: serverSide.note,
+                serverMachine: serverSide.machine,
+                shard: self.plan.shard?.description
             ),
             scenarioText: self.plan.text,
             groups: groups,
             measuredNanoseconds: lastEnd > firstStart ? lastEnd - firstStart : 0,
             totalNanoseconds: total,
             plannedIterations: load.model == .closed
-                ? scenario.clients.count * load.iterations : Self.openExchanges(load) - Self.openWarmupExchanges(load),
+                ? mine.count * load.iterations
+                : Self.share(of: Self.openExchanges(load), population: scenario.clients.count, clients: mine)
+                    - Self.share(of: Self.openWarmupExchanges(load), population: scenario.clients.count, clients: mine),
             completedIterations: recorders.reduce(0) { $0 + $1.measured },
             warmupIterations: recorders.reduce(0) { $0 + $1.warmup },
             stoppedByDeadline: recorders.contains { $0.stoppedByDeadline }

@@ -40,6 +40,49 @@ public struct Plan: Sendable {
     /// Where the run keeps its files, e.g. the messaging service's default database (`lab
     /// run` sets the report folder); nil: a fresh temporary folder.
     public var dataDirectory: String?
+    /// The slice of the client population to run (`lab run --shard K/N`); nil: every client.
+    public var shard: Shard?
+    /// Test-only: steps made slower by a busy wait inside the iteration, as a fraction of
+    /// their own time (0.25 = 25% slower), so comparisons and checks can be shown to find
+    /// a real slowdown. Empty in every normal run.
+    public var slowdowns: [Step: Double] = [:]
+}
+
+/// One of N equal slices of a scenario's clients: `lab run --shard K/N`.
+///
+/// Clients keep their index in the whole population, so each one's seed, ramp-up offset
+/// and open-model schedule are those it has in the unsharded run, and no two shards share a
+/// seed: N shards together run exactly the unsharded run's clients and exchanges.
+public struct Shard: Sendable, Hashable, CustomStringConvertible {
+    /// Which slice, 1 to `count`.
+    public var index: Int
+    /// How many slices.
+    public var count: Int
+
+    /// `K/N` with 1 ≤ K ≤ N; nil otherwise.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1,
+            (1...count).contains(index)
+        else { return nil }
+        self.index = index
+        self.count = count
+    }
+
+    /// A shard.
+    public init(index: Int, count: Int) {
+        precondition(count >= 1 && (1...count).contains(index), "shard \(index)/\(count)")
+        self.index = index
+        self.count = count
+    }
+
+    /// `K/N`.
+    public var description: String { "\(self.index)/\(self.count)" }
+
+    /// The indices of this slice's clients among `population`: slices differ by at most one.
+    public func clients(of population: Int) -> Range<Int> {
+        (population * (self.index - 1) / self.count)..<(population * self.index / self.count)
+    }
 }
 
 /// Checks a scenario file against the plugins before anything runs, finding every problem at once.

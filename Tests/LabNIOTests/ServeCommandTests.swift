@@ -1,4 +1,5 @@
 import Foundation
+import Histogram
 import LabCore
 import LabPlugins
 import LabRunner
@@ -34,13 +35,25 @@ struct ServeCommandTests {
             """
         let result = try await TestPlan.run(json)
         #expect(result.errorCount == 0 && result.completedIterations == 10)
+        // The server's own steps come back over the wire (serverStats), for this run only:
+        // a second run against the same server reports its own 10 exchanges, not 20.
+        let again = try await TestPlan.run(json)
+        for run in [result, again] {
+            let server = run.groups.first { $0.isServerSide && $0.key.suite == "x25519" }
+            #expect(server?.key.provider == "openssl", "the server's provider: \(run.groups.map(\.key))")
+            #expect(server?.iterations == 10)
+            #expect(server?.steps[.sign]?.totalCount == 10, "one signature per exchange")
+            #expect(server?.steps[.exchange] == nil, "the client's end-to-end step is not the server's")
+            #expect(run.groups.filter(\.isServerSide).count == 1, "no group for the statistics requests themselves")
+            #expect(run.metadata.serverSide?.contains("serverStats") == true)
+        }
 
         let status = try await server.stop(signal: SIGINT, timeout: .seconds(15))
         #expect(status == 0, "stderr: \(server.errors)")
-        #expect(server.lines.contains { $0.hasPrefix("stopped:") && $0.contains(" 10 exchanges, 0 error answers") })
+        #expect(server.lines.contains { $0.hasPrefix("stopped:") && $0.contains(" 20 exchanges, 0 error answers") })
         let csv = try String(contentsOf: report.appendingPathComponent("results.csv"), encoding: .utf8)
         let sign = csv.split(separator: "\n").first { $0.hasPrefix("cx,x25519,openssl,tcp,sign,") }
-        #expect(sign?.split(separator: ",")[5] == "10", "the server signed each exchange once: \(csv)")
+        #expect(sign?.split(separator: ",")[5] == "20", "the server signed each exchange once: \(csv)")
         #expect(FileManager.default.fileExists(atPath: report.appendingPathComponent("report.md").path))
     }
 

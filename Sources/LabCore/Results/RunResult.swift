@@ -73,6 +73,14 @@ public struct GroupResult: Sendable {
     /// Total failed iterations.
     public var errorCount: UInt64 { self.errors.values.reduce(0, +) }
 
+    /// The `flowKind` of the groups a server elsewhere reported about its own work.
+    public static let serverSideKind = "server"
+
+    /// Whether the group is the server's own report of its work (a server elsewhere), not
+    /// the clients' measurements: its error answers are the clients' failures seen from the
+    /// other side, so run totals and thresholds leave it out.
+    public var isServerSide: Bool { self.flowKind == Self.serverSideKind }
+
     /// Adds `other`'s measurements (same key) to these: histograms merge exactly, counts add up.
     public mutating func merge(_ other: GroupResult) {
         for (step, histogram) in other.steps {
@@ -181,6 +189,13 @@ public struct RunMetadata: Sendable, Codable, Equatable {
     public var load: String
     /// The process's command line.
     public var command: String
+    /// How the server's own steps were obtained, when the server ran elsewhere: from its
+    /// `serverStats` answer (then they are the report's `server` groups) or why not.
+    public var serverSide: String?
+    /// The server's machine, when it reported its own steps.
+    public var serverMachine: MachineInfo?
+    /// This run's slice of the client population (`2/4`), or nil for the whole.
+    public var shard: String?
 
     /// Metadata given directly.
     public init(
@@ -194,7 +209,10 @@ public struct RunMetadata: Sendable, Codable, Equatable {
         transport: String,
         clients: Int,
         load: String,
-        command: String
+        command: String,
+        serverSide: String? = nil,
+        serverMachine: MachineInfo? = nil,
+        shard: String? = nil
     ) {
         self.scenario = scenario
         self.description = description
@@ -207,6 +225,9 @@ public struct RunMetadata: Sendable, Codable, Equatable {
         self.clients = clients
         self.load = load
         self.command = command
+        self.serverSide = serverSide
+        self.serverMachine = serverMachine
+        self.shard = shard
     }
 }
 
@@ -282,11 +303,11 @@ public struct RunResult: Sendable {
     }
 
     /// Total failed iterations.
-    public var errorCount: UInt64 { self.groups.reduce(0) { $0 + $1.errorCount } }
+    public var errorCount: UInt64 { self.groups.filter { !$0.isServerSide }.reduce(0) { $0 + $1.errorCount } }
 
-    /// Errors summed by kind over every group.
+    /// Errors summed by kind over every group of the clients' (not the server's own).
     public var errorsByKind: [String: UInt64] {
-        self.groups.reduce(into: [:]) { totals, group in
+        self.groups.filter { !$0.isServerSide }.reduce(into: [:]) { totals, group in
             for (kind, count) in group.errors { totals[kind, default: 0] += count }
         }
     }

@@ -328,7 +328,7 @@ public struct Threshold: Sendable, Equatable {
 
     /// Tests the threshold against a run.
     public func evaluate(_ result: RunResult) -> ThresholdOutcome {
-        let groups = result.groups.filter(self.matches)
+        let groups = result.groups.filter { !$0.isServerSide && self.matches($0) }
         switch self.measure {
         case .errors(let percent):
             let errors = Double(groups.reduce(0) { $0 + $1.errorCount })

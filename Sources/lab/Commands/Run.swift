@@ -24,6 +24,17 @@ struct Run: AsyncParsableCommand {
     @Flag(name: .long, help: "Print nothing but errors.")
     var quiet = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Run only the K-th of N equal slices of the clients (K from 1 to N); `lab merge` combines the shards' results.json.",
+            valueName: "K/N"
+        )
+    )
+    var shard: String?
+
+    @Option(help: .hidden)
+    var testSlowdown: [String] = []
+
     func run() async throws {
         try await reportingErrors {
             var plan: Plan
@@ -31,10 +42,25 @@ struct Run: AsyncParsableCommand {
             case .success(let valid): plan = valid
             case .failure(let errors): throw errors.labError
             }
+            if let text = self.shard {
+                guard let shard = Shard(parsing: text) else {
+                    throw ValidationError("--shard must be K/N with 1 ≤ K ≤ N, e.g. 1/4; got '\(text)'")
+                }
+                guard shard.count <= plan.scenario.clients.count else {
+                    throw ValidationError(
+                        "--shard \(text): \(plan.scenario.clients.count) clients cannot make \(shard.count) slices"
+                    )
+                }
+                plan.shard = shard
+            }
+            plan.slowdowns = try Self.slowdowns(self.testSlowdown)
             // The report folder is known before the run: the messaging service's database lives there.
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) }
-                ?? Self.defaultDirectory(for: plan.scenario, at: Date())
+                ?? Self.defaultDirectory(for: plan.scenario, at: Date()).appendingPathComponent(
+                    plan.shard.map { "shard-\($0.index)-of-\($0.count)" } ?? "",
+                    isDirectory: true
+                )
             plan.dataDirectory = directory.path
             let runner = Runner(plan: plan)
             let display = self.quiet ? nil : ProgressDisplay(progress: runner.progress, scenario: plan.scenario)
@@ -81,6 +107,20 @@ struct Run: AsyncParsableCommand {
                 throw ExitCode(2)
             }
         }
+    }
+
+    /// `STEP=PERCENT%` items (test-only): e.g. `encrypt=25%`.
+    static func slowdowns(_ items: [String]) throws -> [Step: Double] {
+        var slowdowns: [Step: Double] = [:]
+        for item in items {
+            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, parts[1].hasSuffix("%"), let percent = Double(parts[1].dropLast()), percent > 0
+            else {
+                throw ValidationError("--test-slowdown takes STEP=PERCENT%, e.g. encrypt=25%; got '\(item)'")
+            }
+            slowdowns[Step(parts[0])] = percent / 100
+        }
+        return slowdowns
     }
 
     static func defaultDirectory(for scenario: Scenario, at date: Date) -> URL {

@@ -115,10 +115,14 @@ struct Serve: AsyncParsableCommand {
                 handler.logLevel = level
                 return handler
             }
-            let setup = try self.makeServer()
             let started = Date()
             let recording = ServerRecording()
             let useTLS = self.tls || self.tlsCertificate != nil
+            let setup = try self.makeServer(
+                recording: recording,
+                transport: useTLS ? TLSTransport.name : TCPTransport.name,
+                started: started
+            )
             let server: SocketServer
             var identity: TLSIdentity? = nil
             if useTLS {
@@ -170,7 +174,10 @@ struct Serve: AsyncParsableCommand {
             }
             advertisement?.cancel()
             await server.shutdown()
-            let snapshot = recording.snapshot()
+            var snapshot = recording.snapshot()
+            // The lab's own statistics requests are not exchanges.
+            snapshot.exchanges[ServerStatsMessage.op] = nil
+            snapshot.steps[ServerStatsMessage.op] = nil
             if let report = self.report {
                 let result = ServerReport.result(
                     snapshot,
@@ -205,7 +212,7 @@ struct Serve: AsyncParsableCommand {
         var messaging: MessagingService?
     }
 
-    func makeServer() throws -> Setup {
+    func makeServer(recording: ServerRecording, transport: String, started: Date) throws -> Setup {
         guard FramingStyle(rawValue: self.framing) != nil else {
             throw ValidationError("--framing must be u32be or u64le")
         }
@@ -263,7 +270,18 @@ struct Serve: AsyncParsableCommand {
         return Setup(
             provider: provider,
             suites: suites.map(\.id),
-            handler: messaging.map { ProtocolRouter(cx: handler, msg: $0) } ?? handler,
+            handler: ProtocolRouter(
+                cx: handler,
+                msg: messaging,
+                ops: [
+                    ServerStatsMessage.op: ServerStatsResponder(
+                        recording: recording,
+                        provider: ProviderInfo(name: provider.name, version: provider.version),
+                        transport: transport,
+                        startedAt: started
+                    )
+                ]
+            ),
             options: options,
             messaging: messaging
         )

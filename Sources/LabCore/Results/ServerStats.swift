@@ -1,0 +1,142 @@
+import Foundation
+import Histogram
+
+/// What a server measured of its own work, as the `serverStats` request returns it: per
+/// group (a cx/1 suite, a msg/1 op) the requests answered, the error answers by code and a
+/// histogram per step. Totals since the server started; a client that wants its own run's
+/// share asks before and after and takes the difference (`subtracting`).
+public struct ServerStats: Codable, Sendable, Equatable {
+    /// The format tag of documents this version writes.
+    public static let format = "crypto-lab/server-stats/1"
+
+    /// The format tag.
+    public var format: String
+    /// The server's crypto provider.
+    public var provider: ProviderInfo
+    /// The machine the server runs on.
+    public var machine: MachineInfo
+    /// The server's transport, e.g. `tcp`.
+    public var transport: String
+    /// When the server started.
+    public var startedAt: Date
+    /// One entry per group, sorted by name.
+    public var groups: [Group]
+
+    /// One group's totals.
+    public struct Group: Codable, Sendable, Equatable {
+        /// The group: a suite (`x25519`) or a msg/1 op (`login`).
+        public var name: String
+        /// Requests answered without error.
+        public var answered: UInt64
+        /// Error answers, by code.
+        public var errors: [String: UInt64]
+        /// The server's steps, in report order, each with its histogram.
+        public var steps: [StepHistogram]
+
+        /// A group.
+        public init(name: String, answered: UInt64, errors: [String: UInt64], steps: [StepHistogram]) {
+            self.name = name
+            self.answered = answered
+            self.errors = errors
+            self.steps = steps
+        }
+    }
+
+    /// One step's histogram.
+    public struct StepHistogram: Codable, Sendable, Equatable {
+        /// The step's name, e.g. `sign`.
+        public var step: String
+        /// Every sample, exactly.
+        public var histogram: SparseHistogram
+
+        /// An entry.
+        public init(step: String, histogram: SparseHistogram) {
+            self.step = step
+            self.histogram = histogram
+        }
+    }
+
+    /// A document.
+    public init(provider: ProviderInfo, machine: MachineInfo, transport: String, startedAt: Date, groups: [Group]) {
+        self.format = Self.format
+        self.provider = provider
+        self.machine = machine
+        self.transport = transport
+        self.startedAt = startedAt
+        self.groups = groups.sorted { $0.name < $1.name }
+    }
+
+    /// The JSON form carried in the `stats` field.
+    public func encoded() throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        return Array(try encoder.encode(self))
+    }
+
+    /// Decodes the `stats` field; throws `.malformedMessage` naming what is wrong.
+    public static func decode(_ bytes: [UInt8]) throws -> ServerStats {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        let stats: ServerStats
+        do {
+            stats = try decoder.decode(ServerStats.self, from: Data(bytes))
+        } catch {
+            throw LabError(
+                .malformedMessage,
+                "The server's statistics are not a \(Self.format) document",
+                cause: UnderlyingError(describing: error)
+            )
+        }
+        guard stats.format == Self.format else {
+            throw LabError(.malformedMessage, "The server's statistics are '\(stats.format)', not '\(Self.format)'")
+        }
+        return stats
+    }
+
+    /// What was added between `earlier` and this snapshot of the same server: counts and
+    /// histogram buckets subtract exactly (a server's totals only grow).
+    public func subtracting(_ earlier: ServerStats) throws -> ServerStats {
+        var result = self
+        result.groups = []
+        let before = Dictionary(earlier.groups.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for group in self.groups {
+            let old = before[group.name]
+            var errors: [String: UInt64] = [:]
+            for (code, count) in group.errors {
+                let difference = count &- (old?.errors[code] ?? 0)
+                if difference > 0, difference <= count { errors[code] = difference }
+            }
+            var steps: [StepHistogram] = []
+            for entry in group.steps {
+                let now = try entry.histogram.histogram(path: "\(group.name).\(entry.step)")
+                let then = try old?.steps.first { $0.step == entry.step }
+                    .map { try $0.histogram.histogram(path: "\(group.name).\($0.step)") }
+                let added = then.map { now.subtracting($0) } ?? now
+                if added.totalCount > 0 {
+                    steps.append(StepHistogram(step: entry.step, histogram: SparseHistogram(added)))
+                }
+            }
+            let answered = group.answered >= (old?.answered ?? 0) ? group.answered - (old?.answered ?? 0) : 0
+            if answered > 0 || !errors.isEmpty || !steps.isEmpty {
+                result.groups.append(Group(name: group.name, answered: answered, errors: errors, steps: steps))
+            }
+        }
+        return result
+    }
+}
+
+extension Histogram<UInt64> {
+    /// The samples in this histogram that are not in `earlier`, an earlier state of the same
+    /// recording: bucket by bucket, counts subtract exactly. Each remaining bucket is
+    /// recorded at its highest equivalent value.
+    public func subtracting(_ earlier: Histogram<UInt64>) -> Histogram<UInt64> {
+        var result = Histogram<UInt64>(numberOfSignificantValueDigits: self.numberOfSignificantValueDigits)
+        for bucket in self.recordedValues() {
+            let before = earlier.countForValue(bucket.value)
+            let count = UInt64(bucket.count)
+            if count > before { _ = result.record(bucket.value, count: count - before) }
+        }
+        return result
+    }
+}

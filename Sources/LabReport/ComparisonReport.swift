@@ -1,0 +1,330 @@
+import Foundation
+import LabCore
+
+/// Writes a `Comparison`: `comparison.md` (with an SVG chart per candidate beside it),
+/// `comparison.csv`, and a short table for the terminal.
+public struct ComparisonReport: Sendable {
+    /// The markdown file.
+    public static let markdownName = "comparison.md"
+    /// The CSV file.
+    public static let csvName = "comparison.csv"
+    /// The CSV header: one row per group, step and run (the baseline's ratios are 1).
+    public static let columns = [
+        "flow", "suite", "provider", "transport", "step", "run", "role", "count", "p50_us", "p99_us", "ops_per_s",
+        "p50_ratio", "p99_ratio", "ops_ratio", "p_value", "verdict",
+    ]
+
+    /// What to write.
+    public var comparison: Comparison
+
+    /// A report of `comparison`.
+    public init(_ comparison: Comparison) {
+        self.comparison = comparison
+    }
+
+    /// The chart file of candidate `index`.
+    public func chartName(_ index: Int) -> String {
+        "comparison-\(index + 1)-\(slug([self.comparison.candidates[index].label])).svg"
+    }
+
+    /// Writes every file into `directory`; returns their URLs.
+    public func write(to directory: URL) throws -> [URL] {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw LabError(.storage, "Cannot create \(directory.path)", cause: UnderlyingError(describing: error))
+        }
+        var files = [(Self.markdownName, self.markdown()), (Self.csvName, self.csv())]
+        for index in self.comparison.candidates.indices {
+            files.append((self.chartName(index), self.chart(index)))
+        }
+        return try files.map { name, text in
+            let url = directory.appendingPathComponent(name)
+            try writeText(text, to: url)
+            return url
+        }
+    }
+
+    // MARK: Markdown
+
+    /// `comparison.md`.
+    public func markdown() -> String {
+        let comparison = self.comparison
+        let runs = [comparison.baseline] + comparison.candidates
+        var lines = ["# Comparison — crypto-lab", ""]
+        lines += [
+            "Each step of **\(MarkdownReporter.cell(comparison.baseline.label))** (the baseline) against "
+                + comparison.candidates.map { "**\(MarkdownReporter.cell($0.label))**" }.joined(separator: ", ")
+                + ". Ratios are candidate ÷ baseline: above 1 is slower for p50 and p99, faster for ops/s.",
+            "",
+            "A step is **slower** or **faster** only when the two runs' samples differ significantly"
+                + " (Mann–Whitney U over the whole histograms, p < \(Self.decimal(comparison.alpha)))"
+                + " *and* its p50 moved by more than ±\(Self.percent(comparison.threshold)) (the noise floor:"
+                + " two runs of the same build differ by a few percent on a shared machine). Steps with fewer than"
+                + " \(comparison.minimumSamples) samples get no verdict.",
+            "",
+        ]
+        lines += [
+            "## Runs", "", "| Run | Scenario | Started | Host | Transport | Clients | Build | Iterations | Errors |",
+        ]
+        lines.append("|:--|:--|:--|:--|:--|--:|:--|--:|--:|")
+        for (index, run) in runs.enumerated() {
+            let metadata = run.result.metadata
+            let cells = [
+                (index == 0 ? "baseline: " : "") + MarkdownReporter.cell(run.label),
+                MarkdownReporter.cell(metadata.scenario), MarkdownReporter.utc(metadata.startedAt),
+                MarkdownReporter.cell(metadata.machine.hostname), MarkdownReporter.cell(metadata.transport),
+                Numbers.integer(metadata.clients) + (metadata.shard.map { " (shard \($0))" } ?? ""),
+                metadata.build, Numbers.integer(run.result.completedIterations), Numbers.integer(run.result.errorCount),
+            ]
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        lines.append("")
+        lines += ["## Verdicts", ""]
+        for (index, candidate) in comparison.candidates.enumerated() {
+            let changes = comparison.changes(candidate: index)
+            let counted = comparison.rows.map { $0.cells[index].verdict }
+            let unchanged = counted.filter { $0 == .noChange }.count
+            var text = "- **\(MarkdownReporter.cell(candidate.label))**: "
+            if changes.isEmpty {
+                text += "no significant change in any of the \(unchanged) steps with enough samples."
+            } else {
+                text += changes.map { row in
+                    let cell = row.cells[index]
+                    return "`\(Self.rowLabel(row))` \(cell.verdict.rawValue) (p50 ×\(Self.ratio(cell.p50Ratio)))"
+                }.joined(separator: "; ")
+                text += "; \(unchanged) other steps no significant change."
+            }
+            lines.append(text)
+            for (key, other) in comparison.crossTransport[index].sorted(by: { $0.key < $1.key }) {
+                lines.append("  - `\(key)` matched with `\(other)` (another transport).")
+            }
+        }
+        lines.append("")
+        var keys: [GroupKey] = []
+        for row in comparison.rows where !keys.contains(row.key) { keys.append(row.key) }
+        for key in keys {
+            lines += [
+                "## " + MarkdownReporter.cell("\(key.flow) · \(key.suite) · \(key.provider) · \(key.transport)"), "",
+            ]
+            var headers = ["Step", "\(MarkdownReporter.cell(comparison.baseline.label)) p50", "p99", "ops/s"]
+            var alignment = ":--|--:|--:|--:|"
+            for candidate in comparison.candidates {
+                headers += ["\(MarkdownReporter.cell(candidate.label)) p50", "p99", "ops/s", "verdict"]
+                alignment += "--:|--:|--:|:--|"
+            }
+            lines += ["| " + headers.joined(separator: " | ") + " |", "|" + alignment]
+            for row in comparison.rows where row.key == key {
+                var cells = [
+                    MarkdownReporter.cell(row.step.name), Self.time(row.baseline.p50), Self.time(row.baseline.p99),
+                    Numbers.fixed(row.baseline.opsPerSecond, 1, grouped: true),
+                ]
+                for cell in row.cells {
+                    guard let figures = cell.statistics else {
+                        cells += ["—", "—", "—", cell.verdict.rawValue]
+                        continue
+                    }
+                    cells += [
+                        "\(Self.time(figures.p50)) (×\(Self.ratio(cell.p50Ratio)))",
+                        "\(Self.time(figures.p99)) (×\(Self.ratio(cell.p99Ratio)))",
+                        "\(Numbers.fixed(figures.opsPerSecond, 1, grouped: true)) (×\(Self.ratio(cell.opsRatio)))",
+                        Self.verdictText(cell),
+                    ]
+                }
+                lines.append("| " + cells.joined(separator: " | ") + " |")
+            }
+            lines.append("")
+        }
+        lines += ["## Charts", ""]
+        for (index, candidate) in comparison.candidates.enumerated() {
+            lines += [
+                "![p50 ratio per step: \(MarkdownReporter.cell(candidate.label)) ÷ \(MarkdownReporter.cell(comparison.baseline.label))](\(self.chartName(index)))",
+                "",
+            ]
+        }
+        while lines.last == "" { lines.removeLast() }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `cx x25519 · sign`.
+    static func rowLabel(_ row: Comparison.Row) -> String {
+        "\(row.key.flow) \(row.key.suite) \(row.key.provider) · \(row.step.name)"
+    }
+
+    private static func verdictText(_ cell: Comparison.Cell) -> String {
+        switch cell.verdict {
+        case .slower: "🔴 **slower** (p \(Self.pValue(cell.pValue)))"
+        case .faster: "🟢 **faster** (p \(Self.pValue(cell.pValue)))"
+        case .noChange: "no significant change" + (cell.pValue.map { " (p \(Self.pValue($0)))" } ?? "")
+        case .tooFewSamples, .missing: cell.verdict.rawValue
+        }
+    }
+
+    static func time(_ nanoseconds: Double) -> String { TimeSpan.format(nanoseconds: nanoseconds) }
+
+    static func ratio(_ value: Double?) -> String { value.map { Numbers.fixed($0, 3) } ?? "—" }
+
+    static func percent(_ fraction: Double) -> String { TimeSpan.trimmed((fraction * 1000).rounded() / 10) + "%" }
+
+    static func decimal(_ value: Double) -> String { TimeSpan.trimmed(value) }
+
+    static func pValue(_ value: Double?) -> String {
+        guard let value else { return "—" }
+        return value < 1e-4 ? "< 0.0001" : Numbers.fixed(value, 4)
+    }
+
+    /// The terminal's table: each candidate's steps, flagged ones marked.
+    public func terminal() -> String {
+        let comparison = self.comparison
+        var lines: [String] = []
+        let width = max(24, comparison.rows.map { Self.rowLabel($0).count }.max() ?? 0) + 2
+        for (index, candidate) in comparison.candidates.enumerated() {
+            lines.append("\(candidate.label) vs \(comparison.baseline.label) (baseline):")
+            lines.append(
+                "  " + "step".padded(width) + "p50 ×".padded(10) + "p99 ×".padded(10) + "ops/s ×".padded(10)
+                    + "verdict"
+            )
+            for row in comparison.rows {
+                let cell = row.cells[index]
+                lines.append(
+                    "  " + Self.rowLabel(row).padded(width)
+                        + Self.ratio(cell.p50Ratio).padded(10)
+                        + Self.ratio(cell.p99Ratio).padded(10)
+                        + Self.ratio(cell.opsRatio).padded(10)
+                        + (cell.verdict.isChange ? cell.verdict.rawValue.uppercased() : cell.verdict.rawValue)
+                )
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: CSV
+
+    /// `comparison.csv`.
+    public func csv() -> String {
+        let comparison = self.comparison
+        var lines = [Self.columns.joined(separator: ",")]
+        for row in comparison.rows {
+            let key = [row.key.flow, row.key.suite, row.key.provider, row.key.transport, row.step.name]
+            func line(_ run: String, _ role: String, _ figures: StepStatistics, _ cell: Comparison.Cell?) -> String {
+                let ratios = [cell?.p50Ratio ?? 1, cell?.p99Ratio ?? 1, cell?.opsRatio ?? 1].map {
+                    Numbers.fixed($0, 4)
+                }
+                let fields =
+                    (key + [run, role]).map(CSVReporter.quoted)
+                    + [
+                        String(figures.count), Numbers.fixed(figures.p50 / 1000, 3),
+                        Numbers.fixed(figures.p99 / 1000, 3),
+                        Numbers.fixed(figures.opsPerSecond, 1),
+                    ] + (cell == nil ? ["1.0000", "1.0000", "1.0000"] : ratios)
+                    + [
+                        cell?.pValue.map { String(format: "%.3g", $0) } ?? "",
+                        CSVReporter.quoted(cell?.verdict.rawValue ?? ""),
+                    ]
+                return fields.joined(separator: ",")
+            }
+            lines.append(line(comparison.baseline.label, "baseline", row.baseline, nil))
+            for (candidate, cell) in zip(comparison.candidates, row.cells) {
+                guard let figures = cell.statistics else { continue }
+                lines.append(line(candidate.label, "candidate", figures, cell))
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: Chart
+
+    /// Candidate `index`'s p50 ratio per step, as horizontal bars on a log scale around 1, the
+    /// noise floor shaded, each bar coloured by its verdict.
+    public func chart(_ index: Int) -> String {
+        let comparison = self.comparison
+        let candidate = comparison.candidates[index]
+        // Steps without a verdict (a key made once per run) would only stretch the scale.
+        let rows = comparison.rows.filter {
+            $0.cells[index].p50Ratio != nil && ![.tooFewSamples, .missing].contains($0.cells[index].verdict)
+        }
+        let title = "p50 ratio per step: \(candidate.label) ÷ \(comparison.baseline.label)"
+        let labels = rows.map(Self.rowLabel)
+        let left = Swift.min(Swift.max(Double(labels.map(\.count).max() ?? 0) * 6.6 + 24, 140), 520)
+        let width = left + 560
+        let right = width - 90
+        let top = 64.0
+        let pitch = 22.0
+        let barHeight = 14.0
+        let bottom = top + Double(Swift.max(rows.count, 1)) * pitch
+        var svg = SVG(width: width, height: bottom + 70)
+        svg.text(title, x: 16, y: 26, size: 15, bold: true)
+        svg.text(
+            "Bars right of 1 are slower. Shaded: the ±\(Self.percent(comparison.threshold)) noise floor."
+                + " Red slower, green faster, grey no significant change.",
+            x: 16,
+            y: 46,
+            size: 11
+        )
+        let ratios = rows.compactMap { $0.cells[index].p50Ratio }
+        let extreme = Swift.max(ratios.map { abs(log2($0)) }.max() ?? 0, log2(1 + comparison.threshold) * 1.5, 0.1)
+        let span = Swift.min(extreme * 1.1, 10)
+        func px(_ ratio: Double) -> Double {
+            let value = Swift.max(-span, Swift.min(span, log2(ratio)))
+            return left + (value + span) / (2 * span) * (right - left)
+        }
+        svg.rect(
+            x: px(1 / (1 + comparison.threshold)),
+            y: top - 4,
+            width: px(1 + comparison.threshold) - px(1 / (1 + comparison.threshold)),
+            height: bottom - top + 8,
+            fill: "#eeeeee"
+        )
+        for tick in Self.ticks(span: span) {
+            svg.line(px(tick), top - 6, px(tick), bottom, stroke: "#e0e0e0")
+            svg.text("×" + Self.tickLabel(tick), x: px(tick), y: bottom + 18, anchor: .middle, size: 11)
+        }
+        svg.line(px(1), top - 8, px(1), bottom + 4, stroke: "#555")
+        svg.text(
+            "p50, candidate ÷ baseline (log scale)",
+            x: (left + right) / 2,
+            y: bottom + 40,
+            anchor: .middle,
+            size: 12
+        )
+        if rows.isEmpty {
+            svg.text("No step in common", x: (left + right) / 2, y: top + pitch / 2, anchor: .middle, size: 14)
+        }
+        for (position, row) in rows.enumerated() {
+            let cell = row.cells[index]
+            let ratio = cell.p50Ratio ?? 1
+            let y = top + Double(position) * pitch + (pitch - barHeight) / 2
+            let colour =
+                switch cell.verdict {
+                case .slower: "#e15759"
+                case .faster: "#59a14f"
+                default: "#9d9d9d"
+                }
+            let start = Swift.min(px(1), px(ratio))
+            svg.rect(x: start, y: y, width: Swift.max(abs(px(ratio) - px(1)), 1), height: barHeight, fill: colour)
+            svg.text(Self.rowLabel(row), x: left - 8, y: y + barHeight - 3, anchor: .end, size: 11)
+            svg.text("×" + Numbers.fixed(ratio, 3), x: right + 10, y: y + barHeight - 3, size: 11)
+        }
+        return svg.rendered(title: title)
+    }
+
+    /// Ratios to mark on a log axis reaching 2^±span.
+    static func ticks(span: Double) -> [Double] {
+        let candidates: [Double] = [1.0 / 64, 1.0 / 16, 1.0 / 4, 0.5, 0.8, 0.9, 1, 1.1, 1.25, 2, 4, 16, 64, 256]
+        let inside = candidates.filter { abs(log2($0)) <= span }
+        // Keep the axis readable: at most nine marks.
+        return inside.count > 9
+            ? inside.filter { [1.0 / 64, 1.0 / 16, 0.25, 0.5, 1, 2, 4, 16, 64].contains($0) } : inside
+    }
+
+    static func tickLabel(_ ratio: Double) -> String {
+        ratio >= 0.5 ? TimeSpan.trimmed(ratio) : "1/" + TimeSpan.trimmed((1 / ratio).rounded())
+    }
+}
+
+extension String {
+    /// The text left-aligned in `width` columns, with at least one space after it.
+    fileprivate func padded(_ width: Int) -> String {
+        self.count >= width ? self + " " : self + String(repeating: " ", count: width - self.count)
+    }
+}

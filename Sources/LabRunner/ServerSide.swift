@@ -1,0 +1,50 @@
+import Histogram
+import LabCore
+import LabWire
+
+/// The server's own steps during a run against a server elsewhere (`lab serve`), fetched
+/// with the lab's `serverStats` request before and after the run: the difference is what
+/// the server did meanwhile, for every client it served (other clients' work included, if
+/// others were using it).
+enum ServerSide {
+    /// The server's totals now, or why they are not available.
+    static func fetch(_ endpoint: any TransportEndpoint) async -> Result<ServerStats, LabError> {
+        do {
+            var ignored = NoStepRecorder()
+            let connection = try await endpoint.connect(recorder: &ignored)
+            let answer: [UInt8]
+            do {
+                answer = try await connection.request(try ServerStatsMessage.request(), recorder: &ignored)
+            } catch {
+                await connection.close()
+                throw error
+            }
+            await connection.close()
+            return .success(try ServerStatsMessage.decodeAnswer(answer))
+        } catch let error as LabError {
+            return .failure(error)
+        } catch {
+            return .failure(LabError(.unsupported, "The server's statistics could not be fetched: \(error)"))
+        }
+    }
+
+    /// The report groups of what the server did between `before` and `after`: one `server`
+    /// group per server group (suite or msg/1 op), keyed by the server's provider.
+    static func groups(before: ServerStats, after: ServerStats, transport: String) throws -> [GroupResult] {
+        let added = try after.subtracting(before)
+        return try added.groups.filter { $0.name != ServerStatsMessage.op }.map { group in
+            var steps: [Step: Histogram<UInt64>] = [:]
+            for entry in group.steps {
+                steps[Step(entry.step)] = try entry.histogram.histogram(path: "server.\(group.name).\(entry.step)")
+            }
+            return GroupResult(
+                key: GroupKey(flow: "server", suite: group.name, provider: added.provider.name, transport: transport),
+                flowKind: GroupResult.serverSideKind,
+                insecure: false,
+                steps: steps,
+                errors: group.errors,
+                iterations: group.answered + group.errors.values.reduce(0, +)
+            )
+        }
+    }
+}

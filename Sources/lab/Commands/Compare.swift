@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import LabCore
+import LabReport
+
+/// `lab compare BASE CANDIDATE…`: runs side by side, with noise-aware verdicts.
+struct Compare: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Compare runs' results.json: per step p50, p99 and ops/s ratios with a noise-aware verdict.",
+        discussion: """
+            The first run is the baseline. A step is called slower or faster only when a Mann–Whitney U \
+            test over both runs' histograms is significant (p < --alpha) and its p50 moved by more than \
+            --threshold. Writes comparison.md (with an SVG chart per candidate) and comparison.csv. \
+            Exit codes: 0 compared; 1 bad input; 2 with --fail-on-slower, a step got slower.
+            """
+    )
+
+    @Argument(help: "results.json files, or report folders holding one; the first is the baseline.")
+    var runs: [String]
+
+    @Option(name: .customLong("label"), help: "A name per run, in order (default: its folder's name).")
+    var labels: [String] = []
+
+    @Option(help: "Write the comparison here instead of Reports/compare/<UTC timestamp>/.")
+    var out: String?
+
+    @Option(help: "The noise floor: the smallest p50 change called a change, e.g. 10%.")
+    var threshold = "10%"
+
+    @Option(help: "The U test's significance level.")
+    var alpha = 0.001
+
+    @Flag(help: "Exit 2 if any step of any candidate is slower.")
+    var failOnSlower = false
+
+    @Flag(name: .long, help: "Print nothing but errors.")
+    var quiet = false
+
+    func run() async throws {
+        try await reportingErrors {
+            guard self.runs.count >= 2 else { throw ValidationError("give a baseline and at least one run to compare") }
+            guard self.labels.isEmpty || self.labels.count == self.runs.count else {
+                throw ValidationError("give one --label per run (\(self.runs.count)), or none")
+            }
+            guard let threshold = Self.fraction(self.threshold), threshold >= 0, threshold < 10 else {
+                throw ValidationError("--threshold must be a percentage such as 10%; got '\(self.threshold)'")
+            }
+            guard self.alpha > 0, self.alpha < 1 else { throw ValidationError("--alpha must be between 0 and 1") }
+            var loaded: [Comparison.Run] = []
+            for (index, path) in self.runs.enumerated() {
+                let url = Self.resultsURL(path)
+                let label = self.labels.isEmpty ? Self.label(for: url, index: index) : self.labels[index]
+                loaded.append(Comparison.Run(label: label, result: try ResultsDocument.load(from: url)))
+            }
+            var seen: Set<String> = []
+            for index in loaded.indices where !seen.insert(loaded[index].label).inserted {
+                loaded[index].label += " (\(index + 1))"
+            }
+            let comparison = Comparison(
+                baseline: loaded[0],
+                candidates: Array(loaded.dropFirst()),
+                threshold: threshold,
+                alpha: self.alpha
+            )
+            let directory =
+                self.out.map { URL(fileURLWithPath: $0) } ?? Run.defaultDirectory(named: "compare", at: Date())
+            let report = ComparisonReport(comparison)
+            let written = try report.write(to: directory)
+            if !self.quiet {
+                print(report.terminal())
+                print(
+                    "Comparison in \(directory.relativePath)/: \(written.map(\.lastPathComponent).joined(separator: ", "))"
+                )
+            }
+            let slower = comparison.candidates.indices.contains { index in
+                comparison.rows.contains { $0.cells[index].verdict == .slower }
+            }
+            if self.failOnSlower, slower { throw ExitCode(2) }
+        }
+    }
+
+    /// `path` itself, or `path/results.json` when it is a folder.
+    static func resultsURL(_ path: String) -> URL {
+        var isDirectory: ObjCBool = false
+        let url = URL(fileURLWithPath: path)
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return url.appendingPathComponent("results.json")
+        }
+        return url
+    }
+
+    /// The folder's name (`2026-11-22T101500Z`), or the file's without `.json` if not `results.json`.
+    static func label(for url: URL, index: Int) -> String {
+        if url.lastPathComponent == "results.json" {
+            let folder = url.deletingLastPathComponent().lastPathComponent
+            return folder.isEmpty || folder == "." ? "run \(index + 1)" : folder
+        }
+        return url.deletingPathExtension().lastPathComponent
+    }
+
+    /// `10%` → 0.1; a bare number is a fraction.
+    static func fraction(_ text: String) -> Double? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasSuffix("%") { return Double(trimmed.dropLast()).map { $0 / 100 } }
+        return Double(trimmed)
+    }
+}

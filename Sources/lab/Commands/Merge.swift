@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import LabCore
+import LabPlugins
+import LabReport
+import LabRunner
+
+/// `lab merge SHARD…`: one report from the shards of a run (`lab run --shard K/N`).
+struct Merge: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Merge shards' results.json into one report: histograms merged exactly, counts summed.",
+        discussion: """
+            Every input must come from the same scenario; the scenario's thresholds are evaluated on the \
+            merge. Exit codes: 0 all good; 1 bad input; 2 a threshold was missed.
+            """
+    )
+
+    @Argument(help: "results.json files, or report folders holding one.")
+    var runs: [String]
+
+    @Option(help: "Write the merged reports here instead of Reports/<scenario>/<UTC timestamp>-merged/.")
+    var out: String?
+
+    @Flag(name: .long, help: "Print nothing but errors.")
+    var quiet = false
+
+    func run() async throws {
+        try await reportingErrors {
+            guard !self.runs.isEmpty else { throw ValidationError("give the shards' results.json files") }
+            let urls = self.runs.map(Compare.resultsURL)
+            let results = try urls.map { try ResultsDocument.load(from: $0) }
+            var merged = try RunMerge.merge(results, sources: urls.map(\.path))
+            merged.result.metadata.command = CommandLine.arguments.joined(separator: " ")
+            // The scenario's thresholds, judged on the whole.
+            switch ScenarioValidator.validate(
+                data: Data(merged.result.scenarioText.utf8),
+                file: merged.result.metadata.scenarioFile,
+                plugins: BuiltInPlugins.all
+            ) {
+            case .success(let plan):
+                merged.result.thresholds = plan.thresholds.map { $0.evaluate(merged.result) }
+            case .failure(let errors):
+                merged.notes.append(
+                    "Thresholds not evaluated: the scenario does not validate here (\(errors.labError.message))."
+                )
+            }
+            let scenario = merged.result.metadata.scenario
+            let directory =
+                self.out.map { URL(fileURLWithPath: $0) }
+                ?? URL(fileURLWithPath: Run.defaultDirectory(named: scenario, at: Date()).path + "-merged")
+            let formats = ReporterRegistry.builtIn.names
+            let written = try writeReports(merged.result, formats: formats, charts: true, to: directory)
+            var standardError = StandardError()
+            for note in merged.notes { print("note: \(note)", to: &standardError) }
+            if !self.quiet {
+                print(Summary.text(merged.result))
+                let names = written.map(\.lastPathComponent).filter { !$0.hasSuffix(".svg") }
+                print("Merged reports in \(directory.relativePath)/: \(names.joined(separator: ", "))")
+            }
+            if !merged.result.passed {
+                for outcome in merged.result.thresholds where !outcome.passed {
+                    print(
+                        "threshold missed: \(outcome.metric) \(outcome.condition) (observed \(outcome.observed))",
+                        to: &standardError
+                    )
+                }
+                throw ExitCode(2)
+            }
+        }
+    }
+}
