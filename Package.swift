@@ -154,6 +154,7 @@ let package = Package(
             dependencies: [
                 "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabTesting",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -35,3 +35,10 @@ if ! python3 -c 'import cryptography.hazmat.primitives.asymmetric.mlkem, cryptog
   python3 -m pip install --quiet --disable-pip-version-check 'cryptography>=48' \
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'cryptography>=48'
 fi
+
+# SciPy's Mann–Whitney U test is the independent check of `lab compare`'s statistics.
+if ! python3 -c 'import scipy.stats' 2>/dev/null; then
+  echo "setup: installing SciPy"
+  python3 -m pip install --quiet --disable-pip-version-check scipy \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages scipy
+fi

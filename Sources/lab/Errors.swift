@@ -22,6 +22,11 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
             print("  cause: \(cause)", to: &standardError)
         }
         throw error.code.exitCode
+    } catch let error as ValidationError {
+        // Bad options found while running: exit 1, as DESIGN.md gives bad input or usage.
+        var standardError = StandardError()
+        print("error: \(error.message)", to: &standardError)
+        throw ExitCode(1)
     }
 }
 

@@ -84,6 +84,9 @@ struct Run: AsyncParsableCommand {
             )
             if !self.quiet {
                 print(Summary.text(result))
+                if let shard = plan.shard, !plan.thresholds.isEmpty {
+                    print("Shard \(shard): the thresholds are judged on the merge (lab merge), not on one slice.")
+                }
                 let names = written.map(\.lastPathComponent).filter { !$0.hasSuffix(".svg") }
                 let charts = written.count - names.count
                 print(

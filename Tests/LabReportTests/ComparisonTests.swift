@@ -1,0 +1,166 @@
+import Foundation
+import Histogram
+import LabCore
+import LabReport
+import LabTesting
+import Testing
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// `Comparison`'s statistics and verdicts on histograms made to order, checked against SciPy.
+struct ComparisonTests {
+    /// A seeded generator, so every histogram here is the same on every run.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            self.state &+= 0x9E37_79B9_7F4A_7C15
+            var z = self.state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// `count` samples around `median` nanoseconds, skewed right like step timings.
+    static func timings(_ count: Int, median: Double, seed: UInt64, scale: Double = 1) -> Histogram<UInt64> {
+        var random = Generator(state: seed)
+        var histogram = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+        for _ in 0..<count {
+            let u = Double.random(in: 0.0001..<1, using: &random)
+            let v = Double.random(in: 0.0001..<1, using: &random)
+            let normal = (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
+            histogram.record(UInt64(median * scale * exp(0.15 * normal)))
+        }
+        return histogram
+    }
+
+    static func run(
+        _ label: String,
+        _ steps: [Step: Histogram<UInt64>],
+        transport: String = "in-process"
+    ) -> Comparison.Run {
+        let key = GroupKey(flow: "cx", suite: "x25519", provider: "swift-crypto", transport: transport)
+        let result = RunResult(
+            metadata: RunMetadata(
+                scenario: "t",
+                startedAt: Date(timeIntervalSince1970: 0),
+                build: "debug",
+                machine: MachineInfo(hostname: "h", cpu: "c", cores: 2, memoryBytes: 1, os: "o", kernel: "k"),
+                providers: [],
+                transport: transport,
+                clients: 1,
+                load: "closed",
+                command: ""
+            ),
+            scenarioText: "",
+            groups: [GroupResult(key: key, flowKind: "cx", insecure: false, steps: steps, iterations: 2000)],
+            measuredNanoseconds: 1_000_000_000,
+            totalNanoseconds: 1_000_000_000,
+            plannedIterations: 2000,
+            completedIterations: 2000,
+            warmupIterations: 0,
+            stoppedByDeadline: false
+        )
+        return Comparison.Run(label: label, result: result)
+    }
+
+    @Test("The U test agrees with SciPy's mannwhitneyu (asymptotic, tie-corrected) on bucketed samples")
+    func mannWhitneyMatchesSciPy() async throws {
+        let pairs: [(Histogram<UInt64>, Histogram<UInt64>)] = [
+            (Self.timings(400, median: 20_000, seed: 1), Self.timings(500, median: 20_000, seed: 2)),
+            (Self.timings(300, median: 20_000, seed: 3), Self.timings(300, median: 20_000, seed: 4, scale: 1.04)),
+            (Self.timings(50, median: 900, seed: 5), Self.timings(60, median: 900, seed: 6, scale: 0.9)),
+        ]
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mw-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Each sample as the value the test ranks it by: its bucket's highest equivalent value.
+        func samples(_ histogram: Histogram<UInt64>) -> [UInt64] {
+            histogram.recordedValues().flatMap { bucket in
+                Array(repeating: histogram.highestEquivalentForValue(bucket.value), count: Int(bucket.count))
+            }
+        }
+        let input = try JSONSerialization.data(withJSONObject: pairs.map { [samples($0.0), samples($0.1)] })
+        try input.write(to: folder.appendingPathComponent("pairs.json"))
+        let script = """
+            import json, sys
+            from scipy.stats import mannwhitneyu
+            for a, b in json.load(open(sys.argv[1])):
+                r = mannwhitneyu(b, a, alternative="two-sided", method="asymptotic", use_continuity=False)
+                print(json.dumps([float(r.statistic), float(r.pvalue)]))
+            """
+        let outcome = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", "-c", script, folder.appendingPathComponent("pairs.json").path]
+        )
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        let answers = outcome.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [Double]
+        }
+        #expect(answers.count == pairs.count)
+        for ((first, second), answer) in zip(pairs, answers) {
+            let test = MannWhitney(first, second)
+            #expect(test.u == answer[0], "U")
+            #expect(abs(test.pValue - answer[1]) <= 1e-9 + 1e-6 * answer[1], "p: \(test.pValue) vs SciPy \(answer[1])")
+        }
+        // The pairs span the verdicts' cases: no shift, a small significant one, a real one.
+        #expect(answers.map { $0[1] < 0.001 } == [false, true, true])
+    }
+
+    @Test("Verdicts: noise is no change, a small significant shift is within the floor, 25% is flagged")
+    func verdicts() {
+        let base = Self.run(
+            "base",
+            [
+                .encrypt: Self.timings(2000, median: 3_000, seed: 10),
+                .sign: Self.timings(2000, median: 50_000, seed: 11),
+                .verify: Self.timings(2000, median: 120_000, seed: 12),
+                .keygenServer: Self.timings(1, median: 80_000, seed: 13),
+                .decrypt: Self.timings(2000, median: 3_000, seed: 14),
+            ]
+        )
+        let candidate = Self.run(
+            "candidate",
+            [
+                .encrypt: Self.timings(2000, median: 3_000, seed: 20, scale: 1.25),
+                .sign: Self.timings(2000, median: 50_000, seed: 21),
+                .verify: Self.timings(2000, median: 120_000, seed: 22, scale: 1.05),
+                .keygenServer: Self.timings(1, median: 80_000, seed: 23, scale: 0.5),
+            ]
+        )
+        let comparison = Comparison(baseline: base, candidates: [candidate])
+        let verdicts = Dictionary(uniqueKeysWithValues: comparison.rows.map { ($0.step, $0.cells[0]) })
+        #expect(verdicts[.encrypt]?.verdict == .slower)
+        #expect(verdicts[.sign]?.verdict == .noChange)
+        // 5% with 2,000 samples each is significant, yet inside the 10% floor.
+        #expect(verdicts[.verify]?.verdict == .noChange)
+        #expect((verdicts[.verify]?.pValue ?? 1) < 0.001)
+        #expect(verdicts[.keygenServer]?.verdict == .tooFewSamples)
+        #expect(verdicts[.decrypt]?.verdict == .missing)
+        #expect(comparison.changes(candidate: 0).map(\.step) == [.encrypt])
+        // The same, the other way round: faster.
+        let reverse = Comparison(baseline: candidate, candidates: [base])
+        #expect(reverse.changes(candidate: 0).map { "\($0.step)/\($0.cells[0].verdict)" } == ["encrypt/faster"])
+        // A lower floor takes the 5% shift as a change.
+        let strict = Comparison(baseline: base, candidates: [candidate], threshold: 0.02)
+        #expect(Set(strict.changes(candidate: 0).map(\.step)) == [.encrypt, .verify])
+    }
+
+    @Test("Runs over another transport are matched by flow, suite and provider, and the report says so")
+    func crossTransportMatch() throws {
+        let base = Self.run("loopback", [.sign: Self.timings(500, median: 50_000, seed: 30)], transport: "tcp")
+        let other = Self.run("in-process", [.sign: Self.timings(500, median: 50_000, seed: 31)])
+        let comparison = Comparison(baseline: base, candidates: [other])
+        #expect(comparison.rows.first?.cells[0].verdict == .noChange)
+        let report = ComparisonReport(comparison)
+        #expect(report.markdown().contains("matched with `cx x25519 swift-crypto in-process` (another transport)"))
+        let csv = report.csv().split(separator: "\n")
+        #expect(csv.first == Substring(ComparisonReport.columns.joined(separator: ",")))
+        #expect(csv.count == 3, "a baseline row and a candidate row")
+        let svg = report.chart(0)
+        let parser = XMLParser(data: Data(svg.utf8))
+        #expect(parser.parse(), "the chart is well-formed XML")
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Histogram
+import LabCore
+import LabReport
+import LabTesting
+import Testing
+
+/// `lab run --shard K/N` and `lab merge`, as a user runs them: N shards merged are the
+/// unsharded run, count for count, and their percentiles are the pooled samples'.
+struct ShardMergeTests {
+    static let scenario = #"""
+        {
+          "name": "shard-check",
+          "server": { "transport": "in-process" },
+          "clients": { "count": 10 },
+          "load": { "model": "closed", "iterations": 12, "warmupIterations": 2 },
+          "flows": [
+            { "flow": "cx", "suite": "x25519", "provider": "swift-crypto", "weight": 3 },
+            { "flow": "cx", "suite": "x25519", "provider": "openssl", "weight": 1 }
+          ],
+          "thresholds": { "errors": "== 0", "cx.exchange.count": ">= 120" }
+        }
+        """#
+
+    static func load(_ folder: URL) throws -> ResultsDocument {
+        try ResultsDocument.decode(Data(contentsOf: folder.appendingPathComponent("results.json")))
+    }
+
+    @Test("4 shards merged: the unsharded run's counts, and the pooled histogram's percentiles exactly")
+    func shardsMergeExactly() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("shard-check.json")
+        try Self.scenario.write(to: file, atomically: true, encoding: .utf8)
+
+        let whole = folder.appendingPathComponent("whole")
+        let unsharded = try await CLITests.lab(["run", file.path, "--out", whole.path, "--quiet"])
+        #expect(unsharded.status == 0, "\(unsharded.errors)")
+        var shards: [URL] = []
+        for index in 1...4 {
+            let out = folder.appendingPathComponent("shard-\(index)")
+            let run = try await CLITests.lab(["run", file.path, "--shard", "\(index)/4", "--out", out.path, "--quiet"])
+            #expect(run.status == 0, "shard \(index): \(run.errors)")
+            shards.append(out)
+        }
+        let mergedFolder = folder.appendingPathComponent("merged")
+        let merge = try await CLITests.lab(["merge"] + shards.map(\.path) + ["--out", mergedFolder.path, "--quiet"])
+        #expect(merge.status == 0, "\(merge.errors)")
+
+        let reference = try Self.load(whole)
+        let parts = try shards.map(Self.load)
+        let merged = try Self.load(mergedFolder)
+        // The slices: 10 clients as 2, 3, 2, 3 (each shard its own clients, by index).
+        #expect(parts.map(\.metadata.clients) == [2, 3, 2, 3])
+        #expect(parts.map(\.metadata.shard) == ["1/4", "2/4", "3/4", "4/4"])
+        #expect(parts.map(\.completedIterations).reduce(0, +) == 120)
+        let judged = parts.filter { !$0.thresholds.isEmpty }.count
+        #expect(judged == 0, "a shard is judged on the merge")
+        #expect(merged.metadata.clients == 10 && merged.metadata.shard == nil)
+        #expect(merged.completedIterations == reference.completedIterations)
+        #expect(merged.plannedIterations == reference.plannedIterations)
+        #expect(merged.warmupIterations == reference.warmupIterations)
+        #expect(merged.errors == 0 && merged.thresholds.allSatisfy(\.passed), "\(merged.thresholds)")
+        // Clients keep their seeds: each flow got exactly the unsharded run's share of exchanges.
+        #expect(merged.groups.map(\.key) == reference.groups.map(\.key))
+        for (group, expected) in zip(merged.groups, reference.groups) {
+            #expect(group.iterations == expected.iterations, "\(group.key)")
+            for (entry, other) in zip(group.steps, expected.steps) where entry.step != Step.keygenServer.name {
+                // (`keygen.server` is set-up, once per run: each shard's in-process server made its keys.)
+                #expect(entry.step == other.step)
+                #expect(entry.statistics.count == other.statistics.count, "\(group.key) \(entry.step)")
+            }
+        }
+        // Percentiles: the merge against every sample of every shard pooled into one histogram.
+        for group in merged.groups {
+            for entry in group.steps {
+                var pooled = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+                for part in parts {
+                    guard
+                        let step = part.groups.first(where: { $0.key == group.key })?.steps
+                            .first(where: { $0.step == entry.step })
+                    else { continue }
+                    for bucket in step.histogram.counts {
+                        for _ in 0..<bucket.count { pooled.record(bucket.value) }
+                    }
+                }
+                let histogram = try entry.histogram.histogram()
+                #expect(histogram.totalCount == pooled.totalCount, "\(group.key) \(entry.step)")
+                for percentile in [0.0, 1, 10, 25, 50, 75, 90, 99, 99.9, 100] {
+                    #expect(
+                        histogram.valueAtPercentile(percentile) == pooled.valueAtPercentile(percentile),
+                        "\(group.key) \(entry.step) p\(percentile)"
+                    )
+                }
+                let figures = entry.statistics
+                #expect(figures.p50 == Double(pooled.valueAtPercentile(50)))
+                #expect(figures.p99 == Double(pooled.valueAtPercentile(99)))
+                #expect(figures.max == Double(pooled.maxRecorded))
+            }
+        }
+    }
+
+    @Test("Open model: shards split the schedule, and together plan exactly the unsharded exchanges")
+    func openModelShardsSplitTheSchedule() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("open.json")
+        try #"""
+        {
+          "name": "shard-open",
+          "clients": { "count": 3 },
+          "load": { "model": "open", "rate": 100, "duration": "500 ms", "warmup": "100 ms" },
+          "flows": [ { "flow": "cx", "suite": "x25519" } ]
+        }
+        """#.write(to: file, atomically: true, encoding: .utf8)
+        var planned: [Int] = []
+        for index in 1...2 {
+            let out = folder.appendingPathComponent("shard-\(index)")
+            let run = try await CLITests.lab(["run", file.path, "--shard", "\(index)/2", "--out", out.path, "--quiet"])
+            #expect(run.status == 0, "\(run.errors)")
+            planned.append(try Self.load(out).plannedIterations ?? -1)
+        }
+        // 50 exchanges, 10 of them in the warm-up; exchange j goes to client j mod 3: the
+        // first shard (client 0) plans 13 of the 40 measured, the second (clients 1, 2) 27.
+        #expect(planned == [13, 27])
+    }
+
+    @Test("Bad shards and bad merges are refused with exit 1, naming the problem")
+    func badShardsAreRefused() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("shard-check.json")
+        try Self.scenario.write(to: file, atomically: true, encoding: .utf8)
+        for bad in ["0/4", "5/4", "1/0", "x", "1/11"] {
+            let run = try await CLITests.lab([
+                "run", file.path, "--shard", bad, "--out", folder.path + "/no", "--quiet",
+            ])
+            #expect(run.status == 1, "--shard \(bad)")
+            #expect(run.errors.contains("--shard"), "\(run.errors)")
+        }
+        let out = folder.appendingPathComponent("one")
+        #expect(try await CLITests.lab(["run", file.path, "--shard", "1/2", "--out", out.path, "--quiet"]).status == 0)
+        let twice = try await CLITests.lab(["merge", out.path, out.path, "--out", folder.path + "/m", "--quiet"])
+        #expect(twice.status == 1)
+        #expect(twice.errors.contains("shard 1/2 again"), "\(twice.errors)")
+        let alone = try await CLITests.lab(["merge", out.path, "--out", folder.path + "/m2", "--quiet"])
+        #expect(alone.status == 2, "half the clients miss the scenario's count threshold: \(alone.errors)")
+        #expect(alone.errors.contains("threshold missed: cx.exchange.count"))
+        #expect(alone.errors.contains("Shards missing: 2/2"), "\(alone.errors)")
+    }
+}
