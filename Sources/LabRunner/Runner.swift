@@ -87,7 +87,7 @@ public struct Runner: Sendable {
             // Fail the run at once, with the reason, if the server cannot be reached at all.
             var probe = NoStepRecorder()
             try await remote.connect(recorder: &probe).close()
-            serverBefore = await ServerSide.fetch(remote)
+            if server.serverStats { serverBefore = await ServerSide.fetch(remote) }
         }
         var built: [Built] = []
         var preparedClients: [PreparedClient?] = Array(repeating: nil, count: mine.count)

@@ -193,7 +193,8 @@ struct SocketInteropTests {
             return #"""
                 { "name": "python-server", "clients": { "count": \#(SocketInteropTests.labClients) },
                   "load": { "iterations": \#(SocketInteropTests.exchanges), "warmupIterations": 0, "deadline": "30 s" },
-                  "server": { "transport": "tcp", "address": "\#(address)", "framing": "\#(framing)", "idleTimeout": "15 s" },
+                  "server": { "transport": "tcp", "address": "\#(address)", "framing": "\#(framing)", "idleTimeout": "15 s",
+                              "serverStats": false },
                   "flows": [ { "flow": "cx", "suite": "\#(self.suite)", "provider": "\#(self.provider)",
                                "options": { \#(options.joined(separator: ", ")) } } ] }
                 """#

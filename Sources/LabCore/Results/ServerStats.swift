@@ -129,13 +129,25 @@ public struct ServerStats: Codable, Sendable, Equatable {
 extension Histogram<UInt64> {
     /// The samples in this histogram that are not in `earlier`, an earlier state of the same
     /// recording: bucket by bucket, counts subtract exactly. Each remaining bucket is
-    /// recorded at its highest equivalent value.
+    /// recorded at its highest equivalent value, but for the exact maximum when its bucket
+    /// is new; so percentiles agree within the histogram's precision (3 significant digits).
     public func subtracting(_ earlier: Histogram<UInt64>) -> Histogram<UInt64> {
         var result = Histogram<UInt64>(numberOfSignificantValueDigits: self.numberOfSignificantValueDigits)
+        // By bucket, from `earlier`'s own recorded buckets: `countForValue` traps on a value
+        // past an auto-resized histogram's current range.
+        var before: [UInt64: UInt64] = [:]
+        for bucket in earlier.recordedValues() {
+            before[earlier.highestEquivalentForValue(bucket.value), default: 0] += UInt64(bucket.count)
+        }
         for bucket in self.recordedValues() {
-            let before = earlier.countForValue(bucket.value)
+            let earlierCount = before[self.highestEquivalentForValue(bucket.value)] ?? 0
             let count = UInt64(bucket.count)
-            if count > before { _ = result.record(bucket.value, count: count - before) }
+            guard count > earlierCount else { continue }
+            // The top bucket, if it is all new, holds the exact maximum: keep it exact.
+            let exactMax =
+                earlierCount == 0 && self.valuesAreEquivalent(bucket.value, self.maxRecorded)
+                && !(earlier.totalCount > 0 && self.valuesAreEquivalent(earlier.maxRecorded, self.maxRecorded))
+            _ = result.record(exactMax ? self.maxRecorded : bucket.value, count: count - earlierCount)
         }
         return result
     }

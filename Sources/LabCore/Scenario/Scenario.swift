@@ -159,10 +159,14 @@ public struct ServerSpec: Sendable, Decodable {
     /// The messaging service's SQLite file (relative to the scenario file); default:
     /// `messaging.sqlite` in the run's report folder.
     public var database: String?
+    /// With a server elsewhere: ask it for its own step timings before and after the run (the
+    /// lab's `serverStats` request). Off for a server that is not a `lab serve`, which would
+    /// answer the unknown request with an error.
+    public var serverStats: Bool = true
 
     static let keys = [
         "transport", "provider", "keys", "framing", "maxFrameBytes", "listen", "address", "discover", "instance",
-        "discoveryTimeout", "idleTimeout", "tls", "database",
+        "discoveryTimeout", "idleTimeout", "tls", "database", "serverStats",
     ]
 
     /// The defaults.
@@ -206,6 +210,13 @@ public struct ServerSpec: Sendable, Decodable {
             object.optional("idleTimeout", expected: TimeSpan.positive, isValid: { $0 > .zero }) ?? self.idleTimeout
         self.tls = object.optional("tls", expected: "an object with 'certificate', 'key' and 'pin'") ?? self.tls
         self.database = object.optional("database", expected: "a file path", isValid: { !$0.isEmpty })
+        self.serverStats = object.optional("serverStats", expected: "true or false") ?? self.serverStats
+        if object.contains("serverStats"), self.startsServer {
+            object.problem(
+                "serverStats",
+                "the lab's own server records into the clients' steps; 'serverStats' is for a server elsewhere"
+            )
+        }
         if object.contains("database"), !self.startsServer {
             object.problem(
                 "database",

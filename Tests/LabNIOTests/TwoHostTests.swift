@@ -1,0 +1,322 @@
+import Foundation
+import LabTesting
+import Synchronization
+import Testing
+
+/// `Scenarios/two-host/two-host.sh`: two network namespaces joined by a veth pair, each with its
+/// own D-Bus system bus and avahi-daemon; host B finds host A's `lab serve` by DNS-SD, then the
+/// same load runs on one host over loopback and `lab compare` compares the two runs. Both tests
+/// check the script leaves nothing behind: no namespace, no process of the run, no extra
+/// mount, no temp dir, and the machine's own avahi-daemon and dbus-daemon untouched.
+///
+/// Runs as root (CI does): the script creates namespaces and mounts tmpfs. Serialized: each run
+/// counts the machine's mounts before and after, which another run in between would change.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct TwoHostTests {
+    static let script = RepositoryPaths.root.appendingPathComponent("Scenarios/two-host/two-host.sh")
+
+    @Test(
+        "two-host.sh: B discovers A across the veth by DNS-SD with zero errors, compares with the baseline, leaves nothing"
+    )
+    func runsDiscoversComparesAndCleansUp() async throws {
+        let before = try await HostState.now()
+        let out = try Self.temporaryFolder("lab-two-host-out")
+        defer { try? FileManager.default.removeItem(at: out) }
+
+        // timeout(1) bounds the whole run; on expiry it sends SIGTERM, which the script traps.
+        let script = try ServerProcess(
+            URL(fileURLWithPath: "/usr/bin/timeout"),
+            [
+                "--kill-after=15", "150", "/bin/bash", Self.script.path, "--lab", LabProcess.executable.path, "--out",
+                out.path,
+            ]
+        )
+        defer { script.terminate() }
+        let (trace, status) = try await Self.stoppingOnFailure(script) {
+            let trace = try await RunTrace.start(script)
+            _ = try await script.line(startingWith: "two-host: server A listening on ", timeout: .seconds(60))
+            trace.recordProcesses()
+            // Signal 0 sends nothing (kill(2)'s existence check): this only waits for the exit.
+            return (trace, try await script.stop(signal: 0, timeout: .seconds(170)))
+        }
+        #expect(trace.processes.count >= 6, "two anchors, two dbus-daemons, two avahi-daemons: \(trace.processes)")
+        #expect(status == 0, "stdout:\n\(script.output)\nstderr:\n\(script.errors)")
+
+        // The two-host run: discovery timed once per flow group, every exchange clean.
+        let twoHost = try Self.json(out.appendingPathComponent("two-host/results.json"))
+        #expect(twoHost["errors"] as? Int == 0)
+        #expect(twoHost["completedIterations"] as? Int == 200, "4 clients × 50 iterations")
+        let steps = Self.steps(twoHost)
+        #expect(steps["discover"] == 1, "one discover step per flow group: \(steps)")
+        #expect(steps["connect"] == 4, "one connect per client: \(steps)")
+        let transport = (twoHost["metadata"] as? [String: Any])?["transport"] as? String ?? ""
+        #expect(transport.contains("lab-a"), "the transport names the instance found: \(transport)")
+
+        // The baseline: same load, static address, no discovery.
+        let singleHost = try Self.json(out.appendingPathComponent("single-host/results.json"))
+        #expect(singleHost["errors"] as? Int == 0)
+        #expect(singleHost["completedIterations"] as? Int == 200)
+        #expect(Self.steps(singleHost)["discover"] == nil)
+
+        // Both sides in the two-host report: host A's own steps, fetched over the wire
+        // (serverStats), one signature per exchange it answered, warm-up ones included.
+        for run in [twoHost, singleHost] {
+            let groups = run["groups"] as? [[String: Any]] ?? []
+            var signed = 0
+            for suite in ["x25519", "rsa-modern"] {
+                func group(_ flow: (String) -> Bool) -> [String: Any]? {
+                    groups.first {
+                        let key = $0["key"] as? [String: Any]
+                        return flow(key?["flow"] as? String ?? "") && key?["suite"] as? String == suite
+                    }
+                }
+                let client = group { $0 != "server" }?["iterations"] as? Int ?? -1
+                let steps = group { $0 == "server" }?["steps"] as? [[String: Any]]
+                let sign = (steps?.first { $0["step"] as? String == "sign" }?["statistics"] as? [String: Any])?["count"]
+                let count = sign as? Int ?? 0
+                #expect(count >= client && client > 0, "server \(suite) signed \(count) for \(client) exchanges")
+                signed += count
+            }
+            let exchanges = (run["completedIterations"] as? Int ?? 0) + (run["warmupIterations"] as? Int ?? 0)
+            #expect(signed == exchanges, "the server signed once per exchange of the run")
+        }
+
+        // The servers' own reports (written on SIGTERM) and the comparison.
+        for report in [
+            "server-a/results.json", "server-single-host/results.json", "comparison/comparison.md",
+            "comparison/comparison.csv",
+        ] {
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(report).path), "\(report)")
+        }
+        #expect(!script.errors.contains("skipping the comparison"), "lab compare ran: \(script.errors)")
+        #expect(trace.logsWereDeleted(), "without --keep-logs, the logs go with the temp dir")
+
+        try await trace.expectNothingLeftBehind(comparedWith: before)
+    }
+
+    @Test("two-host.sh interrupted with SIGINT while host B runs: exit 130, and nothing is left behind")
+    func interruptedRunCleansUp() async throws {
+        let before = try await HostState.now()
+        let out = try Self.temporaryFolder("lab-two-host-int")
+        defer { try? FileManager.default.removeItem(at: out) }
+
+        // bash directly (no timeout(1) in between), so that SIGINT reaches the script itself.
+        let script = try ServerProcess(
+            URL(fileURLWithPath: "/bin/bash"),
+            [Self.script.path, "--lab", LabProcess.executable.path, "--out", out.path]
+        )
+        defer { script.terminate() }
+        let trace = try await Self.stoppingOnFailure(script) {
+            let trace = try await RunTrace.start(script)
+            // In the middle: both hosts up, server A advertised, host B's lab run just started.
+            _ = try await script.line(startingWith: "two-host: running two-host.json on host B", timeout: .seconds(60))
+            trace.recordProcesses()
+            return trace
+        }
+        #expect(trace.processes.count >= 7, "anchors, daemons, lab serve, lab run: \(trace.processes)")
+
+        let status = try await script.stop(signal: SIGINT, timeout: .seconds(40))
+        #expect(status == 130, "stdout:\n\(script.output)\nstderr:\n\(script.errors)")
+        #expect(script.errors.contains("interrupted by SIGINT"))
+        #expect(script.lines.contains { $0.hasPrefix("two-host: torn down in ") })
+
+        try await trace.expectNothingLeftBehind(comparedWith: before)
+    }
+
+    @Test("single-host.json is two-host.json with a static address instead of discovery: the same load")
+    func scenariosDifferOnlyInTheServer() throws {
+        let folder = Self.script.deletingLastPathComponent()
+        var twoHost = try Self.json(folder.appendingPathComponent("two-host.json"))
+        var singleHost = try Self.json(folder.appendingPathComponent("single-host.json"))
+        #expect((twoHost["server"] as? [String: Any])?["discover"] as? String == "_crypttest._tcp")
+        #expect((singleHost["server"] as? [String: Any])?["address"] as? String == "127.0.0.1:7411")
+        for key in ["name", "description", "server"] {
+            twoHost[key] = nil
+            singleHost[key] = nil
+        }
+        #expect(NSDictionary(dictionary: twoHost).isEqual(to: singleHost), "clients, load, flows, thresholds, report")
+    }
+
+    // MARK: - Helpers
+
+    /// Runs `body`; if it throws (a line never came, a wait timed out), stops the script with
+    /// SIGTERM, which it traps to tear everything down, rather than leaving it to `terminate()`'s
+    /// SIGKILL, which would leave the namespaces and daemons behind.
+    static func stoppingOnFailure<T>(_ script: ServerProcess, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            _ = try? await script.stop(signal: SIGTERM, timeout: .seconds(40))
+            throw error
+        }
+    }
+
+    static func temporaryFolder(_ prefix: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    static func json(_ url: URL) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
+        return try #require(object as? [String: Any], "\(url.path) is not a JSON object")
+    }
+
+    /// Step name → sample count in a results.json, the largest over its flow groups (discover is
+    /// timed once per run and shown in every group).
+    static func steps(_ results: [String: Any]) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for group in results["groups"] as? [[String: Any]] ?? [] {
+            for step in group["steps"] as? [[String: Any]] ?? [] {
+                guard let name = step["step"] as? String else { continue }
+                let count = (step["statistics"] as? [String: Any])?["count"] as? Int ?? 0
+                counts[name] = max(counts[name] ?? 0, count)
+            }
+        }
+        return counts
+    }
+}
+
+/// What must be the same after a run as before it.
+struct HostState {
+    var mountinfoLines: Int
+    var avahiAnswers: Bool
+    var avahiPid: String?
+    var dbusPid: String?
+
+    static func now() async throws -> HostState {
+        HostState(
+            mountinfoLines: try Proc.read("/proc/self/mountinfo").split(separator: "\n").count,
+            avahiAnswers: try await Self.avahiAnswers(),
+            avahiPid: try? Proc.read("/run/avahi-daemon/pid"),
+            dbusPid: try? Proc.read("/run/dbus/pid")
+        )
+    }
+
+    /// Whether the machine's avahi-daemon answers on the machine's system bus (state 2 = running).
+    static func avahiAnswers() async throws -> Bool {
+        let outcome = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/timeout"),
+            [
+                "5", "dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.Avahi", "/",
+                "org.freedesktop.Avahi.Server.GetState",
+            ]
+        )
+        return outcome.status == 0 && outcome.output.contains("int32 2")
+    }
+}
+
+/// The names, network namespace inodes and processes of one script run, read while it runs.
+final class RunTrace: Sendable {
+    /// A process seen in the run's namespaces.
+    struct Member: Hashable, CustomStringConvertible {
+        var pid: Int
+        var startTime: String
+        var command: String
+        var description: String { "\(self.pid) \(self.command)" }
+    }
+
+    let namespaces: [String]
+    let workDir: String
+    /// The network namespaces' inode numbers, as /proc/PID/ns/net shows them: `net:[N]`.
+    let inodes: [String]
+    private let recorded = Mutex<[Member]>([])
+
+    private init(namespaces: [String], workDir: String, inodes: [String]) {
+        self.namespaces = namespaces
+        self.workDir = workDir
+        self.inodes = inodes
+    }
+
+    /// Waits for the script's `namespaces` line and reads what identifies them.
+    static func start(_ script: ServerProcess) async throws -> RunTrace {
+        let workLine = try await script.line(startingWith: "two-host: work dir ", timeout: .seconds(60))
+        let line = try await script.line(startingWith: "two-host: namespaces ", timeout: .seconds(30))
+        let names = line.dropFirst("two-host: namespaces ".count).split(separator: " ").map(String.init)
+        try #require(names.count == 2, "\(line)")
+        let inodes = try names.map { name -> String in
+            let attributes = try FileManager.default.attributesOfItem(atPath: "/run/netns/\(name)")
+            let inode = try #require(
+                (attributes[.systemFileNumber] as? NSNumber)?.uint64Value,
+                "the inode of /run/netns/\(name)"
+            )
+            return "net:[\(inode)]"
+        }
+        return RunTrace(
+            namespaces: names,
+            workDir: String(workLine.dropFirst("two-host: work dir ".count)),
+            inodes: inodes
+        )
+    }
+
+    var processes: [Member] { self.recorded.withLock { $0 } }
+
+    /// Notes every process now in the run's namespaces.
+    func recordProcesses() {
+        let found = self.processesInNamespaces()
+        self.recorded.withLock { $0 = found }
+    }
+
+    /// The processes whose network namespace is one of the run's.
+    func processesInNamespaces() -> [Member] {
+        let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int($0) }
+        return pids.compactMap { pid in
+            guard let net = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/net"),
+                self.inodes.contains(net)
+            else { return nil }
+            return Proc.process(pid)
+        }
+    }
+
+    /// Whether the temp dir (logs, avahi configs) is gone.
+    func logsWereDeleted() -> Bool {
+        !FileManager.default.fileExists(atPath: self.workDir)
+    }
+
+    /// Checks the run left nothing behind and did not touch the machine's own daemons.
+    func expectNothingLeftBehind(comparedWith before: HostState) async throws {
+        let list = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["ip", "netns", "list"])
+        for name in self.namespaces {
+            #expect(!list.output.contains(name), "network namespace \(name) remains: \(list.output)")
+            #expect(!FileManager.default.fileExists(atPath: "/run/netns/\(name)"))
+            let veth = "veth-" + name.dropFirst("lab-".count)  // veth-a-PID, veth-b-PID
+            #expect(!FileManager.default.fileExists(atPath: "/sys/class/net/\(veth)"), "\(veth) remains")
+        }
+        #expect(self.processesInNamespaces().isEmpty, "processes remain in the run's namespaces")
+        // Every process seen during the run is gone, zombies included (same pid and start time).
+        let survivors = self.processes.filter { Proc.process($0.pid)?.startTime == $0.startTime }
+        #expect(survivors.isEmpty, "processes of the run remain: \(survivors)")
+        #expect(self.logsWereDeleted(), "the temp dir \(self.workDir) remains")
+
+        let after = try await HostState.now()
+        let mounts = try Proc.read("/proc/self/mountinfo")
+        #expect(after.mountinfoLines == before.mountinfoLines, "mounts before and after differ:\n\(mounts)")
+        if before.avahiAnswers {
+            #expect(after.avahiAnswers, "the machine's avahi-daemon no longer answers")
+            #expect(after.avahiPid == before.avahiPid, "the machine's avahi-daemon was restarted")
+            #expect(after.dbusPid == before.dbusPid, "the machine's dbus-daemon was restarted")
+        }
+    }
+}
+
+/// Reading /proc.
+enum Proc {
+    /// The whole file: procfs files report size 0, so read until end of file.
+    static func read(_ path: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+        }
+        defer { try? handle.close() }
+        return String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    /// The process `pid`, with its start time (field 22 of /proc/PID/stat) to tell it from a
+    /// later process that reuses the pid; nil if there is none.
+    static func process(_ pid: Int) -> RunTrace.Member? {
+        guard let stat = try? Self.read("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19 else { return nil }
+        let command = (try? Self.read("/proc/\(pid)/cmdline"))?.replacingOccurrences(of: "\0", with: " ") ?? ""
+        return RunTrace.Member(pid: pid, startTime: String(fields[19]), command: command)
+    }
+}
