@@ -320,7 +320,11 @@ teardown() {
 
 interrupted() {
   local name=$1 number=$2
-  echo "two-host: interrupted by SIG$name: tearing down" >&2
+  # The reader may be gone (SIGPIPE, or stderr piped with stdout): from here on a write fails
+  # quietly instead of raising SIGPIPE again inside this handler, which killed the script
+  # before its teardown when stdout and stderr went to one closed pipe.
+  trap '' PIPE
+  echo "two-host: interrupted by SIG$name: tearing down" >&2 || true
   exit $((128 + number)) # runs the EXIT trap
 }
 

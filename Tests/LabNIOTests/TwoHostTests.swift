@@ -94,6 +94,45 @@ struct TwoHostTests {
         try await trace.expectNothingLeftBehind(comparedWith: before)
     }
 
+    @Test("two-host.sh whose reader goes away (stdout and stderr in one pipe to `head`) still tears down")
+    func closedPipeCleansUp() async throws {
+        let out = try Self.temporaryFolder("lab-two-host-pipe")
+        defer { try? FileManager.default.removeItem(at: out) }
+        // The 4th line comes once the link is up; head then exits, and the script's next write
+        // raises SIGPIPE, while its stderr is that same closed pipe (this once killed it untidily).
+        // Into a file, so that nothing the script leaves behind holds this test's pipes open.
+        let heard = out.appendingPathComponent("head.txt")
+        let command =
+            "exec </dev/null >/dev/null 2>&1; \(Self.quoted(Self.script.path)) --lab \(Self.quoted(LabProcess.executable.path))"
+            + " --out \(Self.quoted(out.path + "/reports")) 2>&1 | head -n 4 > \(Self.quoted(heard.path))"
+        let outcome = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/timeout"),
+            ["120", "/bin/bash", "-c", command]
+        )
+        #expect(outcome.status == 0, "head's status")
+        let lines = try String(contentsOf: heard, encoding: .utf8).split(separator: "\n").map(String.init)
+        let namespaces = lines.first { $0.hasPrefix("two-host: namespaces ") }?.split(separator: " ").dropFirst(2).map(
+            String.init
+        )
+        let work = lines.first { $0.hasPrefix("two-host: work dir ") }.map {
+            String($0.dropFirst("two-host: work dir ".count))
+        }
+        #expect(namespaces?.count == 2, "\(lines)")
+        let listed = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["ip", "netns", "list"])
+        for name in namespaces ?? [] {
+            #expect(!listed.output.contains(name), "namespace \(name) left behind")
+            let anchors = try await ChildProcess.run(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["pgrep", "-f", "__host lab-[ab] veth-[ab]-\(name.split(separator: "-").last ?? "")"]
+            )
+            #expect(anchors.output.isEmpty, "host processes left behind: \(anchors.output)")
+        }
+        if let work { #expect(!FileManager.default.fileExists(atPath: work), "work dir \(work) left behind") }
+    }
+
+    /// `text` in single quotes for bash.
+    static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
     @Test("two-host.sh interrupted with SIGINT while host B runs: exit 130, and nothing is left behind")
     func interruptedRunCleansUp() async throws {
         let before = try await HostState.now()
