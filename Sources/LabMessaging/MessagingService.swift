@@ -628,7 +628,9 @@ public struct ProtocolRouter: FrameHandler {
 
     /// Sends `body` to the service it belongs to.
     public func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
-        if body.starts(with: PropertyListDictionary.magic),
+        // Decoded only if the key `op` may be in it: a cx/1 request (which has none) is not
+        // decoded twice.
+        if body.starts(with: PropertyListDictionary.magic), Self.mayContainOpKey(body),
             let request = try? PropertyListDictionary(decoding: body), request.contains(MsgKey.op)
         {
             if let name = try? request.optionalString(MsgKey.op), let handler = self.ops[name] {
@@ -637,5 +639,24 @@ public struct ProtocolRouter: FrameHandler {
             if let msg = self.msg { return await msg.respond(to: body, recorder: &recorder) }
         }
         return await self.cx.respond(to: body, recorder: &recorder)
+    }
+
+    /// Whether the string `op` occurs as a binary plist object: ASCII (`0x52 'o' 'p'`) or
+    /// UTF-16 (`0x62 0 'o' 0 'p'`); every dictionary with the key `op` has one of them.
+    static func mayContainOpKey(_ body: [UInt8]) -> Bool {
+        let ascii: [UInt8] = [0x52, 0x6F, 0x70]
+        let utf16: [UInt8] = [0x62, 0x00, 0x6F, 0x00, 0x70]
+        return body.withUnsafeBufferPointer { bytes in
+            guard bytes.count >= ascii.count else { return false }
+            for index in 0...(bytes.count - ascii.count) {
+                if bytes[index] == 0x52, bytes[index + 1] == 0x6F, bytes[index + 2] == 0x70 { return true }
+                if bytes[index] == 0x62, index + utf16.count <= bytes.count,
+                    bytes[index + 1] == 0, bytes[index + 2] == 0x6F, bytes[index + 3] == 0, bytes[index + 4] == 0x70
+                {
+                    return true
+                }
+            }
+            return false
+        }
     }
 }

@@ -6,8 +6,9 @@ import Synchronization
 /// many requests it answered, and why connections ended. For `lab serve --report` and the
 /// `serverStats` request.
 ///
-/// Each answer is recorded before it is written, so a client that has its answer finds it in
-/// the next snapshot; the lock is held for a few histogram updates per request.
+/// Each connection records into its own `ConnectionRecording` (a lock no other connection
+/// takes), before writing each answer; a snapshot adds the live connections' records to the
+/// ended ones', so a client that has its answer finds it in the next snapshot.
 public final class ServerRecording: Sendable {
     /// A copy of the totals so far.
     public struct Snapshot: Sendable {
@@ -21,20 +22,71 @@ public final class ServerRecording: Sendable {
         public var closes: [String: UInt64] = [:]
         /// Connections that have ended.
         public var connections: UInt64 = 0
+
+        /// Adds `other`'s steps and answer counts (not its connection counts).
+        mutating func addAnswers(of other: Snapshot) {
+            for (group, steps) in other.steps {
+                for (step, histogram) in steps {
+                    if var existing = self.steps[group]?[step] {
+                        existing.add(histogram)
+                        self.steps[group]![step] = existing
+                    } else {
+                        self.steps[group, default: [:]][step] = histogram
+                    }
+                }
+            }
+            for (group, count) in other.exchanges { self.exchanges[group, default: 0] += count }
+            for (group, errors) in other.errors {
+                for (code, count) in errors { self.errors[group, default: [:]][code, default: 0] += count }
+            }
+        }
     }
 
-    private let state = Mutex(Snapshot())
+    private struct State {
+        var ended = Snapshot()
+        var live: [ObjectIdentifier: ConnectionRecording] = [:]
+    }
+
+    private let state = Mutex(State())
 
     /// An empty recording.
     public init() {}
 
-    /// The totals so far.
+    /// The totals so far, live connections' answers included.
     public func snapshot() -> Snapshot {
-        self.state.withLock { $0 }
+        // Under the lock, so a connection that ends meanwhile is counted once (lock order:
+        // this one, then the connection's, as in `close`).
+        self.state.withLock { state in
+            var total = state.ended
+            for connection in state.live.values { total.addAnswers(of: connection.snapshot()) }
+            return total
+        }
     }
 
+    /// A new connection's record.
+    func open() -> ConnectionRecording {
+        let connection = ConnectionRecording()
+        self.state.withLock { $0.live[ObjectIdentifier(connection)] = connection }
+        return connection
+    }
+
+    /// Moves an ended connection's record into the totals, with why it ended.
+    func close(_ connection: ConnectionRecording, code: String) {
+        self.state.withLock { state in
+            state.live[ObjectIdentifier(connection)] = nil
+            state.ended.addAnswers(of: connection.snapshot())
+            state.ended.connections += 1
+            state.ended.closes[code, default: 0] += 1
+        }
+    }
+}
+
+/// One connection's answers, recorded by its own task; read by snapshots.
+final class ConnectionRecording: Sendable {
+    private let state = Mutex(ServerRecording.Snapshot())
+
     /// Records one answer: its steps under `group` if it succeeded, else its error code.
-    public func record(_ timings: StepTimings, group: String, error: String?) {
+    func record(_ timings: StepTimings, group: String, error: String?) {
         self.state.withLock { state in
             if let error {
                 state.errors[group, default: [:]][error, default: 0] += 1
@@ -51,11 +103,7 @@ public final class ServerRecording: Sendable {
         }
     }
 
-    /// Records that a connection ended, and why.
-    func closed(_ code: String) {
-        self.state.withLock { state in
-            state.connections += 1
-            state.closes[code, default: 0] += 1
-        }
+    func snapshot() -> ServerRecording.Snapshot {
+        self.state.withLock { $0 }
     }
 }

@@ -234,6 +234,7 @@ public final class SocketServer: Sendable {
         // Looked up at the first answer (the client opened it before sending) and kept.
         var box: ServerStepMailbox.Box? = nil
         var closeCode = "peer-closed"
+        let record = recording?.open()
         do {
             try await connection.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
@@ -241,7 +242,7 @@ public final class SocketServer: Sendable {
                     let answer = await handler.respond(to: Array(frame.readableBytesView), recorder: &timings)
                     let group = answer.group ?? "-"
                     let errorCode = answer.closeReason.map { String($0.prefix { $0 != ":" }) }
-                    recording?.record(timings, group: group, error: errorCode)
+                    record?.record(timings, group: group, error: errorCode)
                     if box == nil { box = mailbox?.box(for: peerKey) }
                     box?.deposit(timings)
                     try await outbound.write(ByteBuffer(bytes: answer.body))
@@ -269,7 +270,7 @@ public final class SocketServer: Sendable {
             closeCode = "io"
             logger.notice("the connection failed", metadata: ["reason": "\(error)"])
         }
-        recording?.closed(closeCode)
+        if let record { recording?.close(record, code: closeCode) }
     }
 }
 

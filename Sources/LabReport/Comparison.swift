@@ -11,7 +11,8 @@ import LabCore
 /// - it is larger than the noise floor: the p50 moved by more than `threshold` either way.
 ///   Samples within one run are not independent of the machine's mood during that run, so
 ///   significance alone would flag the few-percent drift two identical runs show; the floor
-///   is the smallest change worth a verdict on a shared machine.
+///   is the smallest change worth a verdict on a shared machine (×(1 + threshold) slower or
+///   ×1/(1 + threshold) faster).
 /// Steps with fewer than `minimumSamples` samples on either side (keys made once per run)
 /// get no verdict.
 public struct Comparison: Sendable {
@@ -154,7 +155,8 @@ public struct Comparison: Sendable {
         let test = MannWhitney(base, other)
         cell.pValue = test.pValue
         cell.superiority = test.superiority
-        if test.pValue < self.alpha, let shift = cell.p50Ratio, abs(shift - 1) > self.threshold {
+        // The floor is symmetric on a log scale: ×1.1 slower and ×1/1.1 faster are alike.
+        if test.pValue < self.alpha, let shift = cell.p50Ratio, shift > 0, abs(log(shift)) > log1p(self.threshold) {
             cell.verdict = shift > 1 ? .slower : .faster
         }
         return cell

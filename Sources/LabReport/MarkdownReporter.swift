@@ -242,6 +242,8 @@ public struct MarkdownReporter: Reporter {
     static func throughputChart(_ result: RunResult) -> ThroughputChart {
         let pairs = result.groups.map { Self.suiteAndProvider($0.key).joined(separator: " / ") }
         let bars = result.groups.enumerated().compactMap { index, group -> ThroughputChart.Bar? in
+            // The server's own groups have no exchange: they are not a client's throughput.
+            guard !group.isServerSide else { return nil }
             let service = group.steps[Step(Step.exchange.name + ".service")] ?? group.steps[.exchange]
             guard let histogram = service ?? result.throughputRow(of: group).flatMap({ group.steps[$0.step] }),
                 histogram.totalCount > 0, histogram.mean > 0

@@ -13,6 +13,35 @@ public enum RunMerge {
         public var notes: [String]
     }
 
+    /// The scenario's thresholds, parsed against the merged groups' flows and steps: the
+    /// scenario's files (TLS keys, pins) need not exist where the merge runs.
+    public static func thresholds(for result: RunResult) throws -> [Threshold] {
+        let (decoded, problems) = Scenario.decode(Data(result.scenarioText.utf8))
+        guard let scenario = decoded else {
+            throw LabError(
+                .invalidScenario,
+                "The runs' scenario does not parse: \(problems.map(\.message).joined(separator: "; "))"
+            )
+        }
+        var flows: [String: [Step]] = [:]
+        for group in result.groups where !group.isServerSide {
+            for name in [group.key.flow, group.flowKind] {
+                let known = flows[name] ?? []
+                flows[name] = known + group.steps.keys.filter { !known.contains($0) }
+            }
+        }
+        return try scenario.thresholds.sorted { $0.key < $1.key }.map { metric, condition in
+            switch Threshold.parse(metric: metric, condition: condition, flows: flows) {
+            case .success(let threshold): return threshold
+            case .failure(let problem):
+                throw LabError(
+                    .invalidScenario,
+                    "The threshold '\(metric)' cannot be judged on the merge: \(problem.message)"
+                )
+            }
+        }
+    }
+
     /// Merges `runs`, each named by `sources` in errors; they must be of one scenario.
     public static func merge(_ runs: [RunResult], sources: [String]) throws -> Merged {
         guard let first = runs.first else { throw LabError(.invalidScenario, "Nothing to merge") }
@@ -51,12 +80,11 @@ public enum RunMerge {
             }
         }
         var groups: [GroupKey: GroupResult] = [:]
-        let withServer = runs.filter { $0.groups.contains(where: \.isServerSide) }.count
+        // Each run against one server fetched the server's work during its own window, which
+        // holds every other run's requests too: merged, they would count them twice or more.
+        let dropServer = runs.count > 1 && runs.contains { $0.groups.contains(where: \.isServerSide) }
         for run in runs {
-            for group in run.groups {
-                // Shards against one server each fetched the server's work during their own
-                // window, which holds the other shards' requests too: summing would count them twice.
-                if group.isServerSide, withServer > 1 { continue }
+            for group in run.groups where !(group.isServerSide && dropServer) {
                 if groups[group.key] == nil {
                     groups[group.key] = group
                 } else {
@@ -64,21 +92,39 @@ public enum RunMerge {
                 }
             }
         }
-        if withServer > 1 {
+        if dropServer {
             notes.append(
-                "The server groups are left out: each shard's covers the whole server during its window, other shards' requests included. `lab serve --report` gives the server's totals."
+                "The server groups are left out: each run's covers the whole server during its window, other runs' requests included. `lab serve --report` gives the server's totals."
             )
         }
-        // The measured window is the union of the runs' windows (each ends at start + total).
+        // The measured window is the union of the runs' measured windows on the wall clock
+        // (runs from before `measuredFrom` was recorded: their whole run's span).
+        let windows = runs.map { run -> (start: Double, end: Double) in
+            let measured = Double(run.measuredNanoseconds) / 1e9
+            if let from = run.metadata.measuredFrom?.timeIntervalSince1970 { return (from, from + measured) }
+            let end = run.metadata.startedAt.timeIntervalSince1970 + Double(run.totalNanoseconds) / 1e9
+            return (end - measured, end)
+        }.sorted { $0.start < $1.start }
+        var union = 0.0
+        var current: (start: Double, end: Double)? = nil
+        for window in windows {
+            if let open = current, window.start <= open.end {
+                current = (open.start, max(open.end, window.end))
+            } else {
+                if let open = current { union += open.end - open.start }
+                current = window
+            }
+        }
+        if let open = current { union += open.end - open.start }
         let starts = runs.map { $0.metadata.startedAt.timeIntervalSince1970 }
-        let ends = runs.map { $0.metadata.startedAt.timeIntervalSince1970 + Double($0.totalNanoseconds) / 1e9 }
-        let measuredStarts = zip(runs, ends).map { run, end in end - Double(run.measuredNanoseconds) / 1e9 }
+        let ends = windows.map(\.end)
         func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, seconds * 1e9).rounded()) }
         var metadata = first.metadata
         metadata.startedAt = runs.map(\.metadata.startedAt).min()!
         metadata.clients = runs.reduce(0) { $0 + $1.metadata.clients }
         metadata.shard = nil
-        metadata.serverSide = withServer > 1 ? nil : runs.compactMap(\.metadata.serverSide).first
+        metadata.serverSide = dropServer ? nil : first.metadata.serverSide
+        metadata.measuredFrom = windows.first.map { Date(timeIntervalSince1970: $0.start) }
         let hosts = runs.map(\.metadata.machine.hostname).reduce(into: [String]()) { hosts, host in
             if !hosts.contains(host) { hosts.append(host) }
         }
@@ -92,7 +138,7 @@ public enum RunMerge {
             metadata: metadata,
             scenarioText: first.scenarioText,
             groups: Array(groups.values),
-            measuredNanoseconds: nanoseconds(ends.max()! - measuredStarts.min()!),
+            measuredNanoseconds: nanoseconds(union),
             totalNanoseconds: nanoseconds(ends.max()! - starts.min()!),
             plannedIterations: planned.contains(nil) ? nil : planned.reduce(0) { $0 + $1! },
             completedIterations: runs.reduce(0) { $0 + $1.completedIterations },

@@ -443,6 +443,11 @@ public struct Runner: Sendable {
         }
         let firstStart = recorders.map(\.firstStart).min() ?? 0
         let lastEnd = recorders.map(\.lastEnd).max() ?? 0
+        // The monotonic clock's start of the measured window, on the wall clock.
+        let measuredFrom =
+            firstStart == .max || firstStart == 0
+            ? nil
+            : Date(timeIntervalSinceNow: -Double(Stopwatch.now() &- firstStart) / 1e9)
         var providers: [ProviderInfo] = []
         for item in built {
             for provider in [item.planned.setup.clientProvider, item.planned.setup.serverProvider]
@@ -492,6 +497,7 @@ public struct Runner: Sendable {
             warmupIterations: recorders.reduce(0) { $0 + $1.warmup },
             stoppedByDeadline: recorders.contains { $0.stoppedByDeadline }
         )
+        result.metadata.measuredFrom = measuredFrom
         // A shard is judged with the others, on the merge (`lab merge`): a count or a rate
         // cannot hold on one slice of the clients.
         result.thresholds = self.plan.shard == nil ? self.plan.thresholds.map { $0.evaluate(result) } : []

@@ -95,5 +95,9 @@ struct ServerStatsTests {
         #expect(sign.map { $0.valuesAreEquivalent($0.valueAtPercentile(0), 52_000) } == true)
         #expect(sign?.maxRecorded == 70_000)
         #expect(throws: LabError.self) { try ServerStats.decode(Array("{\"format\":\"other\"}".utf8)) }
+        // A server that restarted in between: its totals began again, and do not subtract.
+        var restarted = after
+        restarted.startedAt = after.startedAt.addingTimeInterval(60)
+        #expect(throws: LabError.self) { try restarted.subtracting(before) }
     }
 }

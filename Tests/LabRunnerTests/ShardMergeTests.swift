@@ -65,6 +65,7 @@ struct ShardMergeTests {
         #expect(merged.groups.map(\.key) == reference.groups.map(\.key))
         for (group, expected) in zip(merged.groups, reference.groups) {
             #expect(group.iterations == expected.iterations, "\(group.key)")
+            #expect(group.steps.map(\.step) == expected.steps.map(\.step), "\(group.key)")
             for (entry, other) in zip(group.steps, expected.steps) where entry.step != Step.keygenServer.name {
                 // (`keygen.server` is set-up, once per run: each shard's in-process server made its keys.)
                 #expect(entry.step == other.step)
@@ -114,15 +115,26 @@ struct ShardMergeTests {
         }
         """#.write(to: file, atomically: true, encoding: .utf8)
         var planned: [Int] = []
+        var ran: [Int] = []
         for index in 1...2 {
             let out = folder.appendingPathComponent("shard-\(index)")
             let run = try await CLITests.lab(["run", file.path, "--shard", "\(index)/2", "--out", out.path, "--quiet"])
             #expect(run.status == 0, "\(run.errors)")
-            planned.append(try Self.load(out).plannedIterations ?? -1)
+            let result = try Self.load(out)
+            planned.append(result.plannedIterations ?? -1)
+            ran.append(result.completedIterations + result.warmupIterations)
         }
+        let whole = folder.appendingPathComponent("whole")
+        #expect(try await CLITests.lab(["run", file.path, "--out", whole.path, "--quiet"]).status == 0)
+        let unsharded = try Self.load(whole)
         // 50 exchanges, 10 of them in the warm-up; exchange j goes to client j mod 3: the
         // first shard (client 0) plans 13 of the 40 measured, the second (clients 1, 2) 27.
         #expect(planned == [13, 27])
+        #expect(unsharded.plannedIterations == 40)
+        // What the clients actually ran: client 0 takes exchanges 0, 3, …, 48 (17), the
+        // others 33; together the unsharded run's 50.
+        #expect(ran == [17, 33])
+        #expect(unsharded.completedIterations + unsharded.warmupIterations == 50)
     }
 
     @Test("Bad shards and bad merges are refused with exit 1, naming the problem")

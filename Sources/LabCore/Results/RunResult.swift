@@ -196,6 +196,9 @@ public struct RunMetadata: Sendable, Codable, Equatable {
     public var serverMachine: MachineInfo?
     /// This run's slice of the client population (`2/4`), or nil for the whole.
     public var shard: String?
+    /// The wall-clock start of the measured window (the first measured iteration's start), so
+    /// `lab merge` can place shards' windows on one time line.
+    public var measuredFrom: Date?
 
     /// Metadata given directly.
     public init(

@@ -95,8 +95,15 @@ public struct ServerStats: Codable, Sendable, Equatable {
     }
 
     /// What was added between `earlier` and this snapshot of the same server: counts and
-    /// histogram buckets subtract exactly (a server's totals only grow).
+    /// histogram buckets subtract exactly (a server's totals only grow). Throws if the server
+    /// restarted in between (its start time changed).
     public func subtracting(_ earlier: ServerStats) throws -> ServerStats {
+        guard earlier.startedAt == self.startedAt else {
+            throw LabError(
+                .unsupported,
+                "The server restarted during the run (started \(earlier.startedAt), then \(self.startedAt)): its totals do not subtract"
+            )
+        }
         var result = self
         result.groups = []
         let before = Dictionary(earlier.groups.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

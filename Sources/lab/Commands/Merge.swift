@@ -1,9 +1,7 @@
 import ArgumentParser
 import Foundation
 import LabCore
-import LabPlugins
 import LabReport
-import LabRunner
 
 /// `lab merge SHARD…`: one report from the shards of a run (`lab run --shard K/N`).
 struct Merge: AsyncParsableCommand {
@@ -32,18 +30,7 @@ struct Merge: AsyncParsableCommand {
             var merged = try RunMerge.merge(results, sources: urls.map(\.path))
             merged.result.metadata.command = CommandLine.arguments.joined(separator: " ")
             // The scenario's thresholds, judged on the whole.
-            switch ScenarioValidator.validate(
-                data: Data(merged.result.scenarioText.utf8),
-                file: merged.result.metadata.scenarioFile,
-                plugins: BuiltInPlugins.all
-            ) {
-            case .success(let plan):
-                merged.result.thresholds = plan.thresholds.map { $0.evaluate(merged.result) }
-            case .failure(let errors):
-                merged.notes.append(
-                    "Thresholds not evaluated: the scenario does not validate here (\(errors.labError.message))."
-                )
-            }
+            merged.result.thresholds = try RunMerge.thresholds(for: merged.result).map { $0.evaluate(merged.result) }
             let scenario = merged.result.metadata.scenario
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) }
