@@ -1,4 +1,5 @@
 import Foundation
+import Histogram
 import LabCore
 
 /// Writes a `Comparison`: `comparison.md` (with an SVG chart per candidate beside it),
@@ -99,6 +100,9 @@ public struct ComparisonReport: Sendable {
             for (key, other) in comparison.crossTransport[index].sorted(by: { $0.key < $1.key }) {
                 lines.append("  - `\(key)` matched with `\(other)` (another transport).")
             }
+            for extra in self.onlyInCandidate(index) {
+                lines.append("  - Only in this run: \(extra).")
+            }
         }
         lines.append("")
         var keys: [GroupKey] = []
@@ -144,6 +148,32 @@ public struct ComparisonReport: Sendable {
         }
         while lines.last == "" { lines.removeLast() }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// What candidate `index` has and the baseline lacks (a `discover` step, a whole group),
+    /// which the rows, taken from the baseline, do not show.
+    func onlyInCandidate(_ index: Int) -> [String] {
+        let comparison = self.comparison
+        let matched = Dictionary(
+            comparison.crossTransport[index].map { ($0.value, $0.key) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        var extras: [String] = []
+        for group in comparison.candidates[index].result.groups {
+            let baseKey = matched[group.key] ?? group.key
+            let known = Set(comparison.rows.filter { $0.key == baseKey }.map(\.step))
+            if known.isEmpty {
+                extras.append("`\(group.key)` (a whole group)")
+                continue
+            }
+            for (step, histogram) in group.orderedSteps where !known.contains(step) {
+                let p50 = Self.time(Double(histogram.valueAtPercentile(50)))
+                extras.append(
+                    "`\(group.key.flow) \(group.key.suite) \(group.key.provider) · \(step.name)` (p50 \(p50), \(histogram.totalCount) samples)"
+                )
+            }
+        }
+        return extras
     }
 
     /// `cx x25519 · sign`.

@@ -151,11 +151,21 @@ struct ComparisonTests {
     @Test("Runs over another transport are matched by flow, suite and provider, and the report says so")
     func crossTransportMatch() throws {
         let base = Self.run("loopback", [.sign: Self.timings(500, median: 50_000, seed: 30)], transport: "tcp")
-        let other = Self.run("in-process", [.sign: Self.timings(500, median: 50_000, seed: 31)])
+        let other = Self.run(
+            "in-process",
+            [
+                .sign: Self.timings(500, median: 50_000, seed: 31),
+                .discover: Self.timings(1, median: 28_000_000, seed: 32),
+            ]
+        )
         let comparison = Comparison(baseline: base, candidates: [other])
         #expect(comparison.rows.first?.cells[0].verdict == .noChange)
         let report = ComparisonReport(comparison)
         #expect(report.markdown().contains("matched with `cx x25519 swift-crypto in-process` (another transport)"))
+        #expect(
+            report.markdown().contains("Only in this run: `cx x25519 swift-crypto · discover`"),
+            "\(report.markdown())"
+        )
         let csv = report.csv().split(separator: "\n")
         #expect(csv.first == Substring(ComparisonReport.columns.joined(separator: ",")))
         #expect(csv.count == 3, "a baseline row and a candidate row")
