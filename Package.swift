@@ -12,7 +12,9 @@ let package = Package(
     name: "crypto-lab",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "lab", targets: ["lab"])
+        .executable(name: "lab", targets: ["lab"]),
+        // For the benchmark package in Benchmarks/: the providers and the cx/1 logic.
+        .library(name: "LabProviders", targets: ["LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
