@@ -354,7 +354,7 @@ public struct ComparisonReport: Sendable {
 
 extension String {
     /// The text left-aligned in `width` columns, with at least one space after it.
-    fileprivate func padded(_ width: Int) -> String {
+    func padded(_ width: Int) -> String {
         self.count >= width ? self + " " : self + String(repeating: " ", count: width - self.count)
     }
 }

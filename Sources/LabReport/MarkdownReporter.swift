@@ -79,6 +79,7 @@ public struct MarkdownReporter: Reporter {
             for group in result.groups where group.key.flow == flow { lines += Self.table(result, group) }
         }
         lines += Self.outcomes(result)
+        lines += Self.calibration(result)
         if self.charts {
             lines += [
                 "## Charts", "", "### Exchanges per second by suite × provider", "",
@@ -100,6 +101,47 @@ public struct MarkdownReporter: Reporter {
         }
         while lines.last == "" { lines.removeLast() }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The Calibration section: the reference operations as this process timed them, and
+    /// each client step's p50 in calibration units (with its spread over rounds, if any).
+    private static func calibration(_ result: RunResult) -> [String] {
+        guard let calibration = result.calibration, let median = calibration.median, median.unit > 0 else { return [] }
+        let units = calibration.samples.map(\.unit)
+        func time(_ nanoseconds: UInt64) -> String { TimeSpan.format(nanoseconds: Double(nanoseconds)) }
+        var lines = [
+            "## Calibration", "",
+            "Reference operations timed in this process with \(Self.cell(calibration.provider)), "
+                + "\(calibration.samples.count) samples (before the run\(result.rounds.isEmpty ? "" : ", before each round"), after it); medians:"
+                + " RSA-2048 sign \(time(median.rsaSign)), RSA-2048 verify \(time(median.rsaVerify)),"
+                + " AES-128-CBC 16 KiB \(time(median.aesCBC16K)).",
+            "The calibration unit (cu) is √(sign × AES 16 KiB) = \(TimeSpan.format(nanoseconds: median.unit))"
+                + " (samples \(TimeSpan.format(nanoseconds: units.min() ?? 0)) to \(TimeSpan.format(nanoseconds: units.max() ?? 0)))."
+                + " A step's time in cu moves with the lab's code, far less with the machine: compare runs from"
+                + " different machines or moments by it (`lab check` does, round by round).",
+            "",
+        ]
+        let withRounds = !result.rounds.isEmpty
+        lines += [
+            "| Group | Step | p50 | p50 (cu) |" + (withRounds ? " Rounds: min – max (cu) |" : ""),
+            "|:--|:--|--:|--:|" + (withRounds ? "--:|" : ""),
+        ]
+        for group in result.groups where !group.isServerSide {
+            for (step, histogram) in group.orderedSteps where histogram.totalCount > 0 {
+                let p50 = Double(histogram.valueAtPercentile(50))
+                var row =
+                    "| \(Self.cell(Self.label(group.key))) | \(step.name) | \(TimeSpan.format(nanoseconds: p50))"
+                    + " | \(Numbers.fixed(p50 / median.unit, 4)) |"
+                if withRounds {
+                    let values = result.rounds.compactMap { $0.calibrated(group.key, step.name) }
+                    row +=
+                        values.isEmpty
+                        ? " — |" : " \(Numbers.fixed(values.min()!, 4)) – \(Numbers.fixed(values.max()!, 4)) |"
+                }
+                lines.append(row)
+            }
+        }
+        return lines + [""]
     }
 
     /// The Summary section.

@@ -134,7 +134,7 @@ public enum RunMerge {
             + " run on \(hosts.joined(separator: ", "))."
         metadata.description = [first.metadata.description, merged].filter { !$0.isEmpty }.joined(separator: " ")
         let planned = runs.map(\.plannedIterations)
-        let result = RunResult(
+        var result = RunResult(
             metadata: metadata,
             scenarioText: first.scenarioText,
             groups: Array(groups.values),
@@ -145,6 +145,15 @@ public enum RunMerge {
             warmupIterations: runs.reduce(0) { $0 + $1.warmupIterations },
             stoppedByDeadline: runs.contains(where: \.stoppedByDeadline)
         )
+        // Every shard's calibration samples, if all ran on one machine; rounds do not merge
+        // (each shard met at its own barriers).
+        let calibrations = runs.compactMap(\.calibration)
+        if hosts.count == 1, let calibration = calibrations.first {
+            result.calibration = Calibration(
+                provider: calibration.provider,
+                samples: calibrations.flatMap(\.samples)
+            )
+        }
         return Merged(result: result, notes: notes)
     }
 }

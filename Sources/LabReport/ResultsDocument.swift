@@ -28,6 +28,10 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
     public var thresholds: [ThresholdOutcome]
     /// One entry per group, sorted by key.
     public var groups: [Group]
+    /// The calibration block (`Calibration`); absent in documents written before runs calibrated.
+    public var calibration: Calibration?
+    /// Per-round medians of a run with rounds (`RoundResult`); absent otherwise.
+    public var rounds: [RoundResult]?
 
     /// One group's measurements.
     public struct Group: Codable, Sendable, Equatable {
@@ -70,6 +74,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         self.stoppedByDeadline = result.stoppedByDeadline
         self.errors = result.errorCount
         self.thresholds = result.thresholds
+        self.calibration = result.calibration
+        self.rounds = result.rounds.isEmpty ? nil : result.rounds
         self.groups = result.groups.map { group in
             Group(
                 key: group.key,
@@ -121,7 +127,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                 outcomes: group.outcomes
             )
         }
-        return RunResult(
+        var result = RunResult(
             metadata: self.metadata,
             scenarioText: self.scenarioText,
             groups: groups,
@@ -133,6 +139,9 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
             stoppedByDeadline: self.stoppedByDeadline,
             thresholds: self.thresholds
         )
+        result.calibration = self.calibration
+        result.rounds = self.rounds ?? []
+        return result
     }
 
     /// The document as `results.json` holds it: pretty-printed, keys sorted, dates in ISO 8601.

@@ -19,6 +19,9 @@ struct ClientRecorder: Sendable {
     var measured = 0
     var warmup = 0
     var stoppedByDeadline = false
+    /// With `rounds` > 1: every successful measured sample, by round, group and step
+    /// (`RoundResult` takes exact medians of them). Empty otherwise.
+    var roundSamples: [[[Step: [UInt64]]]] = []
 
     init(groups: Int) {
         self.groups = Array(repeating: Group(), count: groups)
@@ -38,6 +41,16 @@ struct ClientRecorder: Sendable {
             self.record(group, step, nanoseconds)
         }
         self.count(group, steps)
+    }
+
+    /// Keeps an iteration's samples for the current round's medians.
+    mutating func keepForRound(_ group: Int, _ steps: IterationSteps, exchange: UInt64) {
+        guard !self.roundSamples.isEmpty else { return }
+        let round = self.roundSamples.count - 1
+        for (step, nanoseconds) in steps.entries {
+            self.roundSamples[round][group][step, default: []].append(nanoseconds)
+        }
+        self.roundSamples[round][group][.exchange, default: []].append(exchange)
     }
 
     /// Adds `steps`' outcome counts alone (a failed iteration's timings are not kept, its counts are).

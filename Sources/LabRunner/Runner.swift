@@ -124,6 +124,11 @@ public struct Runner: Sendable {
             if !addresses.isEmpty { serverText += " on " + addresses.joined(separator: ", ") }
         }
         let prepared = preparedClients.map { $0! }
+        let calibrator = self.calibrator()
+        let firstSample = try? calibrator?.sample()
+        let barrier =
+            scenario.load.model == .closed && scenario.load.rounds > 1
+            ? RoundBarrier(parties: mine.count, calibrate: { try? calibrator?.sample() }) : nil
         let runStart = Stopwatch.now()
         let deadline = runStart &+ scenario.load.deadline.nanoseconds
         let scheduleStart = runStart &+ scenario.clients.rampUp.nanoseconds
@@ -139,6 +144,7 @@ public struct Runner: Sendable {
                             index,
                             prepared: prepared[slot],
                             built: flows,
+                            barrier: barrier,
                             runStart: runStart,
                             scheduleStart: scheduleStart,
                             deadline: deadline
@@ -155,12 +161,13 @@ public struct Runner: Sendable {
             throw error
         }
         let runEnd = Stopwatch.now()
+        let lastSample = try? calibrator?.sample()
         for item in flows { await item.endpoint.shutdown() }
         var serverSide = ServerSideResult()
         if let remote, let serverBefore {
             serverSide = await Self.serverSide(remote, before: serverBefore, transport: server.transport)
         }
-        return self.result(
+        var result = self.result(
             built: flows,
             recorders: recorders,
             startedAt: startedAt,
@@ -168,6 +175,62 @@ public struct Runner: Sendable {
             server: "\(server.transport), server \(serverText)",
             serverSide: serverSide
         )
+        let roundSamples = await barrier?.samples ?? [:]
+        if let calibrator {
+            let inner = roundSamples.sorted { $0.key < $1.key }.map(\.value)
+            result.calibration = Calibration(
+                provider: calibrator.provider,
+                samples: [firstSample].compactMap { $0 } + inner + [lastSample].compactMap { $0 }
+            )
+        }
+        result.rounds = Self.rounds(recorders, samples: roundSamples, keys: flows.map { self.groupKey($0) })
+        return result
+    }
+
+    /// The report group of a built flow.
+    private func groupKey(_ item: Built) -> GroupKey {
+        GroupKey(
+            flow: item.planned.label,
+            suite: item.flow.suite,
+            provider: item.planned.setup.providerLabel,
+            transport: self.plan.scenario.server.transport
+        )
+    }
+
+    /// The calibrator of this run: on the OpenSSL provider where the lab has one, else on
+    /// the first provider; nil (and no calibration) if neither loads.
+    private func calibrator() -> Calibrator? {
+        let registry = self.plan.plugins.providers
+        for name in ["openssl"] + registry.names {
+            guard registry.names.contains(name), let provider = try? registry.make(name) else { continue }
+            if let calibrator = try? Calibrator(provider) { return calibrator }
+        }
+        return nil
+    }
+
+    /// Each round's medians, over every client's samples of that round.
+    static func rounds(
+        _ recorders: [ClientRecorder],
+        samples: [Int: CalibrationSample],
+        keys: [GroupKey]
+    ) -> [RoundResult] {
+        let count = recorders.map(\.roundSamples.count).max() ?? 0
+        return (0..<count).compactMap { round in
+            guard let calibration = samples[round] else { return nil }
+            let groups = keys.indices.map { group in
+                var pooled: [Step: [UInt64]] = [:]
+                for recorder in recorders where round < recorder.roundSamples.count {
+                    for (step, values) in recorder.roundSamples[round][group] { pooled[step, default: []] += values }
+                }
+                return RoundResult.Group(
+                    key: keys[group],
+                    steps: pooled.sorted { Step.reportOrdering($0.key, $1.key) }.map { step, values in
+                        RoundResult.StepMedian(step: step.name, count: values.count, p50: Calibrator.median(values))
+                    }
+                )
+            }
+            return RoundResult(calibration: calibration, groups: groups)
+        }
     }
 
     /// The server's own steps during the run, or why there are none.
@@ -224,6 +287,7 @@ public struct Runner: Sendable {
         _ index: Int,
         prepared: PreparedClient,
         built: [Built],
+        barrier: RoundBarrier?,
         runStart: UInt64,
         scheduleStart: UInt64,
         deadline: UInt64
@@ -325,8 +389,10 @@ public struct Runner: Sendable {
                     // A failed iteration's timings are dropped, but what it counted happened.
                     recorder.count(group, steps)
                 } else {
+                    let exchange = Self.elapsed(from: intended ?? start, to: end, excluding: setup)
                     recorder.record(group, steps)
-                    recorder.record(group, .exchange, Self.elapsed(from: intended ?? start, to: end, excluding: setup))
+                    recorder.record(group, .exchange, exchange)
+                    recorder.keepForRound(group, steps, exchange: exchange)
                     if intended != nil {
                         recorder.record(
                             group,
@@ -349,10 +415,24 @@ public struct Runner: Sendable {
         switch scenario.load.model {
         case .closed:
             let warmup = scenario.load.warmupIterations
-            for iteration in 0..<(warmup + scenario.load.iterations) {
+            let iterations = scenario.load.iterations
+            for iteration in 0..<(warmup + iterations) {
                 if Stopwatch.now() >= deadline {
                     recorder.stoppedByDeadline = true
+                    await barrier?.leave()
                     break
+                }
+                if let barrier, iteration >= warmup {
+                    // Measured iteration m belongs to round m × rounds / iterations.
+                    let round = (iteration - warmup) * scenario.load.rounds / iterations
+                    if round == recorder.roundSamples.count {
+                        await withTaskCancellationHandler {
+                            await barrier.arrive(at: round)
+                        } onCancel: {
+                            Task { await barrier.cancel() }
+                        }
+                        recorder.roundSamples.append(Array(repeating: [:], count: built.count))
+                    }
                 }
                 try await iterate(pick(), measured: iteration >= warmup, intended: nil)
                 // An in-process iteration never suspends: yield so that all clients take turns
@@ -410,12 +490,7 @@ public struct Runner: Sendable {
         let mine = Self.clients(self.plan)
         var groups: [GroupResult] = built.map { item in
             var group = GroupResult(
-                key: GroupKey(
-                    flow: item.planned.label,
-                    suite: item.flow.suite,
-                    provider: item.planned.setup.providerLabel,
-                    transport: scenario.server.transport
-                ),
+                key: self.groupKey(item),
                 flowKind: item.planned.kind,
                 insecure: item.flow.isInsecure
             )

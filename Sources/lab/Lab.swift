@@ -6,6 +6,8 @@ struct Lab: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lab",
         abstract: "A benchmark and simulation lab for secure client/server exchanges.",
-        subcommands: [Run.self, Serve.self, Compare.self, Merge.self, Validate.self, List.self]
+        subcommands: [
+            Run.self, Serve.self, Compare.self, Check.self, Merge.self, Calibrate.self, Validate.self, List.self,
+        ]
     )
 }

@@ -279,6 +279,11 @@ public struct RunResult: Sendable {
     public var stoppedByDeadline: Bool
     /// Each threshold and whether it held.
     public var thresholds: [ThresholdOutcome]
+    /// Reference operations timed in the run's process (`Calibration`); nil in results
+    /// written before runs calibrated.
+    public var calibration: Calibration? = nil
+    /// One entry per round when the load has `rounds` > 1; empty otherwise.
+    public var rounds: [RoundResult] = []
 
     /// A result given directly.
     public init(

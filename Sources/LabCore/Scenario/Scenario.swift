@@ -386,6 +386,11 @@ public struct LoadSpec: Sendable, Decodable {
     public var iterations: Int = 100
     /// Closed: iterations per client run first and left out of the results.
     public var warmupIterations: Int = 0
+    /// Closed: the measured iterations fall into this many rounds. Every client finishes a
+    /// round before any starts the next, and the lab times its calibration operations in
+    /// between, so each round is one repeated sample of every step (what `lab check`
+    /// tests over). 1 (the default) is one uninterrupted run.
+    public var rounds: Int = 1
     /// Open: new exchanges per second, over all clients.
     public var rate: Double = 0
     /// Open: how long exchanges keep starting.
@@ -395,8 +400,8 @@ public struct LoadSpec: Sendable, Decodable {
     /// Both: the run stops cleanly, keeping what it measured, once this much time has passed.
     public var deadline: TimeSpan = .seconds(600)
 
-    static let keys = ["model", "iterations", "warmupIterations", "rate", "duration", "warmup", "deadline"]
-    static let closedOnly = ["iterations", "warmupIterations"]
+    static let keys = ["model", "iterations", "warmupIterations", "rounds", "rate", "duration", "warmup", "deadline"]
+    static let closedOnly = ["iterations", "warmupIterations", "rounds"]
     static let openOnly = ["rate", "duration", "warmup"]
 
     /// A closed model.
@@ -447,6 +452,19 @@ public struct LoadSpec: Sendable, Decodable {
                 isValid: { (0...1_000_000).contains($0) }
             )
             ?? self.warmupIterations
+        self.rounds =
+            object.optional(
+                "rounds",
+                expected: "an integer from 1 to 1000, at most the iterations",
+                isValid: { (1...1000).contains($0) }
+            )
+            ?? self.rounds
+        if self.rounds > self.iterations {
+            object.problem(
+                "rounds",
+                "expected at most as many rounds as iterations (\(self.iterations)), found \(self.rounds)"
+            )
+        }
         if self.model == .open {
             self.rate =
                 object.required(

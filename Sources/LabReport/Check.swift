@@ -1,0 +1,244 @@
+import Foundation
+import LabCore
+
+/// `lab check`: a run against a baseline, step by step, over repeated samples.
+///
+/// Both runs have rounds (`load.rounds`): each round gives every step one median, divided by
+/// the calibration unit timed just before that round in the same process (`RoundResult`).
+/// A step **regressed** only when the run's calibrated medians are significantly above the
+/// baseline's (one-sided Mann–Whitney U over the rounds, p < `alpha`) *and* the shift —
+/// the Hodges–Lehmann estimate, the median of every run÷baseline ratio of rounds — exceeds
+/// `1 + threshold`. Machine-wide slowness moves a round's calibration with its steps and
+/// cancels; a slowdown of the lab's own code does not.
+public struct RegressionCheck: Sendable {
+    /// What the check decided about one step.
+    public enum Verdict: String, Sendable, Codable {
+        /// Significantly slower, beyond the threshold: a regression.
+        case slower
+        /// Significantly faster, beyond the threshold.
+        case faster
+        /// Neither.
+        case unchanged = "no significant change"
+        /// Fewer rounds than `minimumRounds` on either side.
+        case tooFewRounds = "too few rounds"
+    }
+
+    /// One step of one group.
+    public struct Row: Sendable {
+        /// The group.
+        public var key: GroupKey
+        /// The step's name.
+        public var step: String
+        /// The baseline's median over rounds, in calibration units.
+        public var baseline: Double
+        /// The run's median over rounds, in calibration units.
+        public var run: Double
+        /// The estimated run ÷ baseline ratio (Hodges–Lehmann).
+        public var ratio: Double
+        /// The one-sided p-value in the direction of the change (slower if ratio ≥ 1).
+        public var pValue: Double
+        /// Rounds on each side.
+        public var rounds: (baseline: Int, run: Int)
+        /// The decision.
+        public var verdict: Verdict
+    }
+
+    /// Rounds each side needs before a step gets a verdict.
+    public static let minimumRounds = 5
+
+    /// Every step both runs measured in their rounds, in group then report order.
+    public var rows: [Row]
+    /// Groups or steps only one side has, and other facts a reader should know.
+    public var notes: [String]
+    /// The smallest shift called a change, e.g. 0.08 for 8%.
+    public var threshold: Double
+    /// The significance level of the one-sided test.
+    public var alpha: Double
+
+    /// The steps that regressed.
+    public var regressions: [Row] { self.rows.filter { $0.verdict == .slower } }
+
+    /// Checks `run` against `baseline`. Throws `.invalidScenario` (exit 1) when they cannot
+    /// be compared: no rounds, or different build configurations.
+    public init(run: RunResult, baseline: RunResult, threshold: Double, alpha: Double) throws {
+        self.threshold = threshold
+        self.alpha = alpha
+        self.notes = []
+        self.rows = []
+        for (name, result) in [("The baseline", baseline), ("The run", run)] where result.rounds.isEmpty {
+            throw LabError(
+                .invalidScenario,
+                "\(name) (\(result.metadata.scenario)) has no rounds; `lab check` tests over repeated samples: give its scenario \"load\": {\"rounds\": 10} or more"
+            )
+        }
+        guard run.metadata.build == baseline.metadata.build else {
+            throw LabError(
+                .invalidScenario,
+                "The baseline was measured by a \(baseline.metadata.build) build and the run by a \(run.metadata.build) build; their timings do not compare. Record the baseline with the same build configuration"
+            )
+        }
+        if run.metadata.machine.cpu != baseline.metadata.machine.cpu {
+            self.notes.append(
+                "The baseline ran on \(baseline.metadata.machine.cpu), this run on \(run.metadata.machine.cpu): the calibration unit absorbs most of a CPU's speed, not all of it."
+            )
+        }
+        if run.metadata.scenario != baseline.metadata.scenario {
+            self.notes.append(
+                "The baseline's scenario is '\(baseline.metadata.scenario)', the run's '\(run.metadata.scenario)'."
+            )
+        }
+        let runKeys = Self.keys(run.rounds)
+        let baseKeys = Self.keys(baseline.rounds)
+        var rows: [Row] = []
+        for key in baseKeys {
+            guard runKeys.contains(key) else {
+                self.notes.append("The run has no group '\(key)'.")
+                continue
+            }
+            let baseSteps = Self.steps(baseline.rounds, key)
+            let runSteps = Self.steps(run.rounds, key)
+            for step in baseSteps where runSteps.contains(step) {
+                let base = baseline.rounds.compactMap { $0.calibrated(key, step) }
+                let now = run.rounds.compactMap { $0.calibrated(key, step) }
+                rows.append(self.row(key, step, base: base, run: now))
+            }
+            for step in runSteps where !baseSteps.contains(step) {
+                self.notes.append("Only the run measured '\(step)' in '\(key)'.")
+            }
+        }
+        for key in runKeys where !baseKeys.contains(key) {
+            self.notes.append("Only the run has the group '\(key)'.")
+        }
+        self.rows = rows
+    }
+
+    private func row(_ key: GroupKey, _ step: String, base: [Double], run: [Double]) -> Row {
+        let baseline = Self.median(base)
+        let median = Self.median(run)
+        guard base.count >= Self.minimumRounds, run.count >= Self.minimumRounds else {
+            return Row(
+                key: key,
+                step: step,
+                baseline: baseline,
+                run: median,
+                ratio: baseline > 0 ? median / baseline : 1,
+                pValue: 1,
+                rounds: (base.count, run.count),
+                verdict: .tooFewRounds
+            )
+        }
+        let ratio = Self.hodgesLehmannRatio(base, run)
+        let slower = ratio >= 1
+        let p = RankSum.oneSidedPValue(base, run, greater: slower)
+        let beyond = slower ? ratio > 1 + self.threshold : ratio < 1 / (1 + self.threshold)
+        let verdict: Verdict = p < self.alpha && beyond ? (slower ? .slower : .faster) : .unchanged
+        return Row(
+            key: key,
+            step: step,
+            baseline: baseline,
+            run: median,
+            ratio: ratio,
+            pValue: p,
+            rounds: (base.count, run.count),
+            verdict: verdict
+        )
+    }
+
+    /// The groups measured in rounds, in order of first appearance.
+    static func keys(_ rounds: [RoundResult]) -> [GroupKey] {
+        var keys: [GroupKey] = []
+        for round in rounds { for group in round.groups where !keys.contains(group.key) { keys.append(group.key) } }
+        return keys.sorted()
+    }
+
+    /// A group's steps measured in rounds, in report order.
+    static func steps(_ rounds: [RoundResult], _ key: GroupKey) -> [String] {
+        var steps: [Step] = []
+        for round in rounds {
+            for group in round.groups where group.key == key {
+                for entry in group.steps where entry.count > 0 && !steps.contains(Step(entry.step)) {
+                    steps.append(Step(entry.step))
+                }
+            }
+        }
+        return steps.sorted(by: Step.reportOrdering).map(\.name)
+    }
+
+    /// The median of every `run[j] ÷ baseline[i]`: the shift estimate that goes with the rank-sum test.
+    static func hodgesLehmannRatio(_ baseline: [Double], _ run: [Double]) -> Double {
+        var logs: [Double] = []
+        logs.reserveCapacity(baseline.count * run.count)
+        for b in baseline where b > 0 { for r in run where r > 0 { logs.append(log(r / b)) } }
+        return exp(Self.median(logs))
+    }
+
+    /// The median; 0 for no values.
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+}
+
+/// The Wilcoxon–Mann–Whitney rank-sum test for small samples, exact where it can be.
+public enum RankSum {
+    /// The one-sided p-value that the second sample is stochastically greater (or, with
+    /// `greater: false`, smaller) than the first. Exact (the null distribution of U counted
+    /// over all arrangements) when n·m ≤ 2,500 and no values tie; otherwise the normal
+    /// approximation with continuity and tie corrections.
+    public static func oneSidedPValue(_ first: [Double], _ second: [Double], greater: Bool) -> Double {
+        let n = first.count
+        let m = second.count
+        guard n > 0, m > 0 else { return 1 }
+        // U: pairs where the second's value is larger (ties half), in the tested direction.
+        var u = 0.0
+        for x in first {
+            for y in second {
+                if greater ? y > x : y < x { u += 1 } else if y == x { u += 0.5 }
+            }
+        }
+        let pooled = first + second
+        let hasTies = Set(pooled).count < pooled.count
+        if !hasTies, n * m <= 2_500 {
+            let counts = Self.distribution(n, m)
+            let total = counts.reduce(0, +)
+            let observed = Int(u.rounded())
+            return counts[observed...].reduce(0, +) / total
+        }
+        let big = Double(n + m)
+        var tieTerm = 0.0
+        var groups: [Double: Int] = [:]
+        for value in pooled { groups[value, default: 0] += 1 }
+        for count in groups.values where count > 1 { tieTerm += Double(count * count * count - count) }
+        let variance = Double(n * m) / 12 * ((big + 1) - tieTerm / (big * (big - 1)))
+        guard variance > 0 else { return 1 }
+        let z = (u - 0.5 - Double(n * m) / 2) / variance.squareRoot()
+        return 0.5 * erfc(z / 2.0.squareRoot())
+    }
+
+    /// How many of the C(n+m, n) arrangements give each U = 0 … n·m: the coefficients of the
+    /// Gaussian binomial [n+m choose n]_q, by its Pascal recurrence.
+    static func distribution(_ n: Int, _ m: Int) -> [Double] {
+        let size = n * m + 1
+        // row[k] = [N choose k]_q for the current N, k = 0 … n.
+        var row: [[Double]] = Array(repeating: [], count: n + 1)
+        row[0] = [1]
+        for total in 1...(n + m) {
+            var next = row
+            for k in stride(from: min(n, total), through: 1, by: -1) {
+                // [N choose k] = [N-1 choose k-1] + q^k [N-1 choose k]
+                let shifted = row[k].isEmpty ? [] : Array(repeating: 0.0, count: k) + row[k]
+                let left = row[k - 1]
+                var sum = Array(repeating: 0.0, count: max(left.count, shifted.count))
+                for (index, value) in left.enumerated() { sum[index] += value }
+                for (index, value) in shifted.enumerated() { sum[index] += value }
+                next[k] = sum
+            }
+            row = next
+        }
+        var result = row[n]
+        if result.count < size { result += Array(repeating: 0, count: size - result.count) }
+        return Array(result.prefix(size))
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import LabCore
+import LabPlugins
+
+/// `lab calibrate`: the reference operations every run calibrates with, timed alone.
+struct Calibrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Time the calibration operations (RSA-2048 sign and verify, AES-128-CBC 16 KiB) with a provider.",
+        discussion: """
+            Runs each operation back to back for --seconds and prints operations per second, as \
+            `openssl speed` does (Benchmarks/openssl-speed.sh compares the two), then one calibration \
+            sample as every run records it.
+            """
+    )
+
+    @Option(help: "The provider: \(BuiltInPlugins.providers.names.joined(separator: ", ")).")
+    var provider = "openssl"
+
+    @Option(help: "Seconds per operation.")
+    var seconds = 3.0
+
+    @Flag(help: "Print JSON: {provider, seconds, rates: {operation: ops/s}, sample}.")
+    var json = false
+
+    struct Output: Codable {
+        var provider: String
+        var seconds: Double
+        var rates: [String: Double]
+        var sample: CalibrationSample
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            guard self.seconds > 0, self.seconds <= 600 else {
+                throw ValidationError("--seconds must be above 0 and at most 600")
+            }
+            let calibrator = try Calibrator(try BuiltInPlugins.providers.make(self.provider))
+            var rates: [String: Double] = [:]
+            for operation in Calibrator.Operation.allCases {
+                rates[operation.rawValue] = try calibrator.rate(operation, seconds: self.seconds)
+            }
+            let output = Output(
+                provider: calibrator.provider,
+                seconds: self.seconds,
+                rates: rates,
+                sample: try calibrator.sample()
+            )
+            if self.json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                print(String(decoding: try encoder.encode(output), as: UTF8.self))
+                return
+            }
+            print("Calibration operations, \(calibrator.provider), \(TimeSpan.trimmed(self.seconds)) s each:")
+            for operation in Calibrator.Operation.allCases {
+                let rate = rates[operation.rawValue] ?? 0
+                print(
+                    "  \(operation.rawValue.padding(toLength: 18, withPad: " ", startingAt: 0))"
+                        + String(format: "%12.1f ops/s %10.2f µs", rate, rate > 0 ? 1e6 / rate : 0)
+                )
+            }
+            print(
+                String(
+                    format: "Calibration unit (√(sign × AES 16 KiB) of a sample): %.2f µs",
+                    output.sample.unit / 1000
+                )
+            )
+        }
+    }
+}

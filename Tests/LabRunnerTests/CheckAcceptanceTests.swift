@@ -1,0 +1,64 @@
+import Foundation
+import LabTesting
+import SwiftCSV
+import Testing
+
+/// `lab check` on real runs, as issue 7 accepts it: 20 runs of an unchanged build flag at
+/// most one; 20 runs with a real 15% slowdown in one step (busy time added inside it) flag
+/// at least 19, naming that step. Runs in the last pass of scripts/test, alone: its verdicts
+/// are about time.
+struct CheckAcceptanceTests {
+    static let scenario = #"""
+        {
+          "name": "check-acceptance",
+          "server": { "transport": "in-process", "provider": "swift-crypto" },
+          "clients": { "count": 1 },
+          "load": { "model": "closed", "iterations": 400, "warmupIterations": 20, "rounds": 10 },
+          "flows": [ { "flow": "cx", "suite": "x25519" } ],
+          "thresholds": { "errors": "== 0" },
+          "report": { "formats": ["json"] }
+        }
+        """#
+
+    @Test("lab check: 20 unchanged runs flag at most 1; 20 runs with sign 15% slower flag at least 19, naming sign")
+    func repeatedChecks() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("check.json")
+        try Self.scenario.write(to: file, atomically: true, encoding: .utf8)
+        func run(_ name: String, _ extra: [String] = []) async throws -> URL {
+            let out = folder.appendingPathComponent(name)
+            let run = try await CLITests.lab(["run", file.path, "--out", out.path, "--quiet"] + extra)
+            try #require(run.status == 0, "\(name): \(run.errors)")
+            return out
+        }
+        /// The steps `lab check` called slower, after checking its exit code agrees.
+        func check(_ out: URL) async throws -> [String] {
+            let check = try await CLITests.lab(["check", out.path, "--baseline", baseline.path, "--quiet"])
+            #expect([0, 2].contains(check.status), "\(check.errors)")
+            let csv = try CSV<Named>(url: out.appendingPathComponent("check.csv"))
+            let slower = csv.rows.filter { $0["verdict"] == "slower" }.compactMap { $0["step"] }
+            #expect((check.status == 2) == !slower.isEmpty, "exit \(check.status) with \(slower)")
+            return slower
+        }
+        _ = try await run("warm-up")
+        let baseline = try await run("baseline")
+
+        var unchangedFlags: [[String]] = []
+        for index in 0..<20 {
+            let flagged = try await check(try await run("same-\(index)"))
+            if !flagged.isEmpty { unchangedFlags.append(flagged) }
+        }
+        #expect(unchangedFlags.count <= 1, "unchanged runs flagged: \(unchangedFlags)")
+
+        var named = 0
+        var others: [[String]] = []
+        for index in 0..<20 {
+            let flagged = try await check(try await run("slow-\(index)", ["--test-slowdown", "sign=15%"]))
+            if flagged.contains("sign") { named += 1 }
+            if flagged.contains(where: { $0 != "sign" }) { others.append(flagged) }
+        }
+        #expect(named >= 19, "runs with sign 15% slower that were flagged naming sign: \(named) of 20")
+        #expect(others.count <= 1, "slowed runs that also flagged other steps: \(others)")
+    }
+}
