@@ -3,7 +3,7 @@ import LabCore
 import LabWire
 import Testing
 
-/// Property lists built to hurt: they are refused fast, before Foundation builds anything.
+/// Property lists built to hurt: they are refused fast, without building anything they describe.
 struct HostilePlistTests {
     /// Assembles a bplist00 from encoded objects (object 0 is the top), one-byte references.
     static func bplist(_ objects: [[UInt8]]) -> [UInt8] {
@@ -24,7 +24,7 @@ struct HostilePlistTests {
 
     static func ascii(_ text: String) -> [UInt8] { [0x50 | UInt8(text.utf8.count)] + Array(text.utf8) }
 
-    @Test("Shared nested arrays (2^40 nodes in 600 bytes) are refused before Foundation decodes them")
+    @Test("Shared nested arrays (2^40 nodes in 600 bytes) are refused without being expanded")
     func referenceBomb() throws {
         // {suite: A1}, A(i) = [A(i+1), A(i+1)]: Foundation would expand it to 2^40 nodes.
         let depth = 40
@@ -38,7 +38,7 @@ struct HostilePlistTests {
         #expect(body.count < 700)
         let error = try #require(throws: LabError.self) { try CXRequest(decoding: body) }
         #expect(error.code == .malformedMessage)
-        // The shape check's own message: Foundation's decoder never saw the body.
+        // Refused at the first container, which is never followed.
         #expect(error.message.hasPrefix("The body is not a flat binary property list"), "\(error)")
         #expect(error.message.contains("container"), "\(error)")
     }
