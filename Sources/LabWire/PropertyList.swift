@@ -1,16 +1,15 @@
-import Foundation
 import LabCore
 
 /// Binary property-list bodies (`bplist00`) with a top-level dictionary of string keys.
 ///
-/// Built on Foundation's `PropertyListSerialization`; the typed accessors turn every
-/// shape problem into a `LabError` naming the key and the type that was expected.
+/// Built on the native codec `BinaryPropertyList`; the typed accessors turn every shape
+/// problem into a `LabError` naming the key and the type that was expected.
 public struct PropertyListDictionary: Sendable {
     /// The 8 bytes every binary property list begins with.
-    public static let magic: [UInt8] = Array("bplist00".utf8)
+    public static let magic: [UInt8] = BinaryPropertyList.magic
 
-    /// The dictionary's values, as Foundation decoded them.
-    nonisolated(unsafe) private var values: [String: Any]
+    /// The dictionary's values.
+    private var values: [String: BinaryPropertyList.Value]
 
     /// An empty dictionary to fill and encode.
     public init() {
@@ -25,50 +24,25 @@ public struct PropertyListDictionary: Sendable {
                 "The body is not a binary property list (it does not begin with 'bplist00')"
             )
         }
-        try BinaryPropertyListShape.requireFlatDictionary(body)
-        let object: Any
-        do {
-            object = try PropertyListSerialization.propertyList(from: Data(body), options: [], format: nil)
-        } catch {
-            throw LabError(
-                .malformedMessage,
-                "The body is not a valid binary property list",
-                cause: UnderlyingError(describing: error)
-            )
-        }
-        guard let dictionary = object as? [String: Any] else {
-            throw LabError(
-                .malformedMessage,
-                "The property list's top level is \(Self.typeName(object)), not a dictionary"
-            )
-        }
-        self.values = dictionary
+        self.values = try BinaryPropertyList.decode(body)
     }
 
-    /// Encodes as a binary property list.
+    /// Encodes as a binary property list, keys in sorted order.
     public func encoded() throws -> [UInt8] {
-        do {
-            return Array(try PropertyListSerialization.data(fromPropertyList: self.values, format: .binary, options: 0))
-        } catch {
-            throw LabError(
-                .malformedMessage,
-                "Could not encode a property list",
-                cause: UnderlyingError(describing: error)
-            )
-        }
+        try BinaryPropertyList.encode(self.values)
     }
 
     /// Whether `key` is present.
     public func contains(_ key: String) -> Bool { self.values[key] != nil }
 
     /// Sets a string value.
-    public mutating func set(_ key: String, string: String) { self.values[key] = string }
+    public mutating func set(_ key: String, string: String) { self.values[key] = .string(string) }
     /// Sets a data value.
-    public mutating func set(_ key: String, data: [UInt8]) { self.values[key] = Data(data) }
+    public mutating func set(_ key: String, data: [UInt8]) { self.values[key] = .data(data) }
     /// Sets an integer value (never a boolean).
-    public mutating func set(_ key: String, integer: Int) { self.values[key] = NSNumber(value: integer) }
+    public mutating func set(_ key: String, integer: Int) { self.values[key] = .integer(integer) }
     /// Sets a boolean value.
-    public mutating func set(_ key: String, bool: Bool) { self.values[key] = bool }
+    public mutating func set(_ key: String, bool: Bool) { self.values[key] = .bool(bool) }
 
     /// A required string.
     public func string(_ key: String) throws -> String {
@@ -78,9 +52,11 @@ public struct PropertyListDictionary: Sendable {
 
     /// An optional string.
     public func optionalString(_ key: String) throws -> String? {
-        guard let value = self.values[key] else { return nil }
-        guard let string = value as? String else { throw Self.wrongType(key, "a string", value) }
-        return string
+        switch self.values[key] {
+        case nil: return nil
+        case .string(let string): return string
+        case let value?: throw Self.wrongType(key, "a string", value)
+        }
     }
 
     /// Required data.
@@ -91,60 +67,42 @@ public struct PropertyListDictionary: Sendable {
 
     /// Optional data.
     public func optionalData(_ key: String) throws -> [UInt8]? {
-        guard let value = self.values[key] else { return nil }
-        guard let data = value as? Data else { throw Self.wrongType(key, "data", value) }
-        return Array(data)
+        switch self.values[key] {
+        case nil: return nil
+        case .data(let bytes): return bytes
+        case let value?: throw Self.wrongType(key, "data", value)
+        }
     }
 
     /// A required integer. A boolean or a real is refused: the plist types differ.
     public func integer(_ key: String) throws -> Int {
-        guard let value = self.values[key] else { throw Self.missing(key, "an integer") }
-        // Foundation decodes plist booleans as `Bool` and integers and reals as `NSNumber`
-        // (an NSNumber also answers `as? Bool`), so test the dynamic type, then the number's C type.
-        guard !(type(of: value) is Bool.Type), let number = value as? NSNumber,
-            Self.integerTypes.contains(number.objCType.pointee), let integer = Int(exactly: number)
-        else {
-            throw Self.wrongType(key, "an integer", value)
-        }
-        return integer
+        guard let value = try self.optionalInteger(key) else { throw Self.missing(key, "an integer") }
+        return value
     }
 
     /// An optional integer, refused as `integer(_:)` refuses.
     public func optionalInteger(_ key: String) throws -> Int? {
-        self.values[key] == nil ? nil : try self.integer(key)
+        switch self.values[key] {
+        case nil: return nil
+        case .integer(let integer): return integer
+        case let value?: throw Self.wrongType(key, "an integer", value)
+        }
     }
-
-    /// `objCType` codes of the integer types: c C s S i I l L q Q.
-    private static let integerTypes: Set<CChar> = Set("cCsSiIlLqQ".utf8.map { CChar(bitPattern: $0) })
 
     /// An optional boolean.
     public func optionalBool(_ key: String) throws -> Bool? {
-        guard let value = self.values[key] else { return nil }
-        guard type(of: value) is Bool.Type, let bool = value as? Bool else {
-            throw Self.wrongType(key, "a boolean", value)
+        switch self.values[key] {
+        case nil: return nil
+        case .bool(let bool): return bool
+        case let value?: throw Self.wrongType(key, "a boolean", value)
         }
-        return bool
     }
 
     private static func missing(_ key: String, _ expected: String) -> LabError {
         LabError(.malformedMessage, "The key '\(key)' is missing; expected \(expected)")
     }
 
-    private static func wrongType(_ key: String, _ expected: String, _ value: Any) -> LabError {
-        LabError(.malformedMessage, "The key '\(key)' holds \(typeName(value)); expected \(expected)")
-    }
-
-    private static func typeName(_ value: Any) -> String {
-        switch value {
-        case is String: "a string"
-        case is Data: "data"
-        case _ where type(of: value) is Bool.Type: "a boolean"
-        case let number as NSNumber where !integerTypes.contains(number.objCType.pointee): "a real"
-        case is NSNumber: "an integer"
-        case is [Any]: "an array"
-        case is [String: Any]: "a dictionary"
-        case is Date: "a date"
-        default: "\(type(of: value))"
-        }
+    private static func wrongType(_ key: String, _ expected: String, _ value: BinaryPropertyList.Value) -> LabError {
+        LabError(.malformedMessage, "The key '\(key)' holds \(value.typeName); expected \(expected)")
     }
 }
