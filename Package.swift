@@ -14,7 +14,10 @@ let package = Package(
     products: [
         .executable(name: "lab", targets: ["lab"]),
         // For the benchmark package in Benchmarks/: the providers and the cx/1 logic.
-        .library(name: "LabProviders", targets: ["LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL"]),
+        .library(
+            name: "LabProviders",
+            targets: ["LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging"]
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),

@@ -27,6 +27,15 @@ let package = Package(
             ],
             path: "Benchmarks/Primitives",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "Exchange",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "LabProviders", package: lab),
+            ],
+            path: "Benchmarks/Exchange",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

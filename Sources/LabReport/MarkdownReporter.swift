@@ -171,6 +171,16 @@ public struct MarkdownReporter: Reporter {
             ("Errors", Self.errors(result.errorCount, result.errorsByKind)),
             ("Deadline", result.stoppedByDeadline ? "⚠️ **stopped the run early**" : "not reached"),
         ]
+        if let bound = PrimitiveBound(result) {
+            rows.append(
+                (
+                    "Primitive bound",
+                    "\(Numbers.fixed(bound.achieved, 1)) exchanges/s = **\(Numbers.fixed(bound.efficiency * 100, 1))%** of"
+                        + " \(Numbers.fixed(bound.bound, 1))/s, the most \(bound.lanes) lane\(bound.lanes == 1 ? "" : "s") could do"
+                        + " spending \(TimeSpan.format(nanoseconds: bound.primitiveNanoseconds)) per exchange in primitives and nothing else"
+                )
+            )
+        }
         if let serverSide = metadata.serverSide { rows.append(("Server side", serverSide)) }
         if let server = metadata.serverMachine {
             rows.append(("Server host", "\(server.hostname): \(server.cpu), \(server.cores) cores, \(server.kernel)"))

@@ -1,11 +1,75 @@
+import Foundation
 import Histogram
 import LabCore
+import Synchronization
 
-/// One simulated client's measurements: a histogram per group and step, and outcome counts,
-/// owned by the client's task and merged by the runner at the end, so the hot path takes no lock.
+/// The run's step histograms, one set per group, kept in a few stripes that clients share
+/// (client i writes to stripe i mod stripes) and merged exactly at the end.
+///
+/// One histogram per client and step would need no lock, but an HDR histogram of three
+/// significant digits grows to about 100 KiB to hold millisecond samples: a thousand
+/// clients made gigabytes, and their growth (an unspecialised append in the histogram
+/// package) took most of the CPU. With stripes, a client takes one uncontended lock per
+/// iteration (twice as many stripes as cores, each held for a dozen records).
+final class StepHistograms: Sendable {
+    private final class Stripe: Sendable {
+        let groups: Mutex<[[Step: Histogram<UInt64>]]>
+        init(groups: Int) { self.groups = Mutex(Array(repeating: [:], count: groups)) }
+    }
+
+    private let stripes: [Stripe]
+
+    /// Histograms for `groups` groups in enough stripes for this machine.
+    init(groups: Int, stripes: Int = 2 * max(1, ProcessInfo.processInfo.activeProcessorCount)) {
+        self.stripes = (0..<max(1, stripes)).map { _ in Stripe(groups: groups) }
+    }
+
+    /// The stripe client `index` writes to.
+    func stripe(for index: Int) -> Int { index % self.stripes.count }
+
+    /// Records `entries` (and `extra`, if any) into `group`'s histograms in `stripe`.
+    func record(
+        stripe: Int,
+        group: Int,
+        _ entries: [(step: Step, nanoseconds: UInt64)],
+        _ extra: [(step: Step, nanoseconds: UInt64)] = []
+    ) {
+        guard !entries.isEmpty || !extra.isEmpty else { return }
+        self.stripes[stripe].groups.withLock { groups in
+            for (step, nanoseconds) in entries { groups[group][step, default: Self.histogram()].record(nanoseconds) }
+            for (step, nanoseconds) in extra { groups[group][step, default: Self.histogram()].record(nanoseconds) }
+        }
+    }
+
+    /// Every stripe added together, per group.
+    func merged() -> [[Step: Histogram<UInt64>]] {
+        var merged: [[Step: Histogram<UInt64>]] = []
+        for stripe in self.stripes {
+            let groups = stripe.groups.withLock { $0 }
+            if merged.isEmpty { merged = Array(repeating: [:], count: groups.count) }
+            for (index, steps) in groups.enumerated() {
+                for (step, histogram) in steps {
+                    if merged[index][step] == nil {
+                        merged[index][step] = histogram
+                    } else {
+                        merged[index][step]!.add(histogram)
+                    }
+                }
+            }
+        }
+        return merged
+    }
+
+    static func histogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+    }
+}
+
+/// One simulated client's measurements: counts per group, its measured window and its
+/// rounds' samples, owned by the client's task; its step timings go to the run's shared
+/// `StepHistograms`, in the client's stripe.
 struct ClientRecorder: Sendable {
     struct Group: Sendable {
-        var steps: [Step: Histogram<UInt64>] = [:]
         var errors: [String: UInt64] = [:]
         var iterations: UInt64 = 0
         /// Outcome counts (`StepRecorder.count`), by name.
@@ -13,6 +77,9 @@ struct ClientRecorder: Sendable {
     }
 
     var groups: [Group]
+    /// Where the step timings go, and this client's stripe there.
+    let histograms: StepHistograms
+    let stripe: Int
     /// Monotonic start of this client's first measured iteration, and end of its last.
     var firstStart: UInt64 = .max
     var lastEnd: UInt64 = 0
@@ -23,23 +90,19 @@ struct ClientRecorder: Sendable {
     /// (`RoundResult` takes exact medians of them). Empty otherwise.
     var roundSamples: [[[Step: [UInt64]]]] = []
 
-    init(groups: Int) {
+    init(groups: Int, histograms: StepHistograms, client index: Int) {
         self.groups = Array(repeating: Group(), count: groups)
-    }
-
-    static func histogram() -> Histogram<UInt64> {
-        Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+        self.histograms = histograms
+        self.stripe = histograms.stripe(for: index)
     }
 
     mutating func record(_ group: Int, _ step: Step, _ nanoseconds: UInt64) {
-        self.groups[group].steps[step, default: Self.histogram()].record(nanoseconds)
+        self.histograms.record(stripe: self.stripe, group: group, [(step, nanoseconds)])
     }
 
-    /// Records `steps`' timings and adds their outcome counts.
-    mutating func record(_ group: Int, _ steps: IterationSteps) {
-        for (step, nanoseconds) in steps.entries {
-            self.record(group, step, nanoseconds)
-        }
+    /// Records `steps`' timings (and `extra` ones: the exchange) and adds their outcome counts.
+    mutating func record(_ group: Int, _ steps: IterationSteps, extra: [(step: Step, nanoseconds: UInt64)] = []) {
+        self.histograms.record(stripe: self.stripe, group: group, steps.entries, extra)
         self.count(group, steps)
     }
 

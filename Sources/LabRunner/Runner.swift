@@ -91,6 +91,7 @@ public struct Runner: Sendable {
         }
         var built: [Built] = []
         var preparedClients: [PreparedClient?] = Array(repeating: nil, count: mine.count)
+        var histograms = StepHistograms(groups: 0)
         do {
             for planned in self.plan.flows {
                 var setup = StepTimings()
@@ -107,9 +108,20 @@ public struct Runner: Sendable {
                 built.append(Built(planned: planned, flow: flow, endpoint: endpoint, setupSteps: setup))
             }
             let flows = built
+            histograms = StepHistograms(groups: flows.count)
+            let shared = histograms
             try await withThrowingTaskGroup(of: (Int, PreparedClient).self) { group in
                 for slot in 0..<mine.count {
-                    group.addTask { (slot, try await Self.prepareClient(built: flows)) }
+                    group.addTask {
+                        (
+                            slot,
+                            try await Self.prepareClient(
+                                built: flows,
+                                histograms: shared,
+                                index: mine.lowerBound + slot
+                            )
+                        )
+                    }
                 }
                 for try await (slot, client) in group { preparedClients[slot] = client }
             }
@@ -170,6 +182,7 @@ public struct Runner: Sendable {
         var result = self.result(
             built: flows,
             recorders: recorders,
+            histograms: histograms,
             startedAt: startedAt,
             total: runEnd &- runStart,
             server: "\(server.transport), server \(serverText)",
@@ -273,8 +286,15 @@ public struct Runner: Sendable {
         var flowClients: [any FlowClient]
     }
 
-    private static func prepareClient(built: [Built]) async throws -> PreparedClient {
-        var prepared = PreparedClient(recorder: ClientRecorder(groups: built.count), flowClients: [])
+    private static func prepareClient(
+        built: [Built],
+        histograms: StepHistograms,
+        index: Int
+    ) async throws -> PreparedClient {
+        var prepared = PreparedClient(
+            recorder: ClientRecorder(groups: built.count, histograms: histograms, client: index),
+            flowClients: []
+        )
         for (group, item) in built.enumerated() {
             var setup = IterationSteps()
             prepared.flowClients.append(try item.flow.makeClient(recorder: &setup))
@@ -390,16 +410,17 @@ public struct Runner: Sendable {
                     recorder.count(group, steps)
                 } else {
                     let exchange = Self.elapsed(from: intended ?? start, to: end, excluding: setup)
-                    recorder.record(group, steps)
-                    recorder.record(group, .exchange, exchange)
-                    recorder.keepForRound(group, steps, exchange: exchange)
+                    var extra = [(step: Step.exchange, nanoseconds: exchange)]
                     if intended != nil {
-                        recorder.record(
-                            group,
-                            Step(Step.exchange.name + ScenarioValidator.serviceSuffix),
-                            Self.elapsed(from: start, to: end, excluding: setup)
+                        extra.append(
+                            (
+                                Step(Step.exchange.name + ScenarioValidator.serviceSuffix),
+                                Self.elapsed(from: start, to: end, excluding: setup)
+                            )
                         )
                     }
+                    recorder.record(group, steps, extra: extra)
+                    recorder.keepForRound(group, steps, exchange: exchange)
                 }
             } else {
                 recorder.warmup += 1
@@ -481,6 +502,7 @@ public struct Runner: Sendable {
     private func result(
         built: [Built],
         recorders: [ClientRecorder],
+        histograms: StepHistograms,
         startedAt: Date,
         total: UInt64,
         server: String,
@@ -495,10 +517,20 @@ public struct Runner: Sendable {
                 insecure: item.flow.isInsecure
             )
             for (step, nanoseconds) in item.setupSteps.entries {
-                group.steps[step, default: ClientRecorder.histogram()].record(nanoseconds)
+                group.steps[step, default: StepHistograms.histogram()].record(nanoseconds)
             }
             group.outcomes = item.setupSteps.outcomes
             return group
+        }
+        for (index, steps) in histograms.merged().enumerated() where index < built.count {
+            groups[index].merge(
+                GroupResult(
+                    key: groups[index].key,
+                    flowKind: groups[index].flowKind,
+                    insecure: groups[index].insecure,
+                    steps: steps
+                )
+            )
         }
         groups += serverSide.groups
         for recorder in recorders {
@@ -508,7 +540,6 @@ public struct Runner: Sendable {
                         key: groups[index].key,
                         flowKind: groups[index].flowKind,
                         insecure: groups[index].insecure,
-                        steps: measured.steps,
                         errors: measured.errors,
                         iterations: measured.iterations,
                         outcomes: measured.outcomes

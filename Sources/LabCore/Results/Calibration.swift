@@ -110,10 +110,13 @@ public struct Calibrator: Sendable {
         )
     }
 
-    /// Operations per second of `operation`, run back to back for `seconds`, as `openssl
-    /// speed` measures: the count done divided by the time they took.
-    public func rate(_ operation: Operation, seconds: Double) throws -> Double {
+    /// Operations per second of `operation`, run back to back for `seconds` of wall time,
+    /// as `openssl speed` measures: the count done divided by the wall time they took
+    /// (`openssl speed -elapsed`) and by the CPU time this thread spent (plain `openssl
+    /// speed` divides by user CPU time), so a busy machine does not skew the comparison.
+    public func rate(_ operation: Operation, seconds: Double) throws -> (wall: Double, cpu: Double) {
         let start = Stopwatch.now()
+        let cpuStart = Self.threadCPUNanoseconds()
         let until = start &+ UInt64(seconds * 1e9)
         var count = 0
         var now = start
@@ -122,7 +125,15 @@ public struct Calibrator: Sendable {
             count += 8
             now = Stopwatch.now()
         } while now < until
-        return Double(count) / (Double(now &- start) / 1e9)
+        let cpu = Self.threadCPUNanoseconds() &- cpuStart
+        return (Double(count) / (Double(now &- start) / 1e9), cpu > 0 ? Double(count) / (Double(cpu) / 1e9) : 0)
+    }
+
+    /// The calling thread's CPU time, in nanoseconds.
+    static func threadCPUNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     private func median(_ operation: Operation, _ count: Int) throws -> UInt64 {

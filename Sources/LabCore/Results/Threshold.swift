@@ -2,7 +2,8 @@ import Histogram
 
 /// A pass/fail condition on a run, parsed from a scenario's `"thresholds"`.
 ///
-/// Metrics: `errors` (all flows), `<flow>.errors`, `<flow>.<step>.<stat>`, `outcomes.<name>`
+/// Metrics: `efficiency` (the run's share of its primitive bound, `PrimitiveBound`, as a
+/// percentage), `errors` (all flows), `<flow>.errors`, `<flow>.<step>.<stat>`, `outcomes.<name>`
 /// (all flows) or `<flow>.outcomes.<name>`, where `<flow>` is an entry's label or a flow
 /// plugin's name (matching all its entries), optionally narrowed with
 /// `{suite=…,provider=…,transport=…}`. Stats: `count`, `min`, `p50`, `p90`, `p99`, `p99.9`,
@@ -30,6 +31,8 @@ public struct Threshold: Sendable, Equatable {
         case step(Step, Stat)
         /// The summed count of one outcome (`StepRecorder.count`).
         case outcome(String)
+        /// The run's exchanges per second as a share of its primitive bound (`PrimitiveBound`).
+        case efficiency
     }
 
     /// A comparison operator.
@@ -86,6 +89,29 @@ public struct Threshold: Sendable, Equatable {
         var flow: String? = nil
         var filters: [String: String] = [:]
         // `outcomes.<name>` is every flow's, unless a flow is labelled `outcomes` (then it is that flow's metric).
+        if rest == "efficiency", flows["efficiency"] == nil {
+            return Self.parseCondition(condition).flatMap { comparison, number, unit in
+                guard unit == "%" else {
+                    return .failure(
+                        ThresholdProblem(
+                            inMetric: false,
+                            "expected a share of the primitive bound such as \">= 90%\", found \"\(condition)\""
+                        )
+                    )
+                }
+                return .success(
+                    Threshold(
+                        metric: metric,
+                        condition: condition,
+                        flow: nil,
+                        filters: [:],
+                        measure: .efficiency,
+                        comparison: comparison,
+                        bound: number / 100
+                    )
+                )
+            }
+        }
         if rest.hasPrefix(Self.outcomesPrefix + "."), flows[Self.outcomesPrefix] == nil {
             return Self.parseOutcome(
                 rest.dropFirst(Self.outcomesPrefix.count + 1),
@@ -369,6 +395,12 @@ public struct Threshold: Sendable, Equatable {
             guard !groups.isEmpty else { return self.outcome("no data", false) }
             let count = groups.reduce(UInt64(0)) { $0 &+ ($1.outcomes[name] ?? 0) }
             return self.outcome("\(count)", self.comparison.holds(Double(count), self.bound))
+        case .efficiency:
+            guard let bound = PrimitiveBound(result) else { return self.outcome("no data", false) }
+            return self.outcome(
+                "\(TimeSpan.trimmed((bound.efficiency * 1000).rounded() / 10))%",
+                self.comparison.holds(bound.efficiency, self.bound)
+            )
         }
     }
 

@@ -20,13 +20,19 @@ struct Calibrate: AsyncParsableCommand {
     @Option(help: "Seconds per operation.")
     var seconds = 3.0
 
-    @Flag(help: "Print JSON: {provider, seconds, rates: {operation: ops/s}, sample}.")
+    @Flag(
+        help:
+            "Print JSON: {provider, seconds, rates: {operation: ops/s of wall time}, cpuRates: {operation: ops/s of CPU time}, sample}."
+    )
     var json = false
 
     struct Output: Codable {
         var provider: String
         var seconds: Double
+        /// Operations per second of wall time.
         var rates: [String: Double]
+        /// Operations per second of the thread's CPU time.
+        var cpuRates: [String: Double]
         var sample: CalibrationSample
     }
 
@@ -37,13 +43,17 @@ struct Calibrate: AsyncParsableCommand {
             }
             let calibrator = try Calibrator(try BuiltInPlugins.providers.make(self.provider))
             var rates: [String: Double] = [:]
+            var cpuRates: [String: Double] = [:]
             for operation in Calibrator.Operation.allCases {
-                rates[operation.rawValue] = try calibrator.rate(operation, seconds: self.seconds)
+                let rate = try calibrator.rate(operation, seconds: self.seconds)
+                rates[operation.rawValue] = rate.wall
+                cpuRates[operation.rawValue] = rate.cpu
             }
             let output = Output(
                 provider: calibrator.provider,
                 seconds: self.seconds,
                 rates: rates,
+                cpuRates: cpuRates,
                 sample: try calibrator.sample()
             )
             if self.json {
@@ -53,11 +63,17 @@ struct Calibrate: AsyncParsableCommand {
                 return
             }
             print("Calibration operations, \(calibrator.provider), \(TimeSpan.trimmed(self.seconds)) s each:")
+            print("  operation          ops/s (wall)  µs (wall)  ops/s (CPU)")
             for operation in Calibrator.Operation.allCases {
                 let rate = rates[operation.rawValue] ?? 0
                 print(
                     "  \(operation.rawValue.padding(toLength: 18, withPad: " ", startingAt: 0))"
-                        + String(format: "%12.1f ops/s %10.2f µs", rate, rate > 0 ? 1e6 / rate : 0)
+                        + String(
+                            format: "%12.1f %10.2f %12.1f",
+                            rate,
+                            rate > 0 ? 1e6 / rate : 0,
+                            cpuRates[operation.rawValue] ?? 0
+                        )
                 )
             }
             print(
