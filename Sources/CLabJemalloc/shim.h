@@ -50,6 +50,14 @@ static inline int c_lab_heap_stats_read(c_lab_heap_stats *out) {
     return 0;
 }
 
+/// `thread.allocated`: bytes ever allocated by the calling thread through jemalloc; 0 on
+/// success. Other threads cannot move it, so it tells whether this thread's `malloc` is
+/// jemalloc's.
+static inline int c_lab_thread_allocated(uint64_t *out) {
+    size_t length = sizeof(uint64_t);
+    return mallctl("thread.allocated", out, &length, NULL, 0);
+}
+
 /// jemalloc's version string, e.g. `5.3.0-0-g54eaed1…`.
 static inline const char *c_lab_jemalloc_version(void) {
     const char *version = NULL;

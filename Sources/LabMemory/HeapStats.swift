@@ -23,19 +23,26 @@ public enum HeapStats {
         c_lab_jemalloc_version().map { "jemalloc " + String(cString: $0) }
     }
 
-    /// Whether jemalloc counts this process's `malloc`s: a 4 MiB block must move `stats.allocated`
-    /// by at least that much. Checked once.
+    /// Whether jemalloc counts this process's `malloc`s: a 4 MiB block must move this thread's
+    /// `thread.allocated` by at least that much (a per-thread counter, so other threads
+    /// allocating and freeing meanwhile cannot blur the check). Checked once.
     public static let isProcessAllocator: Bool = {
         let size = 4 << 20
-        guard let before = Self.read() else { return false }
+        guard Self.read() != nil, let before = Self.threadAllocated else { return false }
         guard let block = malloc(size) else { return false }
         // Touch the block so the allocation cannot be optimised away.
         memset(block, 1, 64)
-        let during = Self.read()
+        let during = Self.threadAllocated
         free(block)
         guard let during else { return false }
-        return during.allocated >= before.allocated &+ UInt64(size)
+        return during >= before &+ UInt64(size)
     }()
+
+    /// Bytes ever allocated through jemalloc by the calling thread (`thread.allocated`).
+    public static var threadAllocated: UInt64? {
+        var value: UInt64 = 0
+        return c_lab_thread_allocated(&value) == 0 ? value : nil
+    }
 
     /// jemalloc's figures after an `epoch` refresh, whether or not it is the process allocator.
     static func read() -> HeapSnapshot? {

