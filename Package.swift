@@ -105,10 +105,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // jemalloc's statistics (mallctl); linked into every program that imports it, `lab`
+        // included, where it replaces the C library's malloc.
+        .systemLibrary(
+            name: "CLabJemalloc",
+            providers: [.apt(["libjemalloc-dev"])]
+        ),
+        // The process heap as jemalloc counts it (`HeapStats`). Its own module, so LabCore and
+        // the adapters that do not measure memory build without jemalloc.
+        .target(name: "LabMemory", dependencies: ["LabCore", "CLabJemalloc"], swiftSettings: swiftSettings),
         // The runner: scenario checks against the plugins, load models, recording, progress.
         .target(
             name: "LabRunner",
-            dependencies: ["LabCore", "LabWire", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: [
+                "LabCore", "LabWire", "LabMemory", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Reporters: results.csv, report.md with SVG charts, results.json.
@@ -131,7 +142,7 @@ let package = Package(
             name: "lab",
             dependencies: [
                 "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabNIO", "LabDiscovery",
-                "LabMessaging",
+                "LabMessaging", "LabMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -157,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "LabRunnerTests",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabTesting",
+                "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabTesting", "LabMemory",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],

@@ -63,6 +63,11 @@ public final class ServerRecording: Sendable {
         }
     }
 
+    /// Connections open now.
+    public var openConnections: Int {
+        self.state.withLock { $0.live.count }
+    }
+
     /// A new connection's record.
     func open() -> ConnectionRecording {
         let connection = ConnectionRecording()

@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabWire
+import Synchronization
 
 /// Answers the lab's `serverStats` request (`ServerStatsMessage`) from a server's recording:
 /// what the server measured of its own work since it started.
@@ -13,15 +14,36 @@ public struct ServerStatsResponder: FrameHandler {
     public let transport: String
     /// When the server started.
     public let startedAt: Date
+    /// The server process's heap now, or nil where it is not measured.
+    public let heap: @Sendable () -> HeapSnapshot?
+    /// The heap with the most connections open, over every answer and `heap` reading so far.
+    public let busiest = BusiestHeap()
     private let machine: MachineInfo
 
-    /// A responder for `recording`.
-    public init(recording: ServerRecording, provider: ProviderInfo, transport: String, startedAt: Date) {
+    /// A responder for `recording`; `heap` reads the process's heap (e.g. `HeapStats.current`).
+    public init(
+        recording: ServerRecording,
+        provider: ProviderInfo,
+        transport: String,
+        startedAt: Date,
+        heap: @escaping @Sendable () -> HeapSnapshot? = { nil }
+    ) {
         self.recording = recording
         self.provider = provider
         self.transport = transport
         self.startedAt = startedAt
+        self.heap = heap
         self.machine = MachineInfo.current()
+    }
+
+    /// Reads the heap and the open connections, and keeps the reading if it has the most
+    /// connections so far.
+    @discardableResult
+    public func sampleHeap() -> (heap: HeapSnapshot, connections: Int)? {
+        let connections = self.recording.openConnections
+        guard let heap = self.heap() else { return nil }
+        self.busiest.note(heap, connections: connections)
+        return (heap, connections)
     }
 
     /// The statistics as they stand.
@@ -38,13 +60,18 @@ public struct ServerStatsResponder: FrameHandler {
                 }
             )
         }
-        return ServerStats(
+        var stats = ServerStats(
             provider: self.provider,
             machine: self.machine,
             transport: self.transport,
             startedAt: self.startedAt,
             groups: groups
         )
+        if let sample = self.sampleHeap() {
+            stats.heap = sample.heap
+            stats.openConnections = sample.connections
+        }
+        return stats
     }
 
     /// Answers with the statistics; the answer's own group is the op's name.
@@ -58,5 +85,25 @@ public struct ServerStatsResponder: FrameHandler {
             failure.set("message", string: "\(error)")
             return FrameAnswer(body: (try? failure.encoded()) ?? [], group: ServerStatsMessage.op)
         }
+    }
+}
+
+/// The heap reading taken with the most connections open (the first such, on a tie).
+public final class BusiestHeap: Sendable {
+    private let state = Mutex<(heap: HeapSnapshot, connections: Int)?>(nil)
+
+    /// An empty record.
+    public init() {}
+
+    /// Keeps `heap` if `connections` is more than any reading so far had.
+    public func note(_ heap: HeapSnapshot, connections: Int) {
+        self.state.withLock { state in
+            if state == nil || connections > state!.connections { state = (heap, connections) }
+        }
+    }
+
+    /// The reading with the most connections, if any.
+    public var reading: (heap: HeapSnapshot, connections: Int)? {
+        self.state.withLock { $0 }
     }
 }

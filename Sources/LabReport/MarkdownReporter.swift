@@ -79,6 +79,7 @@ public struct MarkdownReporter: Reporter {
             for group in result.groups where group.key.flow == flow { lines += Self.table(result, group) }
         }
         lines += Self.outcomes(result)
+        lines += Self.memory(result)
         lines += Self.calibration(result)
         if self.charts {
             lines += [

@@ -154,6 +154,12 @@ public enum RunMerge {
                 samples: calibrations.flatMap(\.samples)
             )
         }
+        // Each process's heap: snapshots add up, so per-client figures are the pooled ones.
+        result.memory = RunMemory.merged(runs.compactMap(\.memory))
+        if result.memory != nil, runs.contains(where: { $0.memory == nil }) {
+            result.memory = nil
+            notes.append("The memory block is left out: not every run measured its heap.")
+        }
         return Merged(result: result, notes: notes)
     }
 }

@@ -32,6 +32,9 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
     public var calibration: Calibration?
     /// Per-round medians of a run with rounds (`RoundResult`); absent otherwise.
     public var rounds: [RoundResult]?
+    /// The heap at the run's moments (`RunMemory`); absent when not measured (not on jemalloc,
+    /// or written before runs measured it).
+    public var memory: RunMemory?
 
     /// One group's measurements.
     public struct Group: Codable, Sendable, Equatable {
@@ -76,6 +79,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         self.thresholds = result.thresholds
         self.calibration = result.calibration
         self.rounds = result.rounds.isEmpty ? nil : result.rounds
+        self.memory = result.memory
         self.groups = result.groups.map { group in
             Group(
                 key: group.key,
@@ -141,6 +145,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         )
         result.calibration = self.calibration
         result.rounds = self.rounds ?? []
+        result.memory = self.memory
         return result
     }
 

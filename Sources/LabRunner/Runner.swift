@@ -82,6 +82,7 @@ public struct Runner: Sendable {
                 "Shard \(self.plan.shard.map(String.init(describing:)) ?? "-") of \(scenario.clients.count) clients has no client; use fewer shards"
             )
         }
+        try OpenFileLimit.require(Self.openFilesNeeded(self.plan, clients: mine.count, remote: remote != nil))
         var serverBefore: Result<ServerStats, LabError>? = nil
         if let remote {
             // Fail the run at once, with the reason, if the server cannot be reached at all.
@@ -89,6 +90,7 @@ public struct Runner: Sendable {
             try await remote.connect(recorder: &probe).close()
             if server.serverStats { serverBefore = await ServerSide.fetch(remote) }
         }
+        let memory = RunMemoryProbe()
         var built: [Built] = []
         var preparedClients: [PreparedClient?] = Array(repeating: nil, count: mine.count)
         var histograms = StepHistograms(groups: 0)
@@ -110,6 +112,7 @@ public struct Runner: Sendable {
             let flows = built
             histograms = StepHistograms(groups: flows.count)
             let shared = histograms
+            memory.beforeClients()
             try await withThrowingTaskGroup(of: (Int, PreparedClient).self) { group in
                 for slot in 0..<mine.count {
                     group.addTask {
@@ -146,6 +149,11 @@ public struct Runner: Sendable {
         let scheduleStart = runStart &+ scenario.clients.rampUp.nanoseconds
         let measuredStart = scheduleStart &+ (scenario.load.model == .open ? scenario.load.warmup.nanoseconds : 0)
         for item in flows { item.flow.measuredPhaseStarts(at: measuredStart) }
+        let checkpoints = self.checkpoints(
+            clients: mine.count,
+            memory: memory,
+            remote: server.serverStats ? remote : nil
+        )
 
         let recorders: [ClientRecorder]
         do {
@@ -157,6 +165,7 @@ public struct Runner: Sendable {
                             prepared: prepared[slot],
                             built: flows,
                             barrier: barrier,
+                            checkpoints: checkpoints,
                             runStart: runStart,
                             scheduleStart: scheduleStart,
                             deadline: deadline
@@ -197,6 +206,11 @@ public struct Runner: Sendable {
             )
         }
         result.rounds = Self.rounds(recorders, samples: roundSamples, keys: flows.map { self.groupKey($0) })
+        result.memory = await memory.block(
+            clients: mine.count,
+            waited: scenario.load.model == .idle,
+            serverBefore: serverBefore
+        )
         return result
     }
 
@@ -308,6 +322,7 @@ public struct Runner: Sendable {
         prepared: PreparedClient,
         built: [Built],
         barrier: RoundBarrier?,
+        checkpoints: Checkpoints,
         runStart: UInt64,
         scheduleStart: UInt64,
         deadline: UInt64
@@ -356,6 +371,9 @@ public struct Runner: Sendable {
                 connections[group] = nil
             }
         }
+
+        // The idle model's clients wait here for the last one; the others are counted and go on.
+        await Self.arrive(at: checkpoints.ready, waiting: scenario.load.model == .idle)
 
         let weights = built.map(\.planned.entry.weight)
         let totalWeight = weights.reduce(0, +)
@@ -483,7 +501,14 @@ public struct Runner: Sendable {
                 try await iterate(pick(), measured: intended >= warmupEnd, intended: intended)
                 sequence += clients
             }
+        case .idle:
+            // Every client is connected and set up: hold the connections, silent.
+            let until = Stopwatch.now() &+ scenario.load.duration.nanoseconds
+            if until > deadline { recorder.stoppedByDeadline = true }
+            try await Self.sleep(until: min(until, deadline))
         }
+        // The end of the measured phase, taken before any connection closes.
+        await Self.arrive(at: checkpoints.end, waiting: true)
         for connection in connections { await connection?.close() }
         return recorder
     }
@@ -564,11 +589,15 @@ public struct Runner: Sendable {
         if let provider = serverSide.provider, !providers.contains(provider) { providers.append(provider) }
         let load = scenario.load
         let loadText =
-            load.model == .closed
-            ? "closed: \(load.iterations) iterations per client"
-                + (load.warmupIterations > 0 ? " after \(load.warmupIterations) warm-up" : "")
-            : "open: \(TimeSpan.trimmed(load.rate))/s for \(load.duration)"
-                + (load.warmup > .zero ? " (first \(load.warmup) warm-up)" : "")
+            switch load.model {
+            case .closed:
+                "closed: \(load.iterations) iterations per client"
+                    + (load.warmupIterations > 0 ? " after \(load.warmupIterations) warm-up" : "")
+            case .open:
+                "open: \(TimeSpan.trimmed(load.rate))/s for \(load.duration)"
+                    + (load.warmup > .zero ? " (first \(load.warmup) warm-up)" : "")
+            case .idle: "idle: every client connects, then all hold their connections for \(load.duration)"
+            }
         #if DEBUG
         let build = "debug"
         #else

@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabCrypto
+import LabMemory
 import LabNIO
 import LabPlugins
 
@@ -9,6 +10,28 @@ import LabPlugins
 /// One group per suite with the server's own steps; a `connections` group counts connections
 /// (its iterations) and how those that did not end normally ended (its errors).
 enum ServerReport {
+    /// The server's heap: when it began listening, at the reading with the most connections
+    /// open (per connection: the growth since listening over those connections), at shutdown.
+    static func memory(
+        atListen: HeapSnapshot?,
+        busiest: (heap: HeapSnapshot, connections: Int)?,
+        atEnd: HeapSnapshot?
+    ) -> RunMemory? {
+        guard let atListen, let allocator = HeapStats.allocator else { return nil }
+        return RunMemory(
+            allocator: allocator,
+            beforeClients: atListen,
+            clientsReady: nil,
+            measuredEnd: atEnd,
+            clients: 0,
+            clientsWaited: true,
+            exchanges: 0,
+            server: busiest.map {
+                ServerMemory(before: atListen, connectionsBefore: 0, ready: $0.heap, connectionsReady: $0.connections)
+            }
+        )
+    }
+
     static func result(
         _ snapshot: ServerRecording.Snapshot,
         provider: any CryptoProvider,

@@ -284,6 +284,9 @@ public struct RunResult: Sendable {
     public var calibration: Calibration? = nil
     /// One entry per round when the load has `rounds` > 1; empty otherwise.
     public var rounds: [RoundResult] = []
+    /// The heap at the run's moments (`RunMemory`); nil when jemalloc is not the process's
+    /// allocator, and in results written before runs measured it.
+    public var memory: RunMemory? = nil
 
     /// A result given directly.
     public init(

@@ -21,6 +21,11 @@ public struct ServerStats: Codable, Sendable, Equatable {
     public var startedAt: Date
     /// One entry per group, sorted by name.
     public var groups: [Group]
+    /// The server process's heap when it answered; nil from a server that does not measure
+    /// it (jemalloc not its allocator, or an older lab).
+    public var heap: HeapSnapshot? = nil
+    /// Connections open when it answered (the request's own included); nil from an older lab.
+    public var openConnections: Int? = nil
 
     /// One group's totals.
     public struct Group: Codable, Sendable, Equatable {

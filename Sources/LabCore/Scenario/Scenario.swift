@@ -39,6 +39,15 @@ public struct Scenario: Sendable, Decodable {
         self.server = object.optional("server", expected: "an object") ?? ServerSpec()
         self.clients = object.optional("clients", expected: "an object") ?? ClientsSpec()
         self.load = object.optional("load", expected: "an object") ?? LoadSpec()
+        // The first client connects at the start of the ramp-up and then waits for the last,
+        // so a server that closes silent connections must wait longer than both together.
+        let hold = self.clients.rampUp.nanoseconds &+ self.load.duration.nanoseconds
+        if self.load.model == .idle, self.load.duration > .zero, hold >= self.server.idleTimeout.nanoseconds {
+            object.log.add(
+                object.codingPath + [AnyCodingKey("load"), AnyCodingKey("duration")],
+                "expected the clients' ramp-up (\(self.clients.rampUp)) plus the idle duration (\(self.load.duration)) to be shorter than server.idleTimeout (\(self.server.idleTimeout)), or the server closes the first clients' connections during the hold; shorten them or raise server.idleTimeout (and `lab serve --idle-timeout`)"
+            )
+        }
         self.flows =
             object.required(
                 "flows",
@@ -370,12 +379,15 @@ public struct ClientsSpec: Sendable, Decodable {
     }
 }
 
-/// The two load models.
+/// The load models.
 public enum LoadModel: String, Sendable, Codable, CaseIterable {
     /// Each client runs its iterations back to back.
     case closed
     /// New exchanges start at a target rate, whatever the server's pace.
     case open
+    /// Each client connects and sets itself up (`prepare`), then holds its connections idle
+    /// for `duration` once every client is connected: the per-client memory footprint.
+    case idle
 }
 
 /// `"load"`: the load model and its parameters.
@@ -393,7 +405,8 @@ public struct LoadSpec: Sendable, Decodable {
     public var rounds: Int = 1
     /// Open: new exchanges per second, over all clients.
     public var rate: Double = 0
-    /// Open: how long exchanges keep starting.
+    /// Open: how long exchanges keep starting. Idle: how long every client holds its
+    /// connections once all are connected.
     public var duration: TimeSpan = .zero
     /// Open: the first part of `duration`, left out of the results.
     public var warmup: TimeSpan = .zero
@@ -404,11 +417,35 @@ public struct LoadSpec: Sendable, Decodable {
     static let closedOnly = ["iterations", "warmupIterations", "rounds"]
     static let openOnly = ["rate", "duration", "warmup"]
 
+    /// The parameters that `model` does not take.
+    static func foreign(to model: LoadModel) -> [String] {
+        switch model {
+        case .closed: Self.openOnly
+        case .open: Self.closedOnly
+        case .idle: Self.closedOnly + ["rate", "warmup"]
+        }
+    }
+
+    /// The models that take the parameter `key`, in words: `the open and idle models`.
+    static func models(taking key: String) -> String {
+        let models = LoadModel.allCases.filter { !Self.foreign(to: $0).contains(key) }.map(\.rawValue)
+        let listed = models.count > 1 ? models.dropLast().joined(separator: ", ") + " and " + models.last! : models[0]
+        return "the \(listed) model\(models.count > 1 ? "s" : "")"
+    }
+
     /// A closed model.
     public static func closed(iterations: Int, warmupIterations: Int = 0) -> LoadSpec {
         var spec = LoadSpec()
         spec.iterations = iterations
         spec.warmupIterations = warmupIterations
+        return spec
+    }
+
+    /// An idle model: connect, then hold the connections for `duration`.
+    public static func idle(duration: TimeSpan) -> LoadSpec {
+        var spec = LoadSpec()
+        spec.model = .idle
+        spec.duration = duration
         return spec
     }
 
@@ -428,15 +465,12 @@ public struct LoadSpec: Sendable, Decodable {
     /// Decodes strictly; parameters of the other model are problems.
     public init(from decoder: any Decoder) throws {
         let object = ScenarioObject(decoder, keys: Self.keys)
-        let model: LoadModel? = object.optional("model", expected: "\"closed\" or \"open\"")
+        let model: LoadModel? = object.optional("model", expected: "\"closed\", \"open\" or \"idle\"")
         self.model = model ?? self.model
-        let foreign = self.model == .closed ? Self.openOnly : Self.closedOnly
         // With a model that did not decode, which parameters are foreign is unknown.
-        for key in foreign where object.contains(key) && (model != nil || !object.contains("model")) {
-            object.problem(
-                key,
-                "only for the \(self.model == .closed ? "open" : "closed") model; this load is \(self.model.rawValue)"
-            )
+        for key in Self.foreign(to: self.model)
+        where object.contains(key) && (model != nil || !object.contains("model")) {
+            object.problem(key, "only for \(Self.models(taking: key)); this load is \(self.model.rawValue)")
         }
         self.iterations =
             object.optional(
@@ -477,6 +511,14 @@ public struct LoadSpec: Sendable, Decodable {
                 object.required("duration", expected: "a duration above zero, such as \"10s\"", isValid: { $0 > .zero })
                 ?? .seconds(1)
         }
+        if self.model == .idle {
+            self.duration =
+                object.required(
+                    "duration",
+                    expected: "how long the connected clients stay idle, a duration above zero such as \"5s\"",
+                    isValid: { $0 > .zero }
+                ) ?? .seconds(1)
+        }
         self.warmup = object.optional("warmup", expected: TimeSpan.expectation) ?? self.warmup
         if self.model == .open, self.warmup >= self.duration, self.duration > .zero {
             object.problem(
@@ -486,6 +528,12 @@ public struct LoadSpec: Sendable, Decodable {
         }
         self.deadline =
             object.optional("deadline", expected: "a duration above zero", isValid: { $0 > .zero }) ?? self.deadline
+        if self.model == .idle, object.contains("duration"), self.duration > .zero, self.duration >= self.deadline {
+            object.problem(
+                "deadline",
+                "expected a deadline after the idle model's duration (\(self.duration)), found \"\(self.deadline)\""
+            )
+        }
         if self.model == .open, object.contains("rate"), object.contains("duration") {
             let measured = self.rate * (self.duration.seconds - self.warmup.seconds)
             if measured < 1 {

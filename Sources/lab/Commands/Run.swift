@@ -171,6 +171,7 @@ enum Summary {
             line += TimeSpan.trimmed((statistics.opsPerSecond * 10).rounded() / 10)
             lines.append(line + (group.insecure ? "  (insecure)" : ""))
         }
+        if let memory = MarkdownReporter.memorySummary(result) { lines.append("  memory: " + memory) }
         for outcome in result.thresholds {
             let verdict = outcome.passed ? "met   " : "MISSED"
             lines.append("  \(verdict) \(outcome.metric) \(outcome.condition) (observed \(outcome.observed))")

@@ -3,10 +3,12 @@ import Foundation
 import LabCore
 import LabCrypto
 import LabDiscovery
+import LabMemory
 import LabMessaging
 import LabNIO
 import LabPlugins
 import LabReport
+import LabRunner
 import LabWire
 import Logging
 import UnixSignals
@@ -115,6 +117,11 @@ struct Serve: AsyncParsableCommand {
                 handler.logLevel = level
                 return handler
             }
+            // Every connection is a file: as many as the hard limit allows.
+            let files = OpenFileLimit.raise()
+            Logger(label: "lab.serve").info(
+                "open files: at most \(files.soft) (RLIMIT_NOFILE hard limit \(files.hard))"
+            )
             let started = Date()
             let recording = ServerRecording()
             let useTLS = self.tls || self.tlsCertificate != nil
@@ -147,6 +154,16 @@ struct Serve: AsyncParsableCommand {
                 try Self.writeAtomically("\(server.port)\n", to: portFile)
             }
             Self.printNow(lines)
+            // The heap with no client yet, then once a second (and at every serverStats answer)
+            // with the connections open then: `--report` shows the heap per connection at the busiest.
+            let heapAtListen = HeapStats.current()
+            let sampler = Task {
+                while !Task.isCancelled {
+                    setup.statistics.sampleHeap()
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+            defer { sampler.cancel() }
             var advertisement: Advertisement? = nil
             if let name = self.advertise {
                 if ["127.0.0.1", "::1", "localhost"].contains(self.host) {
@@ -179,12 +196,17 @@ struct Serve: AsyncParsableCommand {
             snapshot.exchanges[ServerStatsMessage.op] = nil
             snapshot.steps[ServerStatsMessage.op] = nil
             if let report = self.report {
-                let result = ServerReport.result(
+                var result = ServerReport.result(
                     snapshot,
                     provider: setup.provider,
                     transport: useTLS ? TLSTransport.name : TCPTransport.name,
                     address: server.address,
                     started: started
+                )
+                result.memory = ServerReport.memory(
+                    atListen: heapAtListen,
+                    busiest: setup.statistics.busiest.reading,
+                    atEnd: HeapStats.current()
                 )
                 let written = try writeReports(
                     result,
@@ -210,6 +232,8 @@ struct Serve: AsyncParsableCommand {
         var handler: any FrameHandler
         var options: TransportOptions
         var messaging: MessagingService?
+        /// Answers `serverStats`, and keeps the heap at the busiest moment.
+        var statistics: ServerStatsResponder
     }
 
     func makeServer(recording: ServerRecording, transport: String, started: Date) throws -> Setup {
@@ -267,23 +291,24 @@ struct Serve: AsyncParsableCommand {
             tls: tls
         )
         let messaging = try self.makeMessaging()
+        let statistics = ServerStatsResponder(
+            recording: recording,
+            provider: ProviderInfo(name: provider.name, version: provider.version),
+            transport: transport,
+            startedAt: started,
+            heap: { HeapStats.current() }
+        )
         return Setup(
             provider: provider,
             suites: suites.map(\.id),
             handler: ProtocolRouter(
                 cx: handler,
                 msg: messaging,
-                ops: [
-                    ServerStatsMessage.op: ServerStatsResponder(
-                        recording: recording,
-                        provider: ProviderInfo(name: provider.name, version: provider.version),
-                        transport: transport,
-                        startedAt: started
-                    )
-                ]
+                ops: [ServerStatsMessage.op: statistics]
             ),
             options: options,
-            messaging: messaging
+            messaging: messaging,
+            statistics: statistics
         )
     }
 

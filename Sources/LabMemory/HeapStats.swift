@@ -1,0 +1,58 @@
+import CLabJemalloc
+import LabCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The process allocator's statistics, read from jemalloc with `mallctl`.
+///
+/// The figures mean something only if jemalloc is the allocator the whole process uses: the
+/// first call checks that a large `malloc` really moves `stats.allocated` (a program that links
+/// jemalloc after the C library would still allocate with glibc, and jemalloc would count
+/// nothing).
+public enum HeapStats {
+    /// A refreshed reading, or nil when jemalloc is not the process's allocator.
+    public static func current() -> HeapSnapshot? {
+        guard Self.isProcessAllocator else { return nil }
+        return Self.read()
+    }
+
+    /// `jemalloc 5.3.0-0-g54eaed1…`, or nil without jemalloc's `version`.
+    public static var allocator: String? {
+        c_lab_jemalloc_version().map { "jemalloc " + String(cString: $0) }
+    }
+
+    /// Whether jemalloc counts this process's `malloc`s: a 4 MiB block must move this thread's
+    /// `thread.allocated` by at least that much (a per-thread counter, so other threads
+    /// allocating and freeing meanwhile cannot blur the check). Checked once.
+    public static let isProcessAllocator: Bool = {
+        let size = 4 << 20
+        guard Self.read() != nil, let before = Self.threadAllocated else { return false }
+        guard let block = malloc(size) else { return false }
+        // Touch the block so the allocation cannot be optimised away.
+        memset(block, 1, 64)
+        let during = Self.threadAllocated
+        free(block)
+        guard let during else { return false }
+        return during >= before &+ UInt64(size)
+    }()
+
+    /// Bytes ever allocated through jemalloc by the calling thread (`thread.allocated`).
+    public static var threadAllocated: UInt64? {
+        var value: UInt64 = 0
+        return c_lab_thread_allocated(&value) == 0 ? value : nil
+    }
+
+    /// jemalloc's figures after an `epoch` refresh, whether or not it is the process allocator.
+    static func read() -> HeapSnapshot? {
+        var stats = c_lab_heap_stats()
+        guard c_lab_heap_stats_read(&stats) == 0 else { return nil }
+        return HeapSnapshot(
+            allocated: UInt64(stats.allocated),
+            active: UInt64(stats.active),
+            resident: UInt64(stats.resident),
+            allocations: stats.allocations
+        )
+    }
+}

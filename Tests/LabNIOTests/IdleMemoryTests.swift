@@ -1,0 +1,37 @@
+import Foundation
+import Histogram
+import LabCore
+import LabRunner
+import LabTesting
+import Testing
+
+/// The idle model against a `lab serve` in another process: every client connected, then the
+/// heap each costs on both sides.
+struct IdleMemoryTests {
+    @Test("500 idle clients over loopback tcp to lab serve: under 64 KiB of heap each, in both processes")
+    func idleClientsStayWithinBudget() async throws {
+        let (server, address) = try await LabProcess.serve(["--suites", "x25519", "--no-messaging"])
+        defer { server.terminate() }
+        let result = try await TestPlan.run(
+            """
+            { "name": "idle-500",
+              "server": { "transport": "tcp", "address": "\(address)" },
+              "clients": { "count": 500, "rampUp": "500 ms" },
+              "load": { "model": "idle", "duration": "100 ms" },
+              "flows": [ { "flow": "cx", "suite": "x25519" } ] }
+            """
+        )
+        #expect(result.errorCount == 0 && result.completedIterations == 0)
+        #expect(result.groups.first { !$0.isServerSide }?.steps[.connect]?.totalCount == 500, "every client connected")
+        let memory = try #require(result.memory)
+        #expect(memory.clientsWaited && memory.clients == 500)
+        let perClient = try #require(memory.heapPerClient)
+        #expect(perClient > 0 && perClient < 64 * 1024, "client heap per client: \(perClient) bytes")
+        let serverMemory = try #require(memory.server, "no server heap: \(memory.serverNote ?? "-")")
+        #expect((499...501).contains(serverMemory.connections), "connections the clients added: \(serverMemory)")
+        let perConnection = try #require(serverMemory.heapPerConnection)
+        #expect(perConnection > 0 && perConnection < 64 * 1024, "server heap per connection: \(perConnection) bytes")
+        let status = try await server.stop(signal: SIGINT, timeout: .seconds(15))
+        #expect(status == 0, "stderr: \(server.errors)")
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import LabCore
+import LabMemory
+import LabReport
+import LabRunner
+import LabTesting
+import Testing
+
+/// jemalloc is the allocator, and every run reports its heap: per client, per exchange.
+struct MemoryTests {
+    @Test("jemalloc is this process's allocator: a 10 MB allocation moves stats.allocated, freeing it moves it back")
+    func jemallocCountsAllocations() throws {
+        #expect(HeapStats.isProcessAllocator)
+        #expect(HeapStats.allocator?.hasPrefix("jemalloc ") == true)
+        let size = 10_000_000
+        let thread = try #require(HeapStats.threadAllocated)
+        let before = try #require(HeapStats.current())
+        let block = try #require(malloc(size))
+        memset(block, 7, size)
+        let threadDuring = try #require(HeapStats.threadAllocated)
+        let during = try #require(HeapStats.current())
+        free(block)
+        let after = try #require(HeapStats.current())
+        // This thread's counter is exact; the process's moves with other tests' allocations too.
+        #expect(threadDuring >= thread + UInt64(size))
+        #expect(during.allocated >= before.allocated + UInt64(size / 2), "before \(before), during \(during)")
+        #expect(during.allocations > before.allocations)
+        #expect(after.allocated < during.allocated, "after \(after)")
+    }
+
+    @Test("An in-process run reports heap per client and allocations per exchange in results.json and report.md")
+    func inProcessRunReportsMemory() async throws {
+        let result = try await TestPlan.run(
+            """
+            { "name": "memory", "clients": { "count": 8 }, "load": { "iterations": 20 },
+              "flows": [ { "flow": "cx", "suite": "x25519" } ] }
+            """
+        )
+        #expect(result.errorCount == 0)
+        let memory = try #require(result.memory)
+        #expect(memory.clients == 8 && !memory.clientsWaited)
+        #expect(memory.clientsReady != nil && memory.measuredEnd != nil)
+        // Other tests share this process's heap, so a few clients' growth is only a presence check
+        // here; the idle test below measures it.
+        #expect(memory.heapPerClient != nil)
+        #expect(memory.exchanges > 0 && memory.exchanges <= 160)
+        // An exchange encodes, decodes and runs the crypto on both sides: it allocates.
+        let allocations = try #require(memory.allocationsPerExchange)
+        #expect(allocations > 10, "allocations per exchange \(allocations)")
+
+        let document = try ResultsDocument(result).encoded()
+        #expect(try ResultsDocument.decode(document).runResult().memory == memory)
+        // A document written before runs measured memory still loads, without the block.
+        var object = try #require(try JSONSerialization.jsonObject(with: document) as? [String: Any])
+        #expect(object["memory"] != nil)
+        object["memory"] = nil
+        let old = try ResultsDocument.decode(try JSONSerialization.data(withJSONObject: object)).runResult()
+        #expect(old.memory == nil)
+
+        let markdown = try #require(MarkdownReporter(options: ReportOptions(charts: false)).render(result).first?.text)
+        #expect(markdown.contains("## Memory"))
+        #expect(markdown.contains("| **Heap per client** (growth to every client ready ÷ 8 clients) |"))
+        #expect(markdown.contains("| Allocations per exchange (measured phase ÷ "))
+    }
+
+    @Test("An in-process idle run: clients wait for each other, then the heap per client is what they hold")
+    func idleRunMeasuresClients() async throws {
+        let result = try await TestPlan.run(
+            """
+            { "name": "idle", "clients": { "count": 300 }, "load": { "model": "idle", "duration": "10 ms" },
+              "flows": [ { "flow": "cx", "suite": "x25519" } ] }
+            """
+        )
+        #expect(result.errorCount == 0 && result.completedIterations == 0 && result.plannedIterations == 0)
+        #expect(result.metadata.load.hasPrefix("idle: "))
+        let memory = try #require(result.memory)
+        #expect(memory.clientsWaited && memory.clients == 300 && memory.exchanges == 0)
+        #expect(memory.allocationsPerExchange == nil, "no exchange, no figure")
+        // Keys, a recorder with a sample or two, a connection with both ends in this process.
+        // Other tests free memory in this process meanwhile, so only the budget is checked here;
+        // IdleMemoryTests checks both bounds against a server in its own process.
+        let perClient = try #require(memory.heapPerClient)
+        #expect(perClient < 65_536, "heap per client \(perClient)")
+    }
+
+    @Test("Merged shards add their heaps: per-client figures pool, a server's heap is left out")
+    func mergedMemoryPools() throws {
+        func snapshot(_ allocated: UInt64, _ allocations: UInt64) -> HeapSnapshot {
+            HeapSnapshot(allocated: allocated, active: allocated, resident: allocated, allocations: allocations)
+        }
+        let server = ServerMemory(
+            before: snapshot(0, 0),
+            connectionsBefore: 1,
+            ready: snapshot(1000, 10),
+            connectionsReady: 11
+        )
+        let first = RunMemory(
+            allocator: "jemalloc",
+            beforeClients: snapshot(1000, 100),
+            clientsReady: snapshot(3000, 200),
+            measuredEnd: snapshot(3000, 1200),
+            clients: 2,
+            clientsWaited: false,
+            exchanges: 10,
+            server: server
+        )
+        var second = first
+        second.clientsReady = snapshot(7000, 300)
+        second.measuredEnd = snapshot(7000, 2300)
+        second.clients = 6
+        second.exchanges = 10
+        let merged = try #require(RunMemory.merged([first, second]))
+        #expect(merged.clients == 8)
+        #expect(merged.heapPerClient == 1000)
+        #expect(merged.allocationsPerExchange == 150)
+        #expect(merged.server == nil && merged.serverNote != nil)
+        #expect(server.heapPerConnection == 100)
+    }
+}
