@@ -33,7 +33,7 @@ struct PrimitiveBoundTests {
                 build: "release",
                 machine: MachineInfo(hostname: "h", cpu: "c", cores: cores, memoryBytes: 1, os: "o", kernel: "k"),
                 providers: [],
-                transport: "in-process",
+                transport: "in-process, server in this process",
                 clients: clients,
                 load: "closed",
                 command: ""
@@ -61,6 +61,10 @@ struct PrimitiveBoundTests {
         #expect(abs(bound.efficiency - 0.9) < 0.002)
         // One client is one lane, whatever the cores.
         #expect(PrimitiveBound(Self.result(clients: 1, cores: 8, exchanges: 6_000, seconds: 1))?.lanes == 1)
+        // A server elsewhere spends another machine's time: no bound.
+        var remote = result
+        remote.metadata.transport = "tcp, server at 10.0.0.2:7000"
+        #expect(PrimitiveBound(remote) == nil)
     }
 
     @Test("efficiency: a percentage of the bound; anything else is refused with what was expected")
@@ -73,7 +77,8 @@ struct PrimitiveBoundTests {
         let missed = threshold.evaluate(Self.result(clients: 2, cores: 2, exchanges: 10_000, seconds: 1))
         #expect(!missed.passed)
         #expect(missed.observed == "75%")
-        guard case .failure(let problem) = Threshold.parse(metric: "efficiency", condition: ">= 0.9", flows: flows) else {
+        guard case .failure(let problem) = Threshold.parse(metric: "efficiency", condition: ">= 0.9", flows: flows)
+        else {
             Issue.record("a bare number was accepted")
             return
         }

@@ -27,9 +27,11 @@ public struct PrimitiveBound: Sendable, Equatable {
     /// Achieved ÷ bound.
     public var efficiency: Double { self.bound > 0 ? self.achieved / self.bound : 0 }
 
-    /// The bound of `result`'s client groups that have primitive steps; nil without any, or
-    /// without a measured window.
+    /// The bound of `result`'s client groups that have primitive steps; nil without any,
+    /// without a measured window, or when the server ran elsewhere (its primitives then
+    /// spent another machine's time).
     public init?(_ result: RunResult) {
+        guard result.metadata.transport.contains("server in this process") else { return nil }
         var exchanges = 0.0
         var primitive = 0.0
         for group in result.groups where !group.isServerSide {
