@@ -42,7 +42,7 @@ public final class OpenSSLKey: @unchecked Sendable {
     func withContext<T>(
         _ purpose: ContextPurpose,
         make: () throws -> OpaquePointer,
-        _ body: (OpaquePointer) throws -> (value: T, reusable: Bool)
+        body: (OpaquePointer) throws -> (value: T, reusable: Bool)
     ) throws -> T {
         let context = try self.idle.withLock { $0[purpose]?.popLast()?.pointer } ?? make()
         let outcome: (value: T, reusable: Bool)

@@ -180,18 +180,19 @@ public struct OpenSSLProvider: CryptoProvider {
             guard size > 0 else { throw OpenSSLErrorQueue.error("size a \(scheme) signature") }
             return try privateKey.withContext(
                 .init(signing: true, scheme: scheme),
-                make: { try self.rsaContext(privateKey, scheme: scheme, hash: hash, signing: true) }
-            ) { context in
-                var length = size
-                let signature = try [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                    try OpenSSLErrorQueue.check(
-                        EVP_PKEY_sign(context, buffer.baseAddress, &length, digest, digest.count),
-                        "sign with \(scheme)"
-                    )
-                    count = length
+                make: { try self.rsaContext(privateKey, scheme: scheme, hash: hash, signing: true) },
+                body: { context in
+                    var length = size
+                    let signature = try [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                        try OpenSSLErrorQueue.check(
+                            EVP_PKEY_sign(context, buffer.baseAddress, &length, digest, digest.count),
+                            "sign with \(scheme)"
+                        )
+                        count = length
+                    }
+                    return (signature, true)
                 }
-                return (signature, true)
-            }
+            )
         }
         return try self.withDigestContext(privateKey, scheme: scheme, signing: true) { context in
             var length = 0
@@ -218,17 +219,18 @@ public struct OpenSSLProvider: CryptoProvider {
             let digest = try self.digest(message, hash)
             return try publicKey.withContext(
                 .init(signing: false, scheme: scheme),
-                make: { try self.rsaContext(publicKey, scheme: scheme, hash: hash, signing: false) }
-            ) { context in
-                let result = EVP_PKEY_verify(context, signature, signature.count, digest, digest.count)
-                guard result == 1 else {
-                    // A bad signature queues an error; it is an answer, not a failure. The
-                    // context is not reused after a failed operation.
-                    ERR_clear_error()
-                    return (false, false)
+                make: { try self.rsaContext(publicKey, scheme: scheme, hash: hash, signing: false) },
+                body: { context in
+                    let result = EVP_PKEY_verify(context, signature, signature.count, digest, digest.count)
+                    guard result == 1 else {
+                        // A bad signature queues an error; it is an answer, not a failure. The
+                        // context is not reused after a failed operation.
+                        ERR_clear_error()
+                        return (false, false)
+                    }
+                    return (true, true)
                 }
-                return (true, true)
-            }
+            )
         }
         return try self.withDigestContext(publicKey, scheme: scheme, signing: false) { context in
             let result = EVP_DigestVerify(context, signature, signature.count, message, message.count)
