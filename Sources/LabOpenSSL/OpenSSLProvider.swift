@@ -254,14 +254,22 @@ public struct OpenSSLProvider: CryptoProvider {
     /// The digest of `message`, in one call.
     private func digest(_ message: [UInt8], _ hash: HashAlgorithm) throws -> [UInt8] {
         let md = self.algorithms.digest(hash)
-        return try [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { buffer, count in
+        let pool = self.algorithms.digestContexts
+        guard let context = pool.take()?.pointer ?? EVP_MD_CTX_new() else {
+            throw OpenSSLErrorQueue.error("make a digest context")
+        }
+        let digest = try [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { buffer, count in
             var length: UInt32 = 0
-            try OpenSSLErrorQueue.check(
-                EVP_Digest(message, message.count, buffer.baseAddress, &length, md, nil),
-                "hash with \(hash)"
-            )
+            guard EVP_DigestInit_ex2(context, md, nil) == 1, EVP_DigestUpdate(context, message, message.count) == 1,
+                EVP_DigestFinal_ex(context, buffer.baseAddress, &length) == 1
+            else {
+                EVP_MD_CTX_free(context)
+                throw OpenSSLErrorQueue.error("hash with \(hash)")
+            }
             count = Int(length)
         }
+        pool.give(.init(pointer: context, setup: ()))
+        return digest
     }
 
     /// A context initialised to sign (or verify) digests with `key` under an RSA `scheme`.
@@ -539,12 +547,7 @@ public struct OpenSSLProvider: CryptoProvider {
             throw LabError(.cryptoFailure, "AES-CBC needs a 16-byte IV, not \(iv.count) bytes")
         }
         let inputLength = try cLength(input.count)
-        return try self.algorithms.cbcContexts.with(cipher: cipher, encrypt: encrypt) { context, fresh in
-            // A reused context keeps its cipher: only the key and IV are set again.
-            try OpenSSLErrorQueue.check(
-                EVP_CipherInit_ex2(context, fresh ? cipher : nil, key, iv, encrypt ? 1 : 0, nil),
-                operation()
-            )
+        return try self.algorithms.cbcContexts.with(cipher: cipher, key: key, iv: iv, encrypt: encrypt) { context in
             try OpenSSLErrorQueue.check(EVP_CIPHER_CTX_set_padding(context, padding ? 1 : 0), operation())
             // Written in place: no zero fill and no copy of what can be 5 MiB.
             return try [UInt8](unsafeUninitializedCapacity: input.count + 16) { buffer, count in
@@ -605,52 +608,87 @@ private enum CipherContext {
     }
 }
 
-/// Idle `EVP_CIPHER_CTX`s that already hold their cipher, by cipher and direction: in
-/// OpenSSL 3 a new context costs two allocations and the provider's context set-up, a
-/// tenth of encrypting 16 KiB with AES-NI. Each context serves one call at a time.
-final class CipherContextPool: @unchecked Sendable {
-    private struct Purpose: Hashable, Sendable {
-        /// The `EVP_CIPHER *`'s address.
-        var cipher: UInt
-        var encrypt: Bool
-    }
-
-    private struct Idle: @unchecked Sendable {
+/// A stack of idle OpenSSL contexts of one kind, each with what it was last set up with;
+/// each context serves one call at a time. At most 16 are kept.
+final class IdleContexts<Setup: Sendable>: Sendable {
+    struct Idle: @unchecked Sendable {
         let pointer: OpaquePointer
+        var setup: Setup
     }
 
-    private let idle = Mutex<[Purpose: [Idle]]>([:])
-    private static let idleLimit = 16
+    private let idle = Mutex<[Idle]>([])
+    private let free: @Sendable (OpaquePointer) -> Void
 
-    /// Runs `body` with an idle context for `cipher` (`fresh` false) or a new one (`fresh`
-    /// true: `body` must set its cipher). It is kept for reuse unless `body` throws.
-    func with<T>(cipher: OpaquePointer, encrypt: Bool, _ body: (OpaquePointer, _ fresh: Bool) throws -> T) throws -> T {
-        let purpose = Purpose(cipher: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(cipher))), encrypt: encrypt)
-        let reused = self.idle.withLock { $0[purpose]?.popLast()?.pointer }
-        guard let context = reused ?? EVP_CIPHER_CTX_new() else {
-            throw OpenSSLErrorQueue.error("make a cipher context")
-        }
-        let value: T
-        do {
-            value = try body(context, reused == nil)
-        } catch {
-            EVP_CIPHER_CTX_free(context)
-            throw error
-        }
-        let handle = Idle(pointer: context)
+    init(free: @escaping @Sendable (OpaquePointer) -> Void) {
+        self.free = free
+    }
+
+    /// An idle context, or nil.
+    func take() -> Idle? { self.idle.withLock { $0.popLast() } }
+
+    /// Keeps `context` for reuse, or frees it if enough are kept.
+    func give(_ context: Idle) {
         let kept = self.idle.withLock { idle -> Bool in
-            guard idle[purpose, default: []].count < Self.idleLimit else { return false }
-            idle[purpose, default: []].append(handle)
+            guard idle.count < 16 else { return false }
+            idle.append(context)
             return true
         }
-        if !kept { EVP_CIPHER_CTX_free(context) }
-        return value
+        if !kept { self.free(context.pointer) }
     }
 
     deinit {
-        self.idle.withLock { idle in
-            for contexts in idle.values { for context in contexts { EVP_CIPHER_CTX_free(context.pointer) } }
+        for context in self.idle.withLock({ $0 }) { self.free(context.pointer) }
+    }
+}
+
+/// Idle AES-CBC `EVP_CIPHER_CTX`s that already hold their cipher and key, by key size and
+/// direction: in OpenSSL 3 a new context costs two allocations and the provider's context
+/// set-up, and a key schedule costs more again, together a tenth of encrypting 16 KiB with
+/// AES-NI. A context whose last key is this call's key only gets the new IV.
+final class CipherContextPool: Sendable {
+    /// Slot 2 × (key bytes ÷ 8 − 2) + (encrypt ? 1 : 0).
+    private let slots: [IdleContexts<[UInt8]>] = (0..<6).map { _ in
+        IdleContexts { EVP_CIPHER_CTX_free($0) }
+    }
+
+    /// Runs `body` with a context set up for `cipher`, `key` and `iv` in direction `encrypt`.
+    /// The context is kept for reuse unless `body` throws.
+    func with<T>(
+        cipher: OpaquePointer,
+        key: [UInt8],
+        iv: [UInt8],
+        encrypt: Bool,
+        _ body: (OpaquePointer) throws -> T
+    ) throws -> T {
+        let slot = self.slots[2 * (key.count / 8 - 2) + (encrypt ? 1 : 0)]
+        let operation = { "set up AES-CBC-\(encrypt ? "encrypt" : "decrypt")" }
+        var context: IdleContexts<[UInt8]>.Idle
+        if let idle = slot.take() {
+            context = idle
+            // A reused context keeps its cipher, and its key schedule if the key is the same.
+            let sameKey = context.setup == key
+            guard EVP_CipherInit_ex2(context.pointer, nil, sameKey ? nil : key, iv, encrypt ? 1 : 0, nil) == 1 else {
+                EVP_CIPHER_CTX_free(context.pointer)
+                throw OpenSSLErrorQueue.error(operation())
+            }
+            if !sameKey { context.setup = key }
+        } else {
+            guard let pointer = EVP_CIPHER_CTX_new() else { throw OpenSSLErrorQueue.error("make a cipher context") }
+            guard EVP_CipherInit_ex2(pointer, cipher, key, iv, encrypt ? 1 : 0, nil) == 1 else {
+                EVP_CIPHER_CTX_free(pointer)
+                throw OpenSSLErrorQueue.error(operation())
+            }
+            context = .init(pointer: pointer, setup: key)
         }
+        let value: T
+        do {
+            value = try body(context.pointer)
+        } catch {
+            EVP_CIPHER_CTX_free(context.pointer)
+            throw error
+        }
+        slot.give(context)
+        return value
     }
 }
 
@@ -658,6 +696,8 @@ final class CipherContextPool: @unchecked Sendable {
 final class FetchedAlgorithms: @unchecked Sendable {
     /// Reusable AES-CBC contexts.
     let cbcContexts = CipherContextPool()
+    /// Reusable digest contexts.
+    let digestContexts = IdleContexts<Void> { EVP_MD_CTX_free($0) }
 
     enum Mode: String {
         case cbc = "CBC"
