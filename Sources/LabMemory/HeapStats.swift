@@ -29,11 +29,12 @@ public enum HeapStats {
     public static let isProcessAllocator: Bool = {
         let size = 4 << 20
         guard Self.read() != nil, let before = Self.threadAllocated else { return false }
-        guard let block = malloc(size) else { return false }
-        // Touch the block so the allocation cannot be optimised away.
+        // jemalloc's own `mallocx`, not `malloc`: an optimising build removes a malloc/free
+        // pair whose memory nothing reads, and then the check would see nothing allocated.
+        guard let block = mallocx(size, 0) else { return false }
         memset(block, 1, 64)
         let during = Self.threadAllocated
-        free(block)
+        dallocx(block, 0)
         guard let during else { return false }
         return during >= before &+ UInt64(size)
     }()
