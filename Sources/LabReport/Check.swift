@@ -10,6 +10,10 @@ import LabCore
 /// the Hodges–Lehmann estimate, the median of every run÷baseline ratio of rounds — exceeds
 /// `1 + threshold`. Machine-wide slowness moves a round's calibration with its steps and
 /// cancels; a slowdown of the lab's own code does not.
+///
+/// Short steps (a baseline median under `shortStep` calibration units, about 50 µs) need
+/// the wider `shortThreshold`: two builds of the same code moved them by 9–15% in CI (code
+/// layout and caches weigh more in 10 µs than in a millisecond), so 8% would cry wolf there.
 public struct RegressionCheck: Sendable {
     /// What the check decided about one step.
     public enum Verdict: String, Sendable, Codable {
@@ -39,6 +43,9 @@ public struct RegressionCheck: Sendable {
         public var pValue: Double
         /// Rounds on each side.
         public var rounds: (baseline: Int, run: Int)
+        /// The smallest slowdown that counted for this step (the threshold, the short-step
+        /// threshold, or twice the baselines' spread between processes, whichever is largest).
+        public var threshold: Double
         /// The decision.
         public var verdict: Verdict
     }
@@ -52,16 +59,66 @@ public struct RegressionCheck: Sendable {
     public var notes: [String]
     /// The smallest shift called a change, e.g. 0.08 for 8%.
     public var threshold: Double
+    /// Steps whose baseline median is below this many calibration units are short.
+    public var shortStep: Double
+    /// The smallest shift called a change in a short step, e.g. 0.25.
+    public var shortThreshold: Double
     /// The significance level of the one-sided test.
     public var alpha: Double
 
     /// The steps that regressed.
     public var regressions: [Row] { self.rows.filter { $0.verdict == .slower } }
 
-    /// Checks `run` against `baseline`. Throws `.invalidScenario` (exit 1) when they cannot
-    /// be compared: no rounds, or different build configurations.
-    public init(run: RunResult, baseline: RunResult, threshold: Double, alpha: Double) throws {
+    /// How far each step's median moved between the baselines' processes: the largest
+    /// |ln(process median ÷ pooled median)|, by group and step; empty with one baseline.
+    private var processSpread: [GroupKey: [String: Double]] = [:]
+
+    /// Checks `run` against one baseline run.
+    public init(
+        run: RunResult,
+        baseline: RunResult,
+        threshold: Double,
+        alpha: Double,
+        shortStep: Double = 0.5,
+        shortThreshold: Double = 0.25
+    ) throws {
+        try self.init(
+            run: run,
+            baselines: [baseline],
+            threshold: threshold,
+            alpha: alpha,
+            shortStep: shortStep,
+            shortThreshold: shortThreshold
+        )
+    }
+
+    /// Checks `run` against the pooled rounds of `baselines`, runs of one build in separate
+    /// processes. A process adds an offset of its own to a step (code placement, the heap's
+    /// layout: up to 20% for an allocation-heavy step of a debug build), which one process's
+    /// rounds cannot show; several baselines show it, and a step is then held to at least
+    /// twice the largest offset a baseline process had from the pooled median. Throws
+    /// `.invalidScenario` (exit 1) when they cannot be compared: no rounds, or different
+    /// build configurations.
+    public init(
+        run: RunResult,
+        baselines: [RunResult],
+        threshold: Double,
+        alpha: Double,
+        shortStep: Double = 0.5,
+        shortThreshold: Double = 0.25
+    ) throws {
+        guard var baseline = baselines.first else {
+            throw LabError(.invalidScenario, "`lab check` needs a baseline")
+        }
+        for other in baselines.dropFirst() {
+            guard other.metadata.build == baseline.metadata.build else {
+                throw LabError(.invalidScenario, "The baselines were measured by different build configurations")
+            }
+            baseline.rounds += other.rounds
+        }
         self.threshold = threshold
+        self.shortStep = shortStep
+        self.shortThreshold = max(threshold, shortThreshold)
         self.alpha = alpha
         self.notes = []
         self.rows = []
@@ -89,6 +146,19 @@ public struct RegressionCheck: Sendable {
         }
         let runKeys = Self.keys(run.rounds)
         let baseKeys = Self.keys(baseline.rounds)
+        if baselines.count > 1 {
+            for key in baseKeys {
+                for step in Self.steps(baseline.rounds, key) {
+                    let pooled = Self.median(baseline.rounds.compactMap { $0.calibrated(key, step) })
+                    let offsets = baselines.compactMap { process -> Double? in
+                        let values = process.rounds.compactMap { $0.calibrated(key, step) }
+                        guard values.count >= Self.minimumRounds, pooled > 0 else { return nil }
+                        return abs(log(Self.median(values) / pooled))
+                    }
+                    self.processSpread[key, default: [:]][step] = offsets.max() ?? 0
+                }
+            }
+        }
         var rows: [Row] = []
         for key in baseKeys {
             guard runKeys.contains(key) else {
@@ -115,6 +185,8 @@ public struct RegressionCheck: Sendable {
     private func row(_ key: GroupKey, _ step: String, base: [Double], run: [Double]) -> Row {
         let baseline = Self.median(base)
         let median = Self.median(run)
+        let spread = self.processSpread[key]?[step] ?? 0
+        let threshold = max(self.threshold(forBaseline: baseline), exp(2 * spread) - 1)
         guard base.count >= Self.minimumRounds, run.count >= Self.minimumRounds else {
             return Row(
                 key: key,
@@ -124,13 +196,14 @@ public struct RegressionCheck: Sendable {
                 ratio: baseline > 0 ? median / baseline : 1,
                 pValue: 1,
                 rounds: (base.count, run.count),
+                threshold: threshold,
                 verdict: .tooFewRounds
             )
         }
         let ratio = Self.hodgesLehmannRatio(base, run)
         let slower = ratio >= 1
         let p = RankSum.oneSidedPValue(base, run, greater: slower)
-        let beyond = slower ? ratio > 1 + self.threshold : ratio < 1 / (1 + self.threshold)
+        let beyond = slower ? ratio > 1 + threshold : ratio < 1 / (1 + threshold)
         let verdict: Verdict = p < self.alpha && beyond ? (slower ? .slower : .faster) : .unchanged
         return Row(
             key: key,
@@ -140,8 +213,14 @@ public struct RegressionCheck: Sendable {
             ratio: ratio,
             pValue: p,
             rounds: (base.count, run.count),
+            threshold: threshold,
             verdict: verdict
         )
+    }
+
+    /// The threshold for a step whose baseline median is `baseline` calibration units.
+    public func threshold(forBaseline baseline: Double) -> Double {
+        baseline < self.shortStep ? self.shortThreshold : self.threshold
     }
 
     /// The groups measured in rounds, in order of first appearance.

@@ -10,7 +10,7 @@ public struct CheckReport: Sendable {
     /// The CSV header: one row per group and step.
     public static let columns = [
         "flow", "suite", "provider", "transport", "step", "baseline_cu", "run_cu", "ratio", "p_value",
-        "rounds_baseline", "rounds_run", "verdict",
+        "rounds_baseline", "rounds_run", "threshold", "verdict",
     ]
 
     /// What to write.
@@ -44,7 +44,7 @@ public struct CheckReport: Sendable {
         let judged = self.check.rows.filter { $0.verdict != .tooFewRounds }.count
         guard !regressions.isEmpty else {
             return
-                "No regression in \(judged) steps (threshold +\(Self.percent(self.check.threshold)), α = \(self.check.alpha))."
+                "No regression in \(judged) steps (threshold +\(Self.percent(self.check.threshold)); +\(Self.percent(self.check.shortThreshold)) under \(TimeSpan.trimmed(self.check.shortStep)) cu; wider where the baselines' processes spread; α = \(self.check.alpha))."
         }
         return "REGRESSION in \(regressions.count) of \(judged) steps: "
             + regressions.map { "\(Self.label($0)) ×\(Numbers.fixed($0.ratio, 3))" }.joined(separator: ", ")
@@ -79,16 +79,16 @@ public struct CheckReport: Sendable {
             "# Regression check — crypto-lab", "",
             "**\(MarkdownReporter.cell(self.labels.run))** against the baseline **\(MarkdownReporter.cell(self.labels.baseline))**.",
             "",
-            "Each round of a run gives every step one median, divided by the calibration unit the lab timed just before that round in the same process (the geometric mean of an RSA-2048 signature and an AES-128-CBC encryption of 16 KiB). A step **regressed** when its rounds are significantly slower than the baseline's (one-sided Mann–Whitney U, p < \(check.alpha)) *and* the estimated ratio (Hodges–Lehmann: the median of all run÷baseline ratios of rounds) exceeds ×\(Numbers.fixed(1 + check.threshold, 2)).",
+            "Each round of a run gives every step one median, divided by the calibration unit the lab timed just before that round in the same process (the geometric mean of an RSA-2048 signature and an AES-128-CBC encryption of 16 KiB). A step **regressed** when its rounds are significantly slower than the baseline's (one-sided Mann–Whitney U, p < \(check.alpha)) *and* the estimated ratio (Hodges–Lehmann: the median of all run÷baseline ratios of rounds) exceeds ×\(Numbers.fixed(1 + check.threshold, 2)), or ×\(Numbers.fixed(1 + check.shortThreshold, 2)) for a step shorter than \(TimeSpan.trimmed(check.shortStep)) cu in the baseline (short steps move more between builds of the same code), or twice the largest offset one baseline process had from the pooled baselines, whichever is largest (the Threshold column).",
             "", "**\(self.summary())**", "",
-            "| Group | Step | Baseline (cu) | Run (cu) | Ratio | p | Rounds | Verdict |",
-            "|:--|:--|--:|--:|--:|--:|--:|:--|",
+            "| Group | Step | Baseline (cu) | Run (cu) | Ratio | p | Rounds | Threshold | Verdict |",
+            "|:--|:--|--:|--:|--:|--:|--:|--:|:--|",
         ]
         for row in check.rows {
             let verdict =
                 row.verdict == .slower ? "🔴 **slower**" : row.verdict == .faster ? "🟢 faster" : row.verdict.rawValue
             lines.append(
-                "| \(MarkdownReporter.cell(row.key.description)) | \(row.step) | \(Numbers.fixed(row.baseline, 4)) | \(Numbers.fixed(row.run, 4)) | ×\(Numbers.fixed(row.ratio, 3)) | \(String(format: "%.2g", row.pValue)) | \(row.rounds.baseline) / \(row.rounds.run) | \(verdict) |"
+                "| \(MarkdownReporter.cell(row.key.description)) | \(row.step) | \(Numbers.fixed(row.baseline, 4)) | \(Numbers.fixed(row.run, 4)) | ×\(Numbers.fixed(row.ratio, 3)) | \(String(format: "%.2g", row.pValue)) | \(row.rounds.baseline) / \(row.rounds.run) | +\(Self.percent(row.threshold)) | \(verdict) |"
             )
         }
         if !check.notes.isEmpty {
@@ -106,7 +106,7 @@ public struct CheckReport: Sendable {
                 + [
                     Numbers.fixed(row.baseline, 6), Numbers.fixed(row.run, 6), Numbers.fixed(row.ratio, 4),
                     String(format: "%.3g", row.pValue), String(row.rounds.baseline), String(row.rounds.run),
-                    CSVReporter.quoted(row.verdict.rawValue),
+                    Numbers.fixed(row.threshold, 4), CSVReporter.quoted(row.verdict.rawValue),
                 ]
             lines.append(fields.joined(separator: ","))
         }

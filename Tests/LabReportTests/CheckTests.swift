@@ -14,6 +14,7 @@ struct CheckTests {
     static func run(
         rounds: Int,
         sign: Double,
+        encrypt: Double = 10_000,
         seed: UInt64,
         build: String = "debug",
         machineSpeeds: [Double]? = nil
@@ -55,7 +56,7 @@ struct CheckTests {
                     RoundResult.Group(
                         key: Self.key,
                         steps: [
-                            .init(step: "encrypt", count: 40, p50: UInt64(10_000 * speed * jitter())),
+                            .init(step: "encrypt", count: 40, p50: UInt64(encrypt * speed * jitter())),
                             .init(step: "sign", count: 40, p50: UInt64(sign * speed * jitter())),
                         ]
                     )
@@ -109,6 +110,36 @@ struct CheckTests {
         )
         #expect(Self.verdicts(faster)["sign"] == .faster)
         #expect(faster.regressions.isEmpty)
+    }
+
+    @Test("A short step (under 0.5 cu) needs the wider threshold: 15% slower is not a regression, 40% is")
+    func shortSteps() throws {
+        // encrypt: 10 µs against a unit of 100 µs, 0.1 cu.
+        let baseline = Self.run(rounds: 10, sign: 50_000, seed: 1)
+        let fifteen = try RegressionCheck(
+            run: Self.run(rounds: 10, sign: 50_000, encrypt: 11_500, seed: 6),
+            baseline: baseline,
+            threshold: 0.08,
+            alpha: 0.01
+        )
+        #expect(Self.verdicts(fifteen)["encrypt"] == .unchanged)
+        #expect(fifteen.threshold(forBaseline: 0.1) == 0.25 && fifteen.threshold(forBaseline: 0.6) == 0.08)
+        let forty = try RegressionCheck(
+            run: Self.run(rounds: 10, sign: 50_000, encrypt: 14_000, seed: 7),
+            baseline: baseline,
+            threshold: 0.08,
+            alpha: 0.01
+        )
+        #expect(Self.verdicts(forty)["encrypt"] == .slower)
+        // With the floor at 0, the 15% is a regression after all.
+        let strict = try RegressionCheck(
+            run: Self.run(rounds: 10, sign: 50_000, encrypt: 11_500, seed: 6),
+            baseline: baseline,
+            threshold: 0.08,
+            alpha: 0.01,
+            shortStep: 0
+        )
+        #expect(Self.verdicts(strict)["encrypt"] == .slower)
     }
 
     @Test("Too few rounds get no verdict; no rounds or another build configuration is refused")
@@ -191,5 +222,32 @@ enum CLITestsFolder {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("check-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder
+    }
+}
+
+extension CheckTests {
+    @Test("Several baselines: their spread between processes widens a step's threshold")
+    func processSpread() throws {
+        // Three baseline processes whose sign sits 6% apart: a run 9% slower than the middle
+        // one is within twice that spread; against the middle one alone it is a regression.
+        let baselines = [
+            Self.run(rounds: 10, sign: 47_000, seed: 11), Self.run(rounds: 10, sign: 50_000, seed: 12),
+            Self.run(rounds: 10, sign: 53_000, seed: 13),
+        ]
+        let run = Self.run(rounds: 10, sign: 54_500, seed: 14)
+        let pooled = try RegressionCheck(run: run, baselines: baselines, threshold: 0.08, alpha: 0.01)
+        let sign = try #require(pooled.rows.first { $0.step == "sign" })
+        #expect(sign.threshold > 0.10, "threshold \(sign.threshold)")
+        #expect(sign.verdict != .slower)
+        let single = try RegressionCheck(run: run, baseline: baselines[1], threshold: 0.08, alpha: 0.01)
+        #expect(Self.verdicts(single)["sign"] == .slower)
+        // A real slowdown beyond the spread is still found.
+        let slow = try RegressionCheck(
+            run: Self.run(rounds: 10, sign: 62_000, seed: 15),
+            baselines: baselines,
+            threshold: 0.08,
+            alpha: 0.01
+        )
+        #expect(Self.verdicts(slow)["sign"] == .slower)
     }
 }

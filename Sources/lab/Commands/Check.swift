@@ -19,14 +19,23 @@ struct Check: AsyncParsableCommand {
     @Argument(help: "The run: a results.json, or a report folder holding one.")
     var run: String
 
-    @Option(help: "The baseline: a results.json (e.g. Benchmarks/baseline.json) or a report folder.")
-    var baseline: String
+    @Option(
+        help:
+            "A baseline: a results.json or a report folder; repeat it for runs of one build in separate processes (Benchmarks/baseline/*.json), whose spread then widens each step's threshold."
+    )
+    var baseline: [String]
 
     @Option(help: "The smallest slowdown called a regression, e.g. 8%.")
     var threshold = "8%"
 
     @Option(help: "The one-sided test's significance level.")
     var alpha = 0.01
+
+    @Option(help: "Steps shorter than this many calibration units in the baseline are short.")
+    var shortStep = 0.5
+
+    @Option(help: "The smallest slowdown called a regression in a short step.")
+    var shortThreshold = "25%"
 
     @Option(help: "Write check.md and check.csv here (default: the run's folder, if it is one).")
     var out: String?
@@ -40,17 +49,28 @@ struct Check: AsyncParsableCommand {
                 throw ValidationError("--threshold must be a percentage such as 8%; got '\(self.threshold)'")
             }
             guard self.alpha > 0, self.alpha < 1 else { throw ValidationError("--alpha must be between 0 and 1") }
+            guard let shortThreshold = Compare.fraction(self.shortThreshold), shortThreshold >= 0, shortThreshold < 10
+            else {
+                throw ValidationError(
+                    "--short-threshold must be a percentage such as 25%; got '\(self.shortThreshold)'"
+                )
+            }
+            guard self.shortStep >= 0 else { throw ValidationError("--short-step must be 0 or more") }
             let runURL = Compare.resultsURL(self.run)
-            let baseURL = Compare.resultsURL(self.baseline)
+            guard !self.baseline.isEmpty else { throw ValidationError("give at least one --baseline") }
+            let baseURLs = self.baseline.map(Compare.resultsURL)
             let check = try RegressionCheck(
                 run: try ResultsDocument.load(from: runURL),
-                baseline: try ResultsDocument.load(from: baseURL),
+                baselines: try baseURLs.map { try ResultsDocument.load(from: $0) },
                 threshold: threshold,
-                alpha: self.alpha
+                alpha: self.alpha,
+                shortStep: self.shortStep,
+                shortThreshold: shortThreshold
             )
             let report = CheckReport(
                 check,
-                baseline: Compare.label(for: baseURL, index: 0),
+                baseline: baseURLs.count == 1
+                    ? Compare.label(for: baseURLs[0], index: 0) : "\(baseURLs.count) baselines",
                 run: Compare.label(for: runURL, index: 1)
             )
             let directory = self.out.map { URL(fileURLWithPath: $0) } ?? self.runFolder()
