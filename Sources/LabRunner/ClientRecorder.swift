@@ -96,10 +96,6 @@ struct ClientRecorder: Sendable {
         self.stripe = histograms.stripe(for: index)
     }
 
-    mutating func record(_ group: Int, _ step: Step, _ nanoseconds: UInt64) {
-        self.histograms.record(stripe: self.stripe, group: group, [(step, nanoseconds)])
-    }
-
     /// Records `steps`' timings (and `extra` ones: the exchange) and adds their outcome counts.
     mutating func record(_ group: Int, _ steps: IterationSteps, extra: [(step: Step, nanoseconds: UInt64)] = []) {
         self.histograms.record(stripe: self.stripe, group: group, steps.entries, extra)
