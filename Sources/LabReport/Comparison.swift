@@ -8,11 +8,21 @@ import LabCore
 /// A step is called slower or faster only when both hold:
 /// - the difference is statistically significant: a two-sided Mann–Whitney U test over the
 ///   two runs' whole histograms (every sample, ties by bucket) gives p < `alpha`; and
-/// - it is larger than the noise floor: the p50 moved by more than `threshold` either way.
-///   Samples within one run are not independent of the machine's mood during that run, so
-///   significance alone would flag the few-percent drift two identical runs show; the floor
-///   is the smallest change worth a verdict on a shared machine (×(1 + threshold) slower or
-///   ×1/(1 + threshold) faster).
+/// - it is larger than the noise floor: the p50 moved by more than the step's floor either
+///   way — `threshold`, or `shortThreshold` for a step whose baseline p50 is under
+///   `shortStep` (a 20 µs step moves by 10% between two processes of one binary; a 500 µs
+///   one by 3%). Samples within one run are not independent of the machine's mood during
+///   that run, so significance alone would flag the drift two identical runs show.
+///
+/// **The run as a whole.** A shared machine sometimes runs a whole process 10–30% slower
+/// (a neighbour on the same physical core). When at least `commonShare` of a candidate's
+/// steps moved together — each within its floor of their median p50 ratio — that median is
+/// the run's *common factor*: the report states it as a verdict of its own, and each step is
+/// judged against it (its p50 ratio ÷ the factor, its samples scaled by it), so the step
+/// that moved differently stands out. A change that touches only some steps (one provider,
+/// one group) does not move three quarters of them alike and is judged as measured.
+/// `commonShare` > 1 turns this off.
+///
 /// Steps with fewer than `minimumSamples` samples on either side (keys made once per run)
 /// get no verdict.
 public struct Comparison: Sendable {
@@ -54,7 +64,26 @@ public struct Comparison: Sendable {
         public var pValue: Double?
         /// P(candidate sample > baseline sample), ties counted half: 0.5 means no shift.
         public var superiority: Double?
+        /// The p50 ratio ÷ the candidate's common factor: the step against the run as a whole.
+        public var relativeRatio: Double?
+        /// The noise floor this step was held to (`threshold` or `shortThreshold`).
+        public var floor: Double = 0
         /// The conclusion.
+        public var verdict: Verdict
+    }
+
+    /// How a candidate moved as a whole (see the type's documentation).
+    public struct Common: Sendable {
+        /// The median p50 ratio over the steps with enough samples (1 without any).
+        public var median: Double
+        /// How many of those steps lie within their floor of the median, and of how many.
+        public var together: Int
+        public var steps: Int
+        /// Whether the steps moved together enough for the median to be the common factor.
+        public var applies: Bool
+        /// The factor each step is judged against: the median when it applies, else 1.
+        public var factor: Double { self.applies ? self.median : 1 }
+        /// Slower or faster beyond the noise floor, or no significant change.
         public var verdict: Verdict
     }
 
@@ -76,6 +105,12 @@ public struct Comparison: Sendable {
     public var candidates: [Run]
     /// The noise floor: the smallest p50 change (as a fraction) called a change.
     public var threshold: Double
+    /// The floor of a short step.
+    public var shortThreshold: Double
+    /// A step whose baseline p50 is under this many nanoseconds is short.
+    public var shortStep: Double
+    /// The share of steps that must move together for a common factor.
+    public var commonShare: Double
     /// The significance level of the U test.
     public var alpha: Double
     /// Fewer samples than this on either side: no verdict.
@@ -84,32 +119,41 @@ public struct Comparison: Sendable {
     public private(set) var rows: [Row] = []
     /// Per candidate, groups matched by flow, suite and provider when the transport differs.
     public private(set) var crossTransport: [[GroupKey: GroupKey]] = []
+    /// Per candidate, how it moved as a whole.
+    public private(set) var common: [Common] = []
 
     /// Compares `candidates` with `baseline`.
     public init(
         baseline: Run,
         candidates: [Run],
         threshold: Double = 0.10,
+        shortThreshold: Double = 0.25,
+        shortStep: Double = 100_000,
+        commonShare: Double = 0.75,
         alpha: Double = 0.001,
         minimumSamples: UInt64 = 10
     ) {
         self.baseline = baseline
         self.candidates = candidates
         self.threshold = threshold
+        self.shortThreshold = max(shortThreshold, threshold)
+        self.shortStep = shortStep
+        self.commonShare = commonShare
         self.alpha = alpha
         self.minimumSamples = minimumSamples
         self.crossTransport = candidates.map { _ in [:] }
         let base = baseline.result
+        // Per row and candidate, both histograms, for the verdicts once the common factor is known.
+        var pairs: [[(Histogram<UInt64>, Histogram<UInt64>)?]] = []
         for group in base.groups {
             let matches = candidates.enumerated().map { index, candidate in
                 self.match(group.key, in: candidate.result, candidate: index)
             }
             for (step, histogram) in group.orderedSteps {
                 let statistics = StepStatistics(histogram, window: base.measuredNanoseconds)
-                let cells = zip(candidates, matches).map { candidate, match in
-                    guard let match, let other = match.steps[step] else {
-                        return Cell(verdict: .missing)
-                    }
+                let others = matches.map { $0?.steps[step] }
+                let cells = zip(candidates, others).map { candidate, other in
+                    guard let other else { return Cell(verdict: .missing) }
                     return self.cell(
                         histogram,
                         statistics,
@@ -118,6 +162,15 @@ public struct Comparison: Sendable {
                     )
                 }
                 self.rows.append(Row(key: group.key, step: step, baseline: statistics, cells: cells))
+                pairs.append(others.map { other in other.map { (histogram, $0) } })
+            }
+        }
+        for index in candidates.indices {
+            let common = self.commonMove(candidate: index)
+            self.common.append(common)
+            for row in self.rows.indices {
+                guard let (base, other) = pairs[row][index] else { continue }
+                self.judge(&self.rows[row].cells[index], base, other, factor: common.factor)
             }
         }
     }
@@ -146,20 +199,58 @@ public struct Comparison: Sendable {
             p50Ratio: ratio(statistics.p50, baseStatistics.p50),
             p99Ratio: ratio(statistics.p99, baseStatistics.p99),
             opsRatio: ratio(statistics.opsPerSecond, baseStatistics.opsPerSecond),
+            floor: baseStatistics.p50 < self.shortStep ? self.shortThreshold : self.threshold,
             verdict: .noChange
         )
-        guard base.totalCount >= self.minimumSamples, other.totalCount >= self.minimumSamples else {
+        if base.totalCount < self.minimumSamples || other.totalCount < self.minimumSamples {
             cell.verdict = .tooFewSamples
-            return cell
-        }
-        let test = MannWhitney(base, other)
-        cell.pValue = test.pValue
-        cell.superiority = test.superiority
-        // The floor is symmetric on a log scale: ×1.1 slower and ×1/1.1 faster are alike.
-        if test.pValue < self.alpha, let shift = cell.p50Ratio, shift > 0, abs(log(shift)) > log1p(self.threshold) {
-            cell.verdict = shift > 1 ? .slower : .faster
         }
         return cell
+    }
+
+    /// Whether `ratio` lies beyond `floor`, which is symmetric on a log scale: ×1.1 slower and
+    /// ×1/1.1 faster are alike.
+    private static func beyond(_ ratio: Double, _ floor: Double) -> Bool {
+        ratio > 0 && abs(log(ratio)) > log1p(floor)
+    }
+
+    /// The median p50 ratio of candidate `index` and whether its steps moved together.
+    private func commonMove(candidate index: Int) -> Common {
+        let judged = self.rows.compactMap { row -> (ratio: Double, floor: Double)? in
+            let cell = row.cells[index]
+            guard cell.verdict == .noChange, let ratio = cell.p50Ratio, ratio > 0 else { return nil }
+            return (ratio, cell.floor)
+        }
+        guard !judged.isEmpty else {
+            return Common(median: 1, together: 0, steps: 0, applies: false, verdict: .noChange)
+        }
+        let sorted = judged.map(\.ratio).sorted()
+        let middle = sorted.count / 2
+        let median = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] * sorted[middle]).squareRoot()
+        let together = judged.filter { !Self.beyond($0.ratio / median, $0.floor) }.count
+        // Two steps that agree are no evidence about the run as a whole.
+        let applies = judged.count >= 3 && Double(together) >= self.commonShare * Double(judged.count)
+        var verdict = Verdict.noChange
+        if applies, Self.beyond(median, self.threshold) { verdict = median > 1 ? .slower : .faster }
+        return Common(median: median, together: together, steps: judged.count, applies: applies, verdict: verdict)
+    }
+
+    /// The verdict on one step, against the candidate's common factor.
+    private func judge(_ cell: inout Cell, _ base: Histogram<UInt64>, _ other: Histogram<UInt64>, factor: Double) {
+        guard let ratio = cell.p50Ratio else { return }
+        cell.relativeRatio = ratio / factor
+        guard cell.verdict != .tooFewSamples else { return }
+        let test = MannWhitney(base, other, scale: 1 / factor)
+        cell.pValue = test.pValue
+        cell.superiority = test.superiority
+        if test.pValue < self.alpha, Self.beyond(ratio / factor, cell.floor) {
+            cell.verdict = ratio / factor > 1 ? .slower : .faster
+        }
+    }
+
+    /// Whether candidate `index` got slower: a step, or the run as a whole.
+    public func isSlower(candidate index: Int) -> Bool {
+        self.common[index].verdict == .slower || self.rows.contains { $0.cells[index].verdict == .slower }
     }
 
     /// Per candidate, the rows it calls slower or faster.
@@ -179,15 +270,17 @@ public struct MannWhitney: Sendable {
     /// U ÷ (n₁ n₂): the probability that a sample of the second exceeds one of the first.
     public var superiority: Double
 
-    /// Tests `first` against `second`.
-    public init(_ first: Histogram<UInt64>, _ second: Histogram<UInt64>) {
+    /// Tests `first` against `second`, whose values are multiplied by `scale` first (a run
+    /// judged against its common factor).
+    public init(_ first: Histogram<UInt64>, _ second: Histogram<UInt64>, scale: Double = 1) {
         // Both histograms bucket alike (3 significant digits), so equal values are one bucket.
-        var counts: [UInt64: (first: Double, second: Double)] = [:]
+        var counts: [Double: (first: Double, second: Double)] = [:]
         for bucket in first.recordedValues() {
-            counts[first.highestEquivalentForValue(bucket.value), default: (0, 0)].first += Double(bucket.count)
+            counts[Double(first.highestEquivalentForValue(bucket.value)), default: (0, 0)].first += Double(bucket.count)
         }
         for bucket in second.recordedValues() {
-            counts[second.highestEquivalentForValue(bucket.value), default: (0, 0)].second += Double(bucket.count)
+            let value = Double(second.highestEquivalentForValue(bucket.value)) * scale
+            counts[value, default: (0, 0)].second += Double(bucket.count)
         }
         let n1 = Double(first.totalCount)
         let n2 = Double(second.totalCount)

@@ -12,7 +12,7 @@ public struct ComparisonReport: Sendable {
     /// The CSV header: one row per group, step and run (the baseline's ratios are 1).
     public static let columns = [
         "flow", "suite", "provider", "transport", "step", "run", "role", "count", "p50_us", "p99_us", "ops_per_s",
-        "p50_ratio", "p99_ratio", "ops_ratio", "p_value", "verdict",
+        "p50_ratio", "p99_ratio", "ops_ratio", "p_value", "verdict", "relative_ratio", "floor", "run_factor",
     ]
 
     /// What to write.
@@ -60,11 +60,22 @@ public struct ComparisonReport: Sendable {
             "",
             "A step is **slower** or **faster** only when the two runs' samples differ significantly"
                 + " (Mann–Whitney U over the whole histograms, p < \(Self.decimal(comparison.alpha)))"
-                + " *and* its p50 moved by more than ±\(Self.percent(comparison.threshold)) (the noise floor:"
-                + " two runs of the same build differ by a few percent on a shared machine). Steps with fewer than"
+                + " *and* its p50 moved by more than its noise floor: ±\(Self.percent(comparison.threshold)),"
+                + " or ±\(Self.percent(comparison.shortThreshold)) for a step under"
+                + " \(Self.time(comparison.shortStep)) in the baseline (two runs of the same build differ by a few"
+                + " percent on a shared machine, short steps by more). Steps with fewer than"
                 + " \(comparison.minimumSamples) samples get no verdict.",
             "",
         ]
+        if comparison.commonShare <= 1 {
+            lines += [
+                "When at least \(Self.percent(comparison.commonShare)) of a run's steps moved together (each within"
+                    + " its floor of their median p50 ratio), the run moved as a whole — the machine's state, or a"
+                    + " change that touches everything: that median is its **common factor**, a verdict of its own,"
+                    + " and each step is judged against it (*vs run*: p50 ratio ÷ the factor).",
+                "",
+            ]
+        }
         lines += [
             "## Runs", "", "| Run | Scenario | Started | Host | Transport | Clients | Build | Iterations | Errors |",
         ]
@@ -86,13 +97,16 @@ public struct ComparisonReport: Sendable {
             let changes = comparison.changes(candidate: index)
             let counted = comparison.rows.map { $0.cells[index].verdict }
             let unchanged = counted.filter { $0 == .noChange }.count
-            var text = "- **\(MarkdownReporter.cell(candidate.label))**: "
+            var text = "- **\(MarkdownReporter.cell(candidate.label))**: " + Self.commonText(comparison.common[index])
             if changes.isEmpty {
                 text += "no significant change in any of the \(unchanged) steps with enough samples."
             } else {
                 text += changes.map { row in
                     let cell = row.cells[index]
-                    return "`\(Self.rowLabel(row))` \(cell.verdict.rawValue) (p50 ×\(Self.ratio(cell.p50Ratio)))"
+                    let against =
+                        comparison.common[index].applies ? ", ×\(Self.ratio(cell.relativeRatio)) vs run" : ""
+                    return
+                        "`\(Self.rowLabel(row))` \(cell.verdict.rawValue) (p50 ×\(Self.ratio(cell.p50Ratio))\(against))"
                 }.joined(separator: "; ")
                 text += "; \(unchanged) other steps no significant change."
             }
@@ -123,7 +137,7 @@ public struct ComparisonReport: Sendable {
                     MarkdownReporter.cell(row.step.name), Self.time(row.baseline.p50), Self.time(row.baseline.p99),
                     Numbers.fixed(row.baseline.opsPerSecond, 1, grouped: true),
                 ]
-                for cell in row.cells {
+                for (index, cell) in row.cells.enumerated() {
                     guard let figures = cell.statistics else {
                         cells += ["—", "—", "—", cell.verdict.rawValue]
                         continue
@@ -132,7 +146,7 @@ public struct ComparisonReport: Sendable {
                         "\(Self.time(figures.p50)) (×\(Self.ratio(cell.p50Ratio)))",
                         "\(Self.time(figures.p99)) (×\(Self.ratio(cell.p99Ratio)))",
                         "\(Numbers.fixed(figures.opsPerSecond, 1, grouped: true)) (×\(Self.ratio(cell.opsRatio)))",
-                        Self.verdictText(cell),
+                        Self.verdictText(cell, against: comparison.common[index].applies),
                     ]
                 }
                 lines.append("| " + cells.joined(separator: " | ") + " |")
@@ -181,13 +195,31 @@ public struct ComparisonReport: Sendable {
         "\(row.key.flow) \(row.key.suite) \(row.key.provider) · \(row.step.name)"
     }
 
-    private static func verdictText(_ cell: Comparison.Cell) -> String {
-        switch cell.verdict {
-        case .slower: "🔴 **slower** (p \(Self.pValue(cell.pValue)))"
-        case .faster: "🟢 **faster** (p \(Self.pValue(cell.pValue)))"
-        case .noChange: "no significant change" + (cell.pValue.map { " (p \(Self.pValue($0)))" } ?? "")
+    private static func verdictText(_ cell: Comparison.Cell, against: Bool) -> String {
+        let relative = against ? "×\(Self.ratio(cell.relativeRatio)) vs run, " : ""
+        let p = "p \(Self.pValue(cell.pValue))"
+        return switch cell.verdict {
+        case .slower: "🔴 **slower** (\(relative)\(p))"
+        case .faster: "🟢 **faster** (\(relative)\(p))"
+        case .noChange: "no significant change" + (cell.pValue == nil ? "" : " (\(relative)\(p))")
         case .tooFewSamples, .missing: cell.verdict.rawValue
         }
+    }
+
+    /// What the verdict line says first about a candidate as a whole.
+    static func commonText(_ common: Comparison.Common) -> String {
+        guard common.steps >= 3 else { return "" }
+        let share = "\(common.together) of \(common.steps) steps within their floor of it"
+        guard common.applies else {
+            return "steps moved apart (median p50 ×\(Self.ratio(common.median)), \(share)), each judged as measured; "
+        }
+        let verdict =
+            switch common.verdict {
+            case .slower: "🔴 **slower as a whole**"
+            case .faster: "🟢 **faster as a whole**"
+            default: "as a whole within the noise floor"
+            }
+        return "\(verdict): common factor ×\(Self.ratio(common.median)) (\(share)); against it, "
     }
 
     static func time(_ nanoseconds: Double) -> String { TimeSpan.format(nanoseconds: nanoseconds) }
@@ -210,15 +242,23 @@ public struct ComparisonReport: Sendable {
         let width = max(24, comparison.rows.map { Self.rowLabel($0).count }.max() ?? 0) + 2
         for (index, candidate) in comparison.candidates.enumerated() {
             lines.append("\(candidate.label) vs \(comparison.baseline.label) (baseline):")
+            let common = comparison.common[index]
+            if common.applies {
+                lines.append(
+                    "  as a whole: ×\(Self.ratio(common.median)) (\(common.together) of \(common.steps) steps together), "
+                        + (common.verdict.isChange ? common.verdict.rawValue.uppercased() : common.verdict.rawValue)
+                )
+            }
             lines.append(
-                "  " + "step".padded(width) + "p50 ×".padded(10) + "p99 ×".padded(10) + "ops/s ×".padded(10)
-                    + "verdict"
+                "  " + "step".padded(width) + "p50 ×".padded(10) + "vs run ×".padded(10) + "p99 ×".padded(10)
+                    + "ops/s ×".padded(10) + "verdict"
             )
             for row in comparison.rows {
                 let cell = row.cells[index]
                 lines.append(
                     "  " + Self.rowLabel(row).padded(width)
                         + Self.ratio(cell.p50Ratio).padded(10)
+                        + Self.ratio(cell.relativeRatio).padded(10)
                         + Self.ratio(cell.p99Ratio).padded(10)
                         + Self.ratio(cell.opsRatio).padded(10)
                         + (cell.verdict.isChange ? cell.verdict.rawValue.uppercased() : cell.verdict.rawValue)
@@ -236,7 +276,13 @@ public struct ComparisonReport: Sendable {
         var lines = [Self.columns.joined(separator: ",")]
         for row in comparison.rows {
             let key = [row.key.flow, row.key.suite, row.key.provider, row.key.transport, row.step.name]
-            func line(_ run: String, _ role: String, _ figures: StepStatistics, _ cell: Comparison.Cell?) -> String {
+            func line(
+                _ run: String,
+                _ role: String,
+                _ figures: StepStatistics,
+                _ cell: Comparison.Cell?,
+                _ factor: Double
+            ) -> String {
                 let ratios = [cell?.p50Ratio ?? 1, cell?.p99Ratio ?? 1, cell?.opsRatio ?? 1].map {
                     Numbers.fixed($0, 4)
                 }
@@ -250,13 +296,16 @@ public struct ComparisonReport: Sendable {
                     + [
                         cell?.pValue.map { String(format: "%.3g", $0) } ?? "",
                         CSVReporter.quoted(cell?.verdict.rawValue ?? ""),
+                        Numbers.fixed(cell?.relativeRatio ?? 1, 4),
+                        cell.map { Numbers.fixed($0.floor, 2) } ?? "",
+                        Numbers.fixed(factor, 4),
                     ]
                 return fields.joined(separator: ",")
             }
-            lines.append(line(comparison.baseline.label, "baseline", row.baseline, nil))
-            for (candidate, cell) in zip(comparison.candidates, row.cells) {
+            lines.append(line(comparison.baseline.label, "baseline", row.baseline, nil, 1))
+            for (index, (candidate, cell)) in zip(comparison.candidates, row.cells).enumerated() {
                 guard let figures = cell.statistics else { continue }
-                lines.append(line(candidate.label, "candidate", figures, cell))
+                lines.append(line(candidate.label, "candidate", figures, cell, comparison.common[index].factor))
             }
         }
         return lines.joined(separator: "\n") + "\n"
@@ -284,32 +333,46 @@ public struct ComparisonReport: Sendable {
         let bottom = top + Double(Swift.max(rows.count, 1)) * pitch
         var svg = SVG(width: width, height: bottom + 70)
         svg.text(title, x: 16, y: 26, size: 15, bold: true)
+        let factor = comparison.common[index].factor
         svg.text(
-            "Bars right of 1 are slower. Shaded: the ±\(Self.percent(comparison.threshold)) noise floor."
+            "Bars right of 1 are slower. Shaded: each step's noise floor"
+                + (comparison.common[index].applies
+                    ? " around the run's common factor ×\(Self.ratio(factor)) (dashed)." : ".")
                 + " Red slower, green faster, grey no significant change.",
             x: 16,
             y: 46,
             size: 11
         )
-        let ratios = rows.compactMap { $0.cells[index].p50Ratio }
-        let extreme = Swift.max(ratios.map { abs(log2($0)) }.max() ?? 0, log2(1 + comparison.threshold) * 1.5, 0.1)
+        let ratios = rows.compactMap { $0.cells[index].p50Ratio } + [factor]
+        let widest = rows.map { $0.cells[index].floor }.max() ?? comparison.threshold
+        let extreme = Swift.max(
+            ratios.map { abs(log2($0)) }.max() ?? 0,
+            abs(log2(factor)) + log2(1 + widest) * 1.5,
+            0.1
+        )
         let span = Swift.min(extreme * 1.1, 10)
         func px(_ ratio: Double) -> Double {
             let value = Swift.max(-span, Swift.min(span, log2(ratio)))
             return left + (value + span) / (2 * span) * (right - left)
         }
-        svg.rect(
-            x: px(1 / (1 + comparison.threshold)),
-            y: top - 4,
-            width: px(1 + comparison.threshold) - px(1 / (1 + comparison.threshold)),
-            height: bottom - top + 8,
-            fill: "#eeeeee"
-        )
+        for (position, row) in rows.enumerated() {
+            let floor = row.cells[index].floor
+            svg.rect(
+                x: px(factor / (1 + floor)),
+                y: top + Double(position) * pitch,
+                width: px(factor * (1 + floor)) - px(factor / (1 + floor)),
+                height: pitch,
+                fill: "#eeeeee"
+            )
+        }
         for tick in Self.ticks(span: span) {
             svg.line(px(tick), top - 6, px(tick), bottom, stroke: "#e0e0e0")
             svg.text("×" + Self.tickLabel(tick), x: px(tick), y: bottom + 18, anchor: .middle, size: 11)
         }
         svg.line(px(1), top - 8, px(1), bottom + 4, stroke: "#555")
+        if comparison.common[index].applies {
+            svg.line(px(factor), top - 8, px(factor), bottom + 4, stroke: "#555", dash: "4 3")
+        }
         svg.text(
             "p50, candidate ÷ baseline (log scale)",
             x: (left + right) / 2,

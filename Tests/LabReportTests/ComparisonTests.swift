@@ -114,18 +114,18 @@ struct ComparisonTests {
         let base = Self.run(
             "base",
             [
-                .encrypt: Self.timings(2000, median: 3_000, seed: 10),
-                .sign: Self.timings(2000, median: 50_000, seed: 11),
+                .encrypt: Self.timings(2000, median: 300_000, seed: 10),
+                .sign: Self.timings(2000, median: 250_000, seed: 11),
                 .verify: Self.timings(2000, median: 120_000, seed: 12),
                 .keygenServer: Self.timings(1, median: 80_000, seed: 13),
-                .decrypt: Self.timings(2000, median: 3_000, seed: 14),
+                .decrypt: Self.timings(2000, median: 300_000, seed: 14),
             ]
         )
         let candidate = Self.run(
             "candidate",
             [
-                .encrypt: Self.timings(2000, median: 3_000, seed: 20, scale: 1.25),
-                .sign: Self.timings(2000, median: 50_000, seed: 21),
+                .encrypt: Self.timings(2000, median: 300_000, seed: 20, scale: 1.25),
+                .sign: Self.timings(2000, median: 250_000, seed: 21),
                 .verify: Self.timings(2000, median: 120_000, seed: 22, scale: 1.05),
                 .keygenServer: Self.timings(1, median: 80_000, seed: 23, scale: 0.5),
             ]
@@ -140,12 +140,104 @@ struct ComparisonTests {
         #expect(verdicts[.keygenServer]?.verdict == .tooFewSamples)
         #expect(verdicts[.decrypt]?.verdict == .missing)
         #expect(comparison.changes(candidate: 0).map(\.step) == [.encrypt])
+        // Three steps, one of them 25% off: they did not move together, so no common factor.
+        #expect(comparison.common[0].applies == false)
+        #expect(comparison.common[0].factor == 1)
         // The same, the other way round: faster.
         let reverse = Comparison(baseline: candidate, candidates: [base])
         #expect(reverse.changes(candidate: 0).map { "\($0.step)/\($0.cells[0].verdict)" } == ["encrypt/faster"])
         // A lower floor takes the 5% shift as a change.
         let strict = Comparison(baseline: base, candidates: [candidate], threshold: 0.02)
         #expect(Set(strict.changes(candidate: 0).map(\.step)) == [.encrypt, .verify])
+    }
+
+    @Test("A short step (under 100 µs) is held to the wider floor: 15% is noise there, 40% is not")
+    func shortSteps() {
+        let base = Self.run(
+            "base",
+            [
+                .encrypt: Self.timings(2000, median: 20_000, seed: 40),
+                .decrypt: Self.timings(2000, median: 20_000, seed: 41),
+                .sign: Self.timings(2000, median: 250_000, seed: 42),
+            ]
+        )
+        let candidate = Self.run(
+            "candidate",
+            [
+                .encrypt: Self.timings(2000, median: 20_000, seed: 50, scale: 1.15),
+                .decrypt: Self.timings(2000, median: 20_000, seed: 51, scale: 1.4),
+                .sign: Self.timings(2000, median: 250_000, seed: 52, scale: 1.15),
+            ]
+        )
+        let comparison = Comparison(baseline: base, candidates: [candidate], commonShare: 2)
+        let cells = Dictionary(uniqueKeysWithValues: comparison.rows.map { ($0.step, $0.cells[0]) })
+        #expect(cells[.encrypt]?.floor == 0.25)
+        #expect(cells[.sign]?.floor == 0.10)
+        #expect(cells[.encrypt]?.verdict == .noChange, "15% in a 20 µs step")
+        #expect(cells[.decrypt]?.verdict == .slower, "40% in a 20 µs step")
+        #expect(cells[.sign]?.verdict == .slower, "15% in a 250 µs step")
+        // The floors reach the CSV.
+        let csv = ComparisonReport(comparison).csv()
+        #expect(csv.contains(",0.25,1.0000\n"))
+        #expect(csv.contains(",0.10,1.0000\n"))
+    }
+
+    /// Eight steps of 100–900 µs, each ×`scales[i]` in the candidate.
+    static func eightSteps(
+        _ label: String,
+        seed: UInt64,
+        scales: [Double] = Array(repeating: 1, count: 8)
+    ) -> Comparison.Run {
+        let steps: [Step] = [.keygenSession, .encode, .decode, .wrap, .unwrap, .encrypt, .sign, .verify]
+        var histograms: [Step: Histogram<UInt64>] = [:]
+        for (index, step) in steps.enumerated() {
+            histograms[step] = Self.timings(
+                1500,
+                median: Double(100_000 + 100_000 * index),
+                seed: seed + UInt64(index),
+                scale: scales[index]
+            )
+        }
+        return Self.run(label, histograms)
+    }
+
+    @Test("A run that moved as a whole: its common factor is a verdict, and the one step that moved more stands out")
+    func commonFactor() {
+        let base = Self.eightSteps("base", seed: 60)
+        // A busy machine: every step ×1.18 give or take 3%, and encrypt 25% more on top.
+        let busy = Self.eightSteps("busy", seed: 70, scales: [1.2, 1.16, 1.18, 1.21, 1.15, 1.18 * 1.25, 1.19, 1.17])
+        let comparison = Comparison(baseline: base, candidates: [busy])
+        let common = comparison.common[0]
+        #expect(common.applies)
+        #expect(abs(common.median - 1.18) < 0.03, "×\(common.median)")
+        #expect(common.together == 7 && common.steps == 8)
+        #expect(common.verdict == .slower)
+        #expect(comparison.changes(candidate: 0).map(\.step) == [.encrypt])
+        let encrypt = comparison.rows.first { $0.step == .encrypt }?.cells[0]
+        #expect(abs((encrypt?.relativeRatio ?? 0) - 1.25) < 0.05)
+        #expect(comparison.isSlower(candidate: 0))
+        let markdown = ComparisonReport(comparison).markdown()
+        #expect(markdown.contains("**busy**: 🔴 **slower as a whole**: common factor ×1.1"), "\(markdown)")
+        // Judged by its own ratios, every step is slower.
+        let absolute = Comparison(baseline: base, candidates: [busy], commonShare: 2)
+        #expect(absolute.common[0].applies == false)
+        #expect(absolute.changes(candidate: 0).count == 8)
+        // A few percent together: within the floor as a whole, and no step flagged.
+        let calm = Self.eightSteps("calm", seed: 80, scales: [1.05, 1.03, 1.06, 1.04, 1.02, 1.05, 1.04, 1.03])
+        let quiet = Comparison(baseline: base, candidates: [calm])
+        #expect(quiet.common[0].applies && quiet.common[0].verdict == .noChange)
+        #expect(quiet.changes(candidate: 0).isEmpty)
+        #expect(!quiet.isSlower(candidate: 0))
+    }
+
+    @Test("Half the steps 30% slower (one provider changed) is no common move: those steps are flagged, the rest not")
+    func halfTheSteps() {
+        let base = Self.eightSteps("base", seed: 90)
+        let half = Self.eightSteps("half", seed: 100, scales: [1, 1, 1, 1, 1.3, 1.3, 1.3, 1.3])
+        let comparison = Comparison(baseline: base, candidates: [half])
+        #expect(comparison.common[0].applies == false)
+        #expect(Set(comparison.changes(candidate: 0).map(\.step)) == [.unwrap, .encrypt, .sign, .verify])
+        #expect(comparison.changes(candidate: 0).allSatisfy { $0.cells[0].verdict == .slower })
     }
 
     @Test("Runs over another transport are matched by flow, suite and provider, and the report says so")

@@ -56,7 +56,9 @@ struct CheckAcceptanceTests {
         for index in 0..<20 {
             let flagged = try await check(try await run("slow-\(index)", ["--test-slowdown", "sign=15%"]))
             if flagged.contains("sign") { named += 1 }
-            if flagged.contains(where: { $0 != "sign" }) { others.append(flagged) }
+            // `exchange` is the whole exchange: sign's extra time is in it too (about 2% of it),
+            // so it is no other step.
+            if flagged.contains(where: { $0 != "sign" && $0 != "exchange" }) { others.append(flagged) }
         }
         #expect(named >= 19, "runs with sign 15% slower that were flagged naming sign: \(named) of 20")
         #expect(others.count <= 1, "slowed runs that also flagged other steps: \(others)")

@@ -10,8 +10,11 @@ struct Compare: AsyncParsableCommand {
         discussion: """
             The first run is the baseline. A step is called slower or faster only when a Mann–Whitney U \
             test over both runs' histograms is significant (p < --alpha) and its p50 moved by more than \
-            --threshold. Writes comparison.md (with an SVG chart per candidate) and comparison.csv. \
-            Exit codes: 0 compared; 1 bad input; 2 with --fail-on-slower, a step got slower.
+            --threshold (--short-threshold for a step under 100 µs). When three quarters of a run's steps \
+            moved together, their median ratio is reported as the run's common factor and each step is \
+            judged against it (--absolute: never). Writes comparison.md (with an SVG chart per candidate) \
+            and comparison.csv. Exit codes: 0 compared; 1 bad input; 2 with --fail-on-slower, a step or \
+            a whole run got slower.
             """
     )
 
@@ -27,10 +30,16 @@ struct Compare: AsyncParsableCommand {
     @Option(help: "The noise floor: the smallest p50 change called a change, e.g. 10%.")
     var threshold = "10%"
 
+    @Option(help: "The noise floor of a step whose baseline p50 is under 100 µs.")
+    var shortThreshold = "25%"
+
+    @Flag(help: "Judge every step by its own ratio, never against a run's common factor.")
+    var absolute = false
+
     @Option(help: "The U test's significance level.")
     var alpha = 0.001
 
-    @Flag(help: "Exit 2 if any step of any candidate is slower.")
+    @Flag(help: "Exit 2 if any step of any candidate, or a candidate as a whole, is slower.")
     var failOnSlower = false
 
     @Flag(name: .long, help: "Print nothing but errors.")
@@ -44,6 +53,12 @@ struct Compare: AsyncParsableCommand {
             }
             guard let threshold = Self.fraction(self.threshold), threshold >= 0, threshold < 10 else {
                 throw ValidationError("--threshold must be a percentage such as 10%; got '\(self.threshold)'")
+            }
+            guard let shortThreshold = Self.fraction(self.shortThreshold), shortThreshold >= 0, shortThreshold < 10
+            else {
+                throw ValidationError(
+                    "--short-threshold must be a percentage such as 25%; got '\(self.shortThreshold)'"
+                )
             }
             guard self.alpha > 0, self.alpha < 1 else { throw ValidationError("--alpha must be between 0 and 1") }
             var loaded: [Comparison.Run] = []
@@ -60,6 +75,8 @@ struct Compare: AsyncParsableCommand {
                 baseline: loaded[0],
                 candidates: Array(loaded.dropFirst()),
                 threshold: threshold,
+                shortThreshold: shortThreshold,
+                commonShare: self.absolute ? 2 : 0.75,
                 alpha: self.alpha
             )
             let directory =
@@ -72,9 +89,7 @@ struct Compare: AsyncParsableCommand {
                     "Comparison in \(directory.relativePath)/: \(written.map(\.lastPathComponent).joined(separator: ", "))"
                 )
             }
-            let slower = comparison.candidates.indices.contains { index in
-                comparison.rows.contains { $0.cells[index].verdict == .slower }
-            }
+            let slower = comparison.candidates.indices.contains { comparison.isSlower(candidate: $0) }
             if self.failOnSlower, slower { throw ExitCode(2) }
         }
     }
