@@ -37,7 +37,7 @@ let package = Package(
         // Scenario model, plugin protocols, registry, LabError, step timing. Imports no other lab module.
         .target(
             name: "LabCore",
-            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: ["CLabSystem", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: swiftSettings
         ),
         // Framing and the cx/1 property-list codec, shared by server and client.
@@ -105,6 +105,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // C library calls the Swift overlay leaves out (getrandom); headers only.
+        .systemLibrary(name: "CLabSystem"),
         // jemalloc's statistics (mallctl); linked into every program that imports it, `lab`
         // included, where it replaces the C library's malloc.
         .systemLibrary(

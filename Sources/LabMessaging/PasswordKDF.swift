@@ -77,13 +77,11 @@ public enum PasswordKDF: Sendable, Hashable, CustomStringConvertible {
     /// A fresh salt as this KDF stores it: 64 hex characters for `sha512-salted` (the
     /// reference's), 16 random bytes otherwise.
     public func makeSalt() -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
         switch self {
         case .sha512Salted:
-            let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-            return Array(bytes.map { String(format: "%02x", $0) }.joined().utf8)
+            return Array(SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined().utf8)
         case .pbkdf2SHA256, .scrypt:
-            return (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            return SecureRandom.bytes(16)
         }
     }
 

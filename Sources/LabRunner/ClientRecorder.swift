@@ -60,8 +60,19 @@ final class StepHistograms: Sendable {
         return merged
     }
 
+    /// An empty histogram that already spans 1 ns to 1 ms (90 KiB) and grows past that.
+    ///
+    /// Grown from nothing, each histogram resized a dozen times on the way to its largest
+    /// sample, and the package's resize appends zeros through unspecialised generic code:
+    /// 2.6% of an in-process x25519 run's measured phase went there (perf, release).
     static func histogram() -> Histogram<UInt64> {
-        Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+        var histogram = Histogram<UInt64>(
+            lowestDiscernibleValue: 1,
+            highestTrackableValue: 1 << 20,
+            numberOfSignificantValueDigits: .three
+        )
+        histogram.autoResize = true
+        return histogram
     }
 }
 

@@ -49,8 +49,7 @@ public struct SwiftCryptoProvider: CryptoProvider {
     }
 
     public func randomBytes(count: Int) throws -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        SecureRandom.bytes(count)
     }
 
     public func generatePrivateKey(_ spec: KeySpec) throws -> PrivateKey {

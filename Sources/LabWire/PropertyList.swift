@@ -13,7 +13,8 @@ public struct PropertyListDictionary: Sendable {
 
     /// An empty dictionary to fill and encode.
     public init() {
-        self.values = [:]
+        // Room for a cx/1 response's seven keys without growing (and rehashing) three times.
+        self.values = Dictionary(minimumCapacity: 8)
     }
 
     /// Decodes a body; throws `.malformedMessage` unless it is a binary plist dictionary.

@@ -45,3 +45,27 @@ struct CoreTests {
         #expect(error.location.hasPrefix("LabCoreTests/CoreTests.swift:"))
     }
 }
+
+/// `SecureRandom`: one kernel call per buffer, and bytes that look random.
+struct SecureRandomTests {
+    @Test("SecureRandom gives the asked count, never the same twice, every byte value about equally often")
+    func bytes() {
+        #expect(SecureRandom.bytes(0).isEmpty)
+        #expect(SecureRandom.bytes(1).count == 1)
+        let first = SecureRandom.bytes(32)
+        let second = SecureRandom.bytes(32)
+        #expect(first.count == 32 && second.count == 32)
+        #expect(first != second)
+        // 256 KiB: χ² over the 256 byte values, 255 degrees of freedom. Random bytes give
+        // about 255; above 400 has probability under 1e-8. A constant or a byte-per-call bug
+        // that repeats a word would be far above it.
+        let sample = SecureRandom.bytes(256 * 1024)
+        var counts = [Int](repeating: 0, count: 256)
+        for byte in sample { counts[Int(byte)] += 1 }
+        let expected = Double(sample.count) / 256
+        let chiSquare = counts.reduce(0.0) { $0 + (Double($1) - expected) * (Double($1) - expected) / expected }
+        #expect(chiSquare < 400, "χ² = \(chiSquare)")
+        // The last byte is written too (a short fill would leave zeros at the end).
+        #expect(sample.suffix(64).contains { $0 != 0 })
+    }
+}
