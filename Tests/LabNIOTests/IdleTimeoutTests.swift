@@ -20,15 +20,16 @@ struct IdleTimeoutTests {
 
     @Test("An answer that takes longer than the idle timeout still arrives; a silent peer is still dropped")
     func serverWorkIsNotPeerIdleness() async throws {
-        let idle = TimeSpan.seconds(1)
+        let idle = TimeSpan.seconds(2)
         let recording = ServerRecording()
         let server = try await SocketServer.start(
-            handler: SlowHandler(delay: .milliseconds(2500)),
+            handler: SlowHandler(delay: .milliseconds(4500)),
             configuration: SocketServer.Configuration(idleTimeout: idle),
             recording: recording
         )
         // The client's own wait is longer than the server's work; the idle timeout leaves a loaded
-        // machine a second between connecting and sending the request.
+        // machine two seconds between connecting and sending the request (with one second, a
+        // loaded CI pass once had the server close first, and the client reconnected).
         let transport = try TCPTransport(options: TransportOptions(idleTimeout: .seconds(10)))
         let endpoint = try await transport.remote(host: "127.0.0.1", port: server.port)
         var recorder = StepTimings()
