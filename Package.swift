@@ -13,11 +13,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lab", targets: ["lab"]),
-        // For the benchmark package in Benchmarks/: the providers and the cx/1 logic.
-        .library(
-            name: "LabProviders",
-            targets: ["LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging"]
-        ),
+        // For the benchmark package in Benchmarks/: its cases, built and tested here.
+        .library(name: "LabBenchmarks", targets: ["LabBenchmarks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -61,6 +58,12 @@ let package = Package(
         ),
         // The `openssl` provider.
         .target(name: "LabOpenSSL", dependencies: ["LabCore", "CLabOpenSSL"], swiftSettings: swiftSettings),
+        // The micro-benchmarks' cases: Benchmarks/ times them, this package's tests run each once.
+        .target(
+            name: "LabBenchmarks",
+            dependencies: ["LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging"],
+            swiftSettings: swiftSettings
+        ),
         // Avahi's Bonjour-compatible dns_sd API.
         .systemLibrary(
             name: "CLabDNSSD",
@@ -164,6 +167,7 @@ let package = Package(
             name: "LabCryptoTests",
             dependencies: [
                 "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabPlugins", "LabTesting",
+                "LabBenchmarks",
             ],
             swiftSettings: swiftSettings
         ),

@@ -23,7 +23,7 @@ let package = Package(
             name: "Primitives",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "LabProviders", package: lab),
+                .product(name: "LabBenchmarks", package: lab),
             ],
             path: "Benchmarks/Primitives",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -32,7 +32,7 @@ let package = Package(
             name: "Exchange",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "LabProviders", package: lab),
+                .product(name: "LabBenchmarks", package: lab),
             ],
             path: "Benchmarks/Exchange",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -111,7 +111,10 @@ struct SocketClient: Sendable {
         let answers: NIOLoopBound<AnswerHandler>
         do {
             answers = try await channel.eventLoop.submit {
-                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: AnswerHandler.self), eventLoop: channel.eventLoop)
+                NIOLoopBound(
+                    try channel.pipeline.syncOperations.handler(type: AnswerHandler.self),
+                    eventLoop: channel.eventLoop
+                )
             }.get()
         } catch {
             throw LabError(.connectionClosed, "The connection to \(self.peer) closed as it opened")
@@ -305,7 +308,11 @@ final class AnswerHandler: ChannelInboundHandler {
         {
             return LabError(.connectionClosed, "\(peer) closed the connection before answering")
         }
-        return LabError(.connectionClosed, "The connection to \(peer) failed", cause: UnderlyingError(describing: error))
+        return LabError(
+            .connectionClosed,
+            "The connection to \(peer) failed",
+            cause: UnderlyingError(describing: error)
+        )
     }
 }
 
