@@ -167,12 +167,20 @@ final class SocketConnection: Connection {
         let channel = link.channel
         let answers = link.answers
         let frame = ByteBuffer(bytes: body)
-        let response: ByteBuffer = try await withUnsafeThrowingContinuation { continuation in
-            if channel.eventLoop.inEventLoop {
-                answers.value.send(frame, to: continuation)
-            } else {
-                channel.eventLoop.execute { answers.value.send(frame, to: continuation) }
+        let response: ByteBuffer
+        do {
+            response = try await withUnsafeThrowingContinuation { continuation in
+                if channel.eventLoop.inEventLoop {
+                    answers.value.send(frame, to: continuation)
+                } else {
+                    channel.eventLoop.execute { answers.value.send(frame, to: continuation) }
+                }
             }
+        } catch {
+            // The handler closes the connection on every failure; once that close is done, the
+            // next request sees it and opens a new one instead of meeting this failure again.
+            try? await channel.close()
+            throw error
         }
         if let timings = link.box?.take() {
             for (step, nanoseconds) in timings.entries {
@@ -234,11 +242,16 @@ final class AnswerHandler: ChannelInboundHandler {
 
     /// Sends `frame` and has `waiter` resumed with its answer. On the event loop.
     func send(_ frame: ByteBuffer, to waiter: Waiter) {
-        guard let context, self.ended == nil, self.waiter == nil else {
+        guard let context, self.ended == nil else {
             waiter.resume(
-                throwing: self.ended
-                    ?? LabError(.connectionClosed, "The connection to \(self.peer) cannot take this request now")
+                throwing: self.ended ?? LabError(.connectionClosed, "The connection to \(self.peer) is closed")
             )
+            return
+        }
+        guard self.waiter == nil else {
+            // Two requests at once on one connection: the lab never does this; refuse both.
+            self.fail(LabError(.unsupported, "A second request was sent to \(self.peer) before the first was answered"))
+            waiter.resume(throwing: self.ended ?? LabError(.unsupported, "A request was already waiting"))
             return
         }
         self.waiter = waiter
