@@ -46,6 +46,9 @@ public struct CXServer<P: CryptoProvider>: Sendable {
     public let options: CXServerOptions
     private let suites: [String: any Suite]
     private let keys: ServerKeys
+    /// The per-run keys made at start, read without a lock: every exchange of a configured
+    /// size finds its key here; only other sizes go to `keys`.
+    private let madeKeys: [ServerKeys.ID: ServerKey]
     private let knownSuites: Set<String>
 
     struct ServerKey: Sendable {
@@ -98,11 +101,13 @@ public struct CXServer<P: CryptoProvider>: Sendable {
     ) throws {
         var suites: [String: any Suite] = [:]
         let keys = ServerKeys()
+        var madeKeys: [ServerKeys.ID: ServerKey] = [:]
         for suite in options.suites {
             try SuiteRegistry.requireSupport(suite, by: provider, others: others)
             suites[suite.id] = suite
             if options.keyLifetime == .perRun {
-                _ = try keys.key(ServerKeys.ID(suite: suite.id, spec: suite.serverKey)) {
+                let id = ServerKeys.ID(suite: suite.id, spec: suite.serverKey)
+                madeKeys[id] = try keys.key(id) {
                     try Self.makeKey(suite.serverKey, provider: provider, recorder: &recorder)
                 }
             }
@@ -111,6 +116,7 @@ public struct CXServer<P: CryptoProvider>: Sendable {
         self.options = options
         self.suites = suites
         self.keys = keys
+        self.madeKeys = madeKeys
         self.knownSuites = Set(knownSuites)
     }
 
@@ -206,7 +212,9 @@ public struct CXServer<P: CryptoProvider>: Sendable {
             guard self.options.keyLifetime == .perRun else {
                 return try Self.makeKey(spec, provider: self.provider, recorder: &recorder)
             }
-            return try self.keys.key(ServerKeys.ID(suite: suite.id, spec: spec)) {
+            let id = ServerKeys.ID(suite: suite.id, spec: spec)
+            if let key = self.madeKeys[id] { return key }
+            return try self.keys.key(id) {
                 try Self.makeKey(spec, provider: self.provider, recorder: &recorder)
             }
         } catch let error as LabError where error.code == .unsupported {
