@@ -86,8 +86,8 @@ public enum BenchmarkCases {
         ]
     }
 
-    /// A cx/1 response (the x25519 suite's shape): encoded, framed, parsed, decoded; and a
-    /// large data body through the plist codec.
+    /// A cx/1 response (the x25519 suite's shape): encoded, framed, parsed, decoded; the
+    /// request; and a large data body through the plist codec.
     static func codec() throws -> [BenchmarkCase] {
         let response = CXResponse(
             suite: "x25519",
@@ -99,6 +99,7 @@ public enum BenchmarkCases {
             nonce: [UInt8](repeating: 0x55, count: 12)
         )
         let frame = try Framing.standard.frame(try response.encoded())
+        let request = CXRequest(suite: "x25519", clientKey: [UInt8](repeating: 0x66, count: 32))
         var dictionary = PropertyListDictionary()
         dictionary.set("body", data: [UInt8](repeating: 0x5A, count: 1 << 20))
         let large = dictionary
@@ -109,6 +110,9 @@ public enum BenchmarkCases {
                     throw LabError(.malformedMessage, "The benchmark's response did not decode as one")
                 }
                 return decoded.message.count
+            },
+            BenchmarkCase("cx/1 request encode + decode") {
+                try CXRequest(decoding: try request.encoded()).clientKey.count
             },
             BenchmarkCase("bplist 1 MiB data body encode + decode") {
                 try PropertyListDictionary(decoding: try large.encoded()).data("body").count

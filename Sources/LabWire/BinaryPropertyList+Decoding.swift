@@ -4,7 +4,7 @@ extension BinaryPropertyList {
     /// Decodes `body`: a bplist00 whose top object is a dictionary of at most `maxKeys` string
     /// keys whose values are strings, data, integers, booleans (or reals, dates and UIDs, kept
     /// for the typed accessors to refuse). Anything else is a `.malformedMessage` error.
-    static func decode(_ body: [UInt8]) throws -> [String: Value] {
+    static func decode(_ body: [UInt8]) throws -> [Entry] {
         try body.withUnsafeBufferPointer { bytes in try BinaryPropertyListReader(bytes).topDictionary() }
     }
 }
@@ -62,7 +62,7 @@ private struct BinaryPropertyListReader {
     }
 
     /// Reads the top object, which must be a flat dictionary.
-    func topDictionary() throws -> [String: Value] {
+    func topDictionary() throws -> [BinaryPropertyList.Entry] {
         let start = try self.offset(of: self.topObject)
         let marker = self.bytes[start]
         guard marker >> 4 == Marker.dictionary else {
@@ -82,9 +82,8 @@ private struct BinaryPropertyListReader {
         guard 2 * count * self.referenceSize <= self.objectsEnd - references else {
             throw Self.malformed("its dictionary's \(count) keys and values run past the objects")
         }
-        var dictionary = [String: Value](minimumCapacity: count)
-        var values: [Value] = []
-        values.reserveCapacity(count)
+        var entries: [BinaryPropertyList.Entry] = []
+        entries.reserveCapacity(count)
         for index in 0..<count {
             let key = try self.key(try self.reference(at: references + index * self.referenceSize), index: index)
             let valuePosition = references + (count + index) * self.referenceSize
@@ -94,16 +93,17 @@ private struct BinaryPropertyListReader {
             var shared: Value?
             for earlier in 0..<index
             where self.rawReference(at: references + (count + earlier) * self.referenceSize) == object {
-                shared = values[earlier]
+                shared = entries[earlier].value
                 break
             }
             let value = try shared ?? self.value(object, key: key)
-            values.append(value)
-            guard dictionary.updateValue(value, forKey: key) == nil else {
+            // At most 64 keys: comparing with each earlier one is at most 2,016 comparisons.
+            guard !entries.contains(where: { $0.key == key }) else {
                 throw Self.malformed("the key '\(key)' appears twice")
             }
+            entries.append(BinaryPropertyList.Entry(key: key, value: value))
         }
-        return dictionary
+        return entries
     }
 
     /// Key number `index`, which must be a string.

@@ -5,7 +5,7 @@ extension BinaryPropertyList {
     /// reproducible, objects written as CoreFoundation writes them (equal strings are not
     /// shared). Throws `.malformedMessage` for more than `maxKeys` keys, which no reader of
     /// this codec would accept.
-    static func encode(_ values: [String: Value]) throws -> [UInt8] {
+    static func encode(_ values: [Entry]) throws -> [UInt8] {
         guard values.count <= Self.maxKeys else {
             throw LabError(
                 .malformedMessage,
@@ -18,8 +18,8 @@ extension BinaryPropertyList {
         let objectCount = 1 + 2 * count
         let referenceSize = Self.byteCount(UInt64(objectCount))
         var tableOffset = Self.magic.count + Self.headerSize(length: count) + 2 * count * referenceSize
-        for (key, value) in entries {
-            tableOffset += Self.stringSize(key) + Self.size(of: value)
+        for entry in entries {
+            tableOffset += Self.stringSize(entry.key) + Self.size(of: entry.value)
         }
         let offsetSize = Self.byteCount(UInt64(tableOffset))
         let total = tableOffset + objectCount * offsetSize + Self.trailerSize
@@ -31,13 +31,13 @@ extension BinaryPropertyList {
             for object in 1..<objectCount {
                 writer.appendUnsigned(UInt64(object), size: referenceSize)
             }
-            for (key, _) in entries {
+            for entry in entries {
                 writer.beginObject()
-                writer.appendString(key)
+                writer.appendString(entry.key)
             }
-            for (_, value) in entries {
+            for entry in entries {
                 writer.beginObject()
-                writer.appendValue(value)
+                writer.appendValue(entry.value)
             }
             precondition(writer.position == tableOffset, "the objects' sizes were miscounted")
             // The offset table was filled in as each object began; the trailer follows it.

@@ -8,13 +8,14 @@ public struct PropertyListDictionary: Sendable {
     /// The 8 bytes every binary property list begins with.
     public static let magic: [UInt8] = BinaryPropertyList.magic
 
-    /// The dictionary's values.
-    private var values: [String: BinaryPropertyList.Value]
+    /// The dictionary's keys and values, each key once, in the order set or decoded.
+    private var entries: [BinaryPropertyList.Entry]
 
     /// An empty dictionary to fill and encode.
     public init() {
-        // Room for a cx/1 response's seven keys without growing (and rehashing) three times.
-        self.values = Dictionary(minimumCapacity: 8)
+        // Room for a cx/1 response's seven keys without growing.
+        self.entries = []
+        self.entries.reserveCapacity(8)
     }
 
     /// Decodes a body; throws `.malformedMessage` unless it is a binary plist dictionary.
@@ -25,25 +26,37 @@ public struct PropertyListDictionary: Sendable {
                 "The body is not a binary property list (it does not begin with 'bplist00')"
             )
         }
-        self.values = try BinaryPropertyList.decode(body)
+        self.entries = try BinaryPropertyList.decode(body)
     }
 
     /// Encodes as a binary property list, keys in sorted order.
     public func encoded() throws -> [UInt8] {
-        try BinaryPropertyList.encode(self.values)
+        try BinaryPropertyList.encode(self.entries)
     }
 
     /// Whether `key` is present.
-    public func contains(_ key: String) -> Bool { self.values[key] != nil }
+    public func contains(_ key: String) -> Bool { self.value(key) != nil }
 
     /// Sets a string value.
-    public mutating func set(_ key: String, string: String) { self.values[key] = .string(string) }
+    public mutating func set(_ key: String, string: String) { self.set(key, .string(string)) }
     /// Sets a data value.
-    public mutating func set(_ key: String, data: [UInt8]) { self.values[key] = .data(data) }
+    public mutating func set(_ key: String, data: [UInt8]) { self.set(key, .data(data)) }
     /// Sets an integer value (never a boolean).
-    public mutating func set(_ key: String, integer: Int) { self.values[key] = .integer(integer) }
+    public mutating func set(_ key: String, integer: Int) { self.set(key, .integer(integer)) }
     /// Sets a boolean value.
-    public mutating func set(_ key: String, bool: Bool) { self.values[key] = .bool(bool) }
+    public mutating func set(_ key: String, bool: Bool) { self.set(key, .bool(bool)) }
+
+    private mutating func set(_ key: String, _ value: BinaryPropertyList.Value) {
+        if let index = self.entries.firstIndex(where: { $0.key == key }) {
+            self.entries[index].value = value
+        } else {
+            self.entries.append(BinaryPropertyList.Entry(key: key, value: value))
+        }
+    }
+
+    private func value(_ key: String) -> BinaryPropertyList.Value? {
+        self.entries.first(where: { $0.key == key })?.value
+    }
 
     /// A required string.
     public func string(_ key: String) throws -> String {
@@ -53,7 +66,7 @@ public struct PropertyListDictionary: Sendable {
 
     /// An optional string.
     public func optionalString(_ key: String) throws -> String? {
-        switch self.values[key] {
+        switch self.value(key) {
         case nil: return nil
         case .string(let string): return string
         case let value?: throw Self.wrongType(key, "a string", value)
@@ -68,7 +81,7 @@ public struct PropertyListDictionary: Sendable {
 
     /// Optional data.
     public func optionalData(_ key: String) throws -> [UInt8]? {
-        switch self.values[key] {
+        switch self.value(key) {
         case nil: return nil
         case .data(let bytes): return bytes
         case let value?: throw Self.wrongType(key, "data", value)
@@ -83,7 +96,7 @@ public struct PropertyListDictionary: Sendable {
 
     /// An optional integer, refused as `integer(_:)` refuses.
     public func optionalInteger(_ key: String) throws -> Int? {
-        switch self.values[key] {
+        switch self.value(key) {
         case nil: return nil
         case .integer(let integer): return integer
         case let value?: throw Self.wrongType(key, "an integer", value)
@@ -92,7 +105,7 @@ public struct PropertyListDictionary: Sendable {
 
     /// An optional boolean.
     public func optionalBool(_ key: String) throws -> Bool? {
-        switch self.values[key] {
+        switch self.value(key) {
         case nil: return nil
         case .bool(let bool): return bool
         case let value?: throw Self.wrongType(key, "a boolean", value)

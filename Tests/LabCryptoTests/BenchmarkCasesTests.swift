@@ -13,6 +13,6 @@ struct BenchmarkCasesTests {
             #expect(consumed > 0, "\(item.name) returned \(consumed)")
         }
         // Both providers' primitives, every suite each provider can run, the codec, the KDFs.
-        #expect(cases.count == 10 + 3 + 8 + 3, "\(cases.map(\.name))")
+        #expect(cases.count == 10 + 4 + 8 + 3, "\(cases.map(\.name))")
     }
 }
