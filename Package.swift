@@ -161,7 +161,11 @@ let package = Package(
             path: "Tests/LabTesting",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "LabCoreTests", dependencies: ["LabCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LabCoreTests",
+            dependencies: ["LabCore", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "LabWireTests", dependencies: ["LabCore", "LabWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LabCryptoTests",

@@ -299,12 +299,12 @@ public struct MarkdownReporter: Reporter {
             guard !group.isServerSide else { return nil }
             let service = group.steps[Step(Step.exchange.name + ".service")] ?? group.steps[.exchange]
             guard let histogram = service ?? result.throughputRow(of: group).flatMap({ group.steps[$0.step] }),
-                histogram.totalCount > 0, histogram.mean > 0
+                histogram.totalCount > 0, histogram.specialisedMean > 0
             else { return nil }
             var label = pairs[index]
             if pairs.filter({ $0 == pairs[index] }).count > 1 { label = "\(group.key.flow): " + label }
             if group.insecure { label += " (insecure)" }
-            return ThroughputChart.Bar(label: label, value: 1e9 / histogram.mean, insecure: group.insecure)
+            return ThroughputChart.Bar(label: label, value: 1e9 / histogram.specialisedMean, insecure: group.insecure)
         }
         return ThroughputChart(
             title: "Exchanges per second, one client back to back (1 s ÷ mean exchange time)",

@@ -42,7 +42,7 @@ public struct PrimitiveBound: Sendable, Equatable {
                 // A step made once per client or per run (set-up, before the clock) is not
                 // part of an exchange: only steps with a sample in most exchanges count.
                 guard let histogram = group.steps[step], Double(histogram.totalCount) >= count / 2 else { continue }
-                inGroup += histogram.mean * Double(histogram.totalCount)
+                inGroup += histogram.specialisedMean * Double(histogram.totalCount)
             }
             guard inGroup > 0 else { continue }
             exchanges += count
