@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "lab", targets: ["lab"]),
         // For the benchmark package in Benchmarks/: its cases, built and tested here.
         .library(name: "LabBenchmarks", targets: ["LabBenchmarks"]),
+        .library(name: "LabFuzzing", targets: ["LabFuzzing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -65,6 +66,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Avahi's Bonjour-compatible dns_sd API.
+        .target(
+            name: "LabFuzzing",
+            dependencies: [
+                "LabCore", "LabWire", "LabFraming", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging",
+                "LabRunner", .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .systemLibrary(
             name: "CLabDNSSD",
             pkgConfig: "avahi-compat-libdns_sd",
@@ -78,9 +87,14 @@ let package = Package(
         ),
         // The tcp and tls transports on SwiftNIO: framing codec, the server's listener, pinning.
         .target(
+            name: "LabFraming",
+            dependencies: ["LabCore", "LabWire", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "LabNIO",
             dependencies: [
-                "LabCore", "LabWire",
+                "LabCore", "LabWire", "LabFraming",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -167,6 +181,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "LabWireTests", dependencies: ["LabCore", "LabWire"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LabFuzzingTests",
+            dependencies: ["LabCore", "LabFuzzing"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "LabCryptoTests",
             dependencies: [

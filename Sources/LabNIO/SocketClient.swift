@@ -1,4 +1,5 @@
 import LabCore
+import LabFraming
 import LabWire
 import NIOCore
 import NIOPosix

@@ -1,0 +1,110 @@
+import LabCore
+import LabCrypto
+import LabOpenSSL
+import LabSwiftCrypto
+import LabWire
+
+/// cx/1 from both ends: the server answering a request body, or a client opening a reply.
+///
+/// Input: byte 0 picks the side (bit 0: server or client) and which of the servers (one per
+/// provider, every suite it supports) or clients (one per provider and suite) takes the rest
+/// of the input as its body.
+///
+/// Server properties: the answer is a cx/1 reply (PROTOCOL.md §2.3), a response exactly when
+/// the connection stays open, an error with a code of §2.3 otherwise; a response's suite is
+/// one the server offers. Client properties: a reply that decodes encodes and decodes back to
+/// itself; a client opening any reply fails with a `LabError` (no fuzzed reply can carry a
+/// valid signature and wrapped key for the client's fresh key) or yields the payload.
+enum CXTarget {
+    private struct Fixture: Sendable {
+        var servers: [(provider: String, handler: any FrameHandler, suites: [String])]
+        var clients: [Client]
+    }
+
+    private struct Client: Sendable {
+        var label: String
+        var open: @Sendable ([UInt8]) throws -> [UInt8]
+    }
+
+    private static let fixture: Fixture = {
+        var fixture = Fixture(servers: [], clients: [])
+        let providers: [any CryptoProvider] = [SwiftCryptoProvider()] + [try? OpenSSLProvider()].compactMap { $0 }
+        for provider in providers {
+            let suites = SuiteRegistry.builtIn.ids.compactMap { try? SuiteRegistry.builtIn.make($0) }
+                .filter { $0.unsupportedReason(on: provider) == nil }
+            var keygen = NoStepRecorder()
+            guard let handler = try? CXFlow.serverHandler(provider: provider, suites: suites, recorder: &keygen) else {
+                fatalError("cannot start a cx/1 server on \(provider.name)")
+            }
+            fixture.servers.append((provider.name, handler, suites.map(\.id)))
+            for suite in suites {
+                if let client = Self.client(provider, suite) { fixture.clients.append(client) }
+            }
+        }
+        return fixture
+    }()
+
+    private static func client<P: CryptoProvider>(_ provider: P, _ suite: any Suite) -> Client? {
+        var keygen = NoStepRecorder()
+        guard let client = try? CXClient(provider: provider, options: CXClientOptions(suite: suite), recorder: &keygen)
+        else { return nil }
+        return Client(label: "\(provider.name)/\(suite.id)") { body in
+            var recorder = NoStepRecorder()
+            return try client.open(body, recorder: &recorder)
+        }
+    }
+
+    static func run(_ input: [UInt8]) async throws {
+        guard let selector = input.first else { return }
+        let body = Array(input.dropFirst())
+        if selector & 1 == 0 {
+            try await Self.server(Int(selector >> 1), body)
+        } else {
+            try Self.client(Int(selector >> 1), body)
+        }
+    }
+
+    private static func server(_ pick: Int, _ body: [UInt8]) async throws {
+        let server = Self.fixture.servers[pick % Self.fixture.servers.count]
+        var recorder = NoStepRecorder()
+        let answer = await server.handler.respond(to: body, recorder: &recorder)
+        let reply: CXReply
+        do {
+            reply = try CXReply(decoding: answer.body)
+        } catch {
+            throw FuzzFailure("the \(server.provider) server's answer is not a cx/1 reply: \(error)")
+        }
+        switch reply {
+        case .response(let response):
+            try expect(answer.closeReason == nil, "a response closed the connection (\(answer.closeReason ?? ""))")
+            if let suite = response.suite {
+                try expect(server.suites.contains(suite), "a response for suite '\(suite)', which is not served")
+            }
+        case .error:
+            try expect(answer.closeReason != nil, "an error answer left the connection open")
+        }
+    }
+
+    private static func client(_ pick: Int, _ body: [UInt8]) throws {
+        if let reply = try? CXReply(decoding: body) {
+            let again: CXReply
+            do {
+                again = try CXReply(decoding: try reply.encoded())
+            } catch {
+                throw FuzzFailure("a decoded reply does not encode and decode again: \(error)")
+            }
+            try expect(again == reply, "a reply changed on its way through encode and decode")
+        }
+        let client = Self.fixture.clients[pick % Self.fixture.clients.count]
+        do {
+            let payload = try client.open(body)
+            try expect(payload == Payload.standard, "the \(client.label) client accepted a reply with another payload")
+        } catch is LabError {
+            // The expected outcome for a fuzzed reply.
+        } catch let failure as FuzzFailure {
+            throw failure
+        } catch {
+            throw FuzzFailure("the \(client.label) client threw something other than a LabError: \(error)")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import LabCore
+import LabCrypto
+import LabMessaging
+import LabSwiftCrypto
+import LabWire
+
+/// msg/1 as `lab serve` answers it: the protocol router in front of a messaging service whose
+/// SQLite store lives in a temporary folder.
+///
+/// Two users, `alice` and `bob`, are registered and logged in before the first input, and
+/// alice has opened a chat with bob. A request that carries a `token` (except `logout`) gets
+/// alice's real one, so fuzzed sends, fetches, rekeys and key look-ups reach the code behind
+/// the session check instead of stopping at it. The input is otherwise the request body.
+///
+/// Properties: every answer is a property-list dictionary with a boolean `ok`; a refusal
+/// carries an `error` that is one of msg/1's codes and a `message`.
+enum MsgTarget {
+    private struct Fixture: Sendable {
+        var router: ProtocolRouter
+        var token: String
+    }
+
+    /// Started by the first input, shared by all.
+    private static let fixture = Task {
+        do {
+            return try await Self.start()
+        } catch {
+            fatalError("cannot start the msg/1 fuzz fixture: \(error)")
+        }
+    }
+
+    private static func start() async throws -> Fixture {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-fuzz-msg-\(getpid())")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let store = try MessagingStore(path: folder.appendingPathComponent("messaging.sqlite").path)
+        // The cheapest password hash: the fuzzer cannot open a sealed password anyway, and
+        // set-up logs in twice.
+        let service = MessagingService(store: store, options: MessagingOptions(kdf: .sha512Salted))
+        var keygen = NoStepRecorder()
+        let cx = try CXFlow.serverHandler(
+            provider: SwiftCryptoProvider(),
+            suites: [try SuiteRegistry.builtIn.make(X25519Suite.id)],
+            recorder: &keygen
+        )
+        let router = ProtocolRouter(cx: cx, msg: service)
+        let endpoint = try await InProcessTransport(options: TransportOptions()).serve(router)
+        var recorder = NoStepRecorder()
+        let client = MessagingClient(connection: try await endpoint.connect(recorder: &recorder))
+        var alice = MessagingUser(username: "alice", password: "alice-fuzz-password")
+        var bob = MessagingUser(username: "bob", password: "bob-fuzz-password")
+        _ = try await alice.register(client, recorder: &recorder).get()
+        _ = try await bob.register(client, recorder: &recorder).get()
+        try await alice.logIn(client, recorder: &recorder)
+        var chat = ChatSide(user: alice, peer: "bob")
+        _ = try await chat.open(client, recorder: &recorder).get()
+        guard let token = alice.token else { fatalError("alice logged in without a token") }
+        return Fixture(router: router, token: token)
+    }
+
+    static func run(_ input: [UInt8]) async throws {
+        let fixture = await Self.fixture.value
+        var body = input
+        if var request = try? PropertyListDictionary(decoding: input), request.contains(MsgKey.token),
+            (try? request.optionalString(MsgKey.op)) != MsgOp.logout.rawValue
+        {
+            request.set(MsgKey.token, string: fixture.token)
+            if let encoded = try? request.encoded() { body = encoded }
+        }
+        let request = body
+        var recorder = NoStepRecorder()
+        let answer = await fixture.router.respond(to: request, recorder: &recorder)
+        let reply: PropertyListDictionary
+        do {
+            reply = try PropertyListDictionary(decoding: answer.body)
+        } catch {
+            throw FuzzFailure("the answer is not a property-list dictionary: \(error)")
+        }
+        // A body without an `op` is cx/1's to answer (CXTarget checks those answers).
+        guard (try? PropertyListDictionary(decoding: request))?.contains(MsgKey.op) == true else { return }
+        guard let ok = try? reply.optionalBool(MsgKey.ok) else {
+            throw FuzzFailure("a msg/1 answer without a boolean 'ok'")
+        }
+        if !ok {
+            let code = try? reply.optionalString(MsgKey.error)
+            try expect(
+                code.flatMap { $0 }.flatMap(MsgErrorCode.init(rawValue:)) != nil,
+                "a refusal whose 'error' is \(String(describing: code)), not one of msg/1's codes"
+            )
+            try expect(
+                (try? reply.optionalString(MsgKey.message)).flatMap { $0 } != nil,
+                "a refusal without a 'message'"
+            )
+        }
+    }
+}

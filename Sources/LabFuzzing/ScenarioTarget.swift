@@ -1,0 +1,38 @@
+import Foundation
+import LabCore
+import LabCrypto
+import LabMessaging
+import LabOpenSSL
+import LabRunner
+import LabSwiftCrypto
+import LabWire
+
+/// Scenario files: `lab run`'s and `lab validate`'s parser and checks, on any text.
+///
+/// The plugins are the lab's providers and flows and the in-process transport; the socket
+/// transports live in LabNIO, which this target leaves out (a scenario naming `tcp` is
+/// reported as naming an unknown transport, through the same code path as any other name).
+///
+/// Properties: a scenario is either a plan or at least one problem; every problem names a
+/// JSON path that starts at the root (`$`) and says what was expected.
+enum ScenarioTarget {
+    private static let plugins = Plugins(
+        providers: ProviderRegistry([SwiftCryptoProvider.self, OpenSSLProvider.self]),
+        flows: FlowRegistry([CXFlow.self] + MessagingFlows.all),
+        transports: TransportRegistry([InProcessTransport.self]),
+        reporters: ["csv", "markdown", "json"]
+    )
+
+    static func run(_ input: [UInt8]) throws {
+        switch ScenarioValidator.validate(data: Data(input), plugins: Self.plugins) {
+        case .success:
+            break
+        case .failure(let errors):
+            try expect(!errors.problems.isEmpty, "a scenario was refused without a problem")
+            for problem in errors.problems {
+                try expect(problem.path.hasPrefix("$"), "a problem's path '\(problem.path)' does not start at '$'")
+                try expect(!problem.message.isEmpty, "a problem at \(problem.path) says nothing")
+            }
+        }
+    }
+}
