@@ -10,16 +10,25 @@ import LabWire
 /// provider, every suite it supports) or clients (one per provider and suite) takes the rest
 /// of the input as its body.
 ///
-/// Server properties: the answer is a cx/1 reply (PROTOCOL.md §2.3), a response exactly when
+/// The server is `CXServer`, which `lab serve`'s cx/1 handler calls for every frame. Server
+/// properties: the answer is a cx/1 reply (PROTOCOL.md §2.3), a response exactly when
 /// the connection stays open, an error with a code of §2.3 otherwise; a response's suite is
 /// one the server offers. Client properties: a reply that decodes encodes and decodes back to
 /// itself; a client opening any reply fails with a `LabError` (no fuzzed reply can carry a
 /// valid signature and wrapped key for the client's fresh key) or yields the payload.
 enum CXTarget {
     private struct Fixture: Sendable {
-        var servers: [(provider: String, handler: any FrameHandler, suites: [String])]
+        var servers: [Server]
         var clients: [Client]
     }
+
+    /// A `CXServer` (what `lab serve`'s cx/1 handler calls for every frame), type-erased.
+    private struct Server: Sendable {
+        var provider: String
+        var suites: [String]
+        var server: any Answering
+    }
+
 
     private struct Client: Sendable {
         var label: String
@@ -32,17 +41,25 @@ enum CXTarget {
         for provider in providers {
             let suites = SuiteRegistry.builtIn.ids.compactMap { try? SuiteRegistry.builtIn.make($0) }
                 .filter { $0.unsupportedReason(on: provider) == nil }
-            var keygen = NoStepRecorder()
-            guard let handler = try? CXFlow.serverHandler(provider: provider, suites: suites, recorder: &keygen) else {
-                fatalError("cannot start a cx/1 server on \(provider.name)")
+            do {
+                fixture.servers.append(
+                    Server(provider: provider.name, suites: suites.map(\.id), server: try Self.server(provider, suites))
+                )
+            } catch {
+                fatalError("cannot start a cx/1 server on \(provider.name): \(error)")
             }
-            fixture.servers.append((provider.name, handler, suites.map(\.id)))
             for suite in suites {
                 if let client = Self.client(provider, suite) { fixture.clients.append(client) }
             }
         }
         return fixture
     }()
+
+    private static func server<P: CryptoProvider>(_ provider: P, _ suites: [any Suite]) throws -> any Answering {
+        var keygen = NoStepRecorder()
+        let server = try CXServer(provider: provider, options: CXServerOptions(suites: suites), recorder: &keygen)
+        return Answerer(server: server)
+    }
 
     private static func client<P: CryptoProvider>(_ provider: P, _ suite: any Suite) -> Client? {
         var keygen = NoStepRecorder()
@@ -54,20 +71,19 @@ enum CXTarget {
         }
     }
 
-    static func run(_ input: [UInt8]) async throws {
+    static func run(_ input: [UInt8]) throws {
         guard let selector = input.first else { return }
         let body = Array(input.dropFirst())
         if selector & 1 == 0 {
-            try await Self.server(Int(selector >> 1), body)
+            try Self.server(Int(selector >> 1), body)
         } else {
             try Self.client(Int(selector >> 1), body)
         }
     }
 
-    private static func server(_ pick: Int, _ body: [UInt8]) async throws {
+    private static func server(_ pick: Int, _ body: [UInt8]) throws {
         let server = Self.fixture.servers[pick % Self.fixture.servers.count]
-        var recorder = NoStepRecorder()
-        let answer = await server.handler.respond(to: body, recorder: &recorder)
+        let answer = server.server.respond(body)
         let reply: CXReply
         do {
             reply = try CXReply(decoding: answer.body)
@@ -76,12 +92,12 @@ enum CXTarget {
         }
         switch reply {
         case .response(let response):
-            try expect(answer.closeReason == nil, "a response closed the connection (\(answer.closeReason ?? ""))")
+            try expect(answer.error == nil, "a response closed the connection (\(String(describing: answer.error)))")
             if let suite = response.suite {
                 try expect(server.suites.contains(suite), "a response for suite '\(suite)', which is not served")
             }
         case .error:
-            try expect(answer.closeReason != nil, "an error answer left the connection open")
+            try expect(answer.error != nil, "an error answer left the connection open")
         }
     }
 
@@ -106,5 +122,19 @@ enum CXTarget {
         } catch {
             throw FuzzFailure("the \(client.label) client threw something other than a LabError: \(error)")
         }
+    }
+}
+
+/// One `CXServer`, whatever its provider.
+private protocol Answering: Sendable {
+    func respond(_ body: [UInt8]) -> CXServerAnswer
+}
+
+private struct Answerer<P: CryptoProvider>: Answering {
+    let server: CXServer<P>
+
+    func respond(_ body: [UInt8]) -> CXServerAnswer {
+        var recorder = NoStepRecorder()
+        return self.server.respond(to: body, recorder: &recorder)
     }
 }

@@ -24,7 +24,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     public func run(_ input: [UInt8]) async throws {
         switch self {
         case .frame: try FrameTarget.run(input)
-        case .cx: try await CXTarget.run(input)
+        case .cx: try CXTarget.run(input)
         case .msg: try await MsgTarget.run(input)
         case .scenario: try ScenarioTarget.run(input)
         }
@@ -34,17 +34,18 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// property when one does not hold (libFuzzer then saves the input).
     public func fuzz(_ data: UnsafePointer<UInt8>?, _ count: Int) {
         let input = data.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
-        // libFuzzer calls from its own thread, never from the concurrency pool: waiting here
-        // leaves every pool thread free to run the target.
-        let failure = blocking { () async -> String? in
-            do {
-                try await self.run(input)
-                return nil
-            } catch {
-                return "\(error)"
+        do {
+            switch self {
+            // Synchronous targets run on libFuzzer's thread: no task, no allocation that
+            // outlives the input (libFuzzer takes one for a leak and runs LeakSanitizer).
+            case .frame: try FrameTarget.run(input)
+            case .cx: try CXTarget.run(input)
+            case .scenario: try ScenarioTarget.run(input)
+            case .msg: try MsgTarget.runBlocking(input)
             }
+        } catch {
+            fatalError("fuzz target '\(self.rawValue)': \(error)")
         }
-        if let failure { fatalError("fuzz target '\(self.rawValue)': \(failure)") }
     }
 }
 
@@ -63,23 +64,4 @@ public struct FuzzFailure: Error, CustomStringConvertible, Sendable {
 /// Checks a property.
 func expect(_ condition: Bool, _ message: @autoclosure () -> String) throws {
     if !condition { throw FuzzFailure(message()) }
-}
-
-/// Runs async code to completion from libFuzzer's synchronous callback (never call it from a
-/// task: it blocks its thread until the work is done).
-func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-    let box = BlockingResult<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        box.value = await body()
-        done.signal()
-    }
-    done.wait()
-    return box.value!
-}
-
-/// The result `blocking` hands from its task to the waiting thread.
-private final class BlockingResult<T: Sendable>: @unchecked Sendable {
-    // Written once by the task before it signals, read once after the wait.
-    var value: T?
 }

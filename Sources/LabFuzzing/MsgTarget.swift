@@ -59,6 +59,50 @@ enum MsgTarget {
         return Fixture(router: router, token: token)
     }
 
+    /// One long-lived task answers the inputs libFuzzer's thread hands over, one at a time: a
+    /// task per input would be freed after its input ended, which libFuzzer would take for a
+    /// leak (and run LeakSanitizer on every input).
+    private static let worker = Worker()
+
+    /// Runs one input from a thread outside the concurrency pool (libFuzzer's), waiting for it.
+    static func runBlocking(_ input: [UInt8]) throws {
+        try Self.worker.run(input)
+    }
+
+    private final class Worker: @unchecked Sendable {
+        // `input` and `failure` pass between the two threads only across the semaphores.
+        private let inbox = DispatchSemaphore(value: 0)
+        private let outbox = DispatchSemaphore(value: 0)
+        private var input: [UInt8] = []
+        private var failure: (any Error)? = nil
+
+        init() {
+            Task.detached { [self] in
+                while true {
+                    self.waitForInput()
+                    do {
+                        try await MsgTarget.run(self.input)
+                        self.failure = nil
+                    } catch {
+                        self.failure = error
+                    }
+                    self.outbox.signal()
+                }
+            }
+        }
+
+        private func waitForInput() {
+            self.inbox.wait()
+        }
+
+        func run(_ input: [UInt8]) throws {
+            self.input = input
+            self.inbox.signal()
+            self.outbox.wait()
+            if let failure = self.failure { throw failure }
+        }
+    }
+
     static func run(_ input: [UInt8]) async throws {
         let fixture = await Self.fixture.value
         var body = input

@@ -33,6 +33,9 @@ public enum MsgErrorCode: String, Sendable, CaseIterable, Equatable {
     case conflict
     /// The server failed; nothing changed.
     case serverError
+    /// The server is at its limit (connections, or password checks waiting); nothing
+    /// changed: try again later.
+    case busy
 }
 
 /// The keys of msg/1 bodies.

@@ -24,6 +24,11 @@ public final class SocketServer: Sendable {
         public var port: Int
         /// How long a connection may send nothing before it is closed.
         public var idleTimeout: TimeSpan
+        /// How long one frame may take to arrive, from its first byte to its last, however
+        /// steadily its bytes trickle in (a slow-loris peer); the connection is then closed.
+        public var frameTimeout: TimeSpan
+        /// Connections served at once; one more is answered `busy` and closed.
+        public var maxConnections: Int
         /// The TLS identity, or nil for plain TCP.
         public var tls: TLSIdentity?
         /// Where connection events go.
@@ -35,6 +40,8 @@ public final class SocketServer: Sendable {
             host: String = "127.0.0.1",
             port: Int = 0,
             idleTimeout: TimeSpan = .seconds(30),
+            frameTimeout: TimeSpan = .seconds(30),
+            maxConnections: Int = TransportOptions.defaultMaxConnections,
             tls: TLSIdentity? = nil,
             logger: Logger = Logger(label: "lab.server")
         ) {
@@ -42,6 +49,8 @@ public final class SocketServer: Sendable {
             self.host = host
             self.port = port
             self.idleTimeout = idleTimeout
+            self.frameTimeout = frameTimeout
+            self.maxConnections = maxConnections
             self.tls = tls
             self.logger = logger
         }
@@ -98,6 +107,7 @@ public final class SocketServer: Sendable {
         }
         let framing = configuration.framing
         let idle = configuration.idleTimeout
+        let frameTimeout = configuration.frameTimeout
         let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
         do {
             listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -111,7 +121,9 @@ public final class SocketServer: Sendable {
                             try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
                         }
                         try pipeline.addHandler(IdleStateHandler(allTimeout: idle.timeAmount))
-                        try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(framing: framing)))
+                        try pipeline.addHandler(
+                            ByteToMessageHandler(FrameDecoder(framing: framing, frameTimeout: frameTimeout))
+                        )
                         try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: framing)))
                         try pipeline.addHandler(IdleTimeoutHandler(timeout: idle))
                         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
@@ -127,7 +139,7 @@ public final class SocketServer: Sendable {
         guard let port = listener.channel.localAddress?.port else {
             throw LabError(.connectFailed, "The listener on \(configuration.host) has no port")
         }
-        let connections = ConnectionSet()
+        let connections = ConnectionSet(limit: configuration.maxConnections)
         let logger = configuration.logger
         let acceptLoop = Task {
             await Self.accept(
@@ -199,7 +211,18 @@ public final class SocketServer: Sendable {
             try await withThrowingDiscardingTaskGroup { group in
                 try await listener.executeThenClose { inbound in
                     for try await connection in inbound {
-                        guard connections.insert(connection.channel) else {
+                        switch connections.insert(connection.channel) {
+                        case .admitted:
+                            break
+                        case .busy(let limit):
+                            if let recording { recording.close(recording.open(), code: "busy") }
+                            logger.warning(
+                                "refusing a connection: busy",
+                                metadata: ["limit": "\(limit)", "peer": "\(connection.channel.remoteAddress.map { "\($0)" } ?? "?")"]
+                            )
+                            group.addTask { await Self.refuseBusy(connection, limit: limit) }
+                            continue
+                        case .shuttingDown:
                             try? await connection.channel.close()
                             continue
                         }
@@ -218,6 +241,18 @@ public final class SocketServer: Sendable {
             }
         } catch {
             logger.error("the listener failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Answers `busy` (PROTOCOL.md §2.3; `ok` false for msg/1 clients) and closes.
+    private static func refuseBusy(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, limit: Int) async {
+        var answer = PropertyListDictionary()
+        answer.set(CXKey.error, string: CXErrorCode.busy.rawValue)
+        answer.set(CXKey.errorMessage, string: "The server is serving its limit of \(limit) connections; try again later")
+        answer.set("ok", bool: false)
+        guard let body = try? answer.encoded() else { return }
+        try? await connection.executeThenClose { _, outbound in
+            try await outbound.write(ByteBuffer(bytes: body))
         }
     }
 
@@ -275,21 +310,35 @@ public final class SocketServer: Sendable {
     }
 }
 
-/// The open connections, so that shutdown can close them.
+/// The open connections, so that shutdown can close them, and their limit.
 final class ConnectionSet: Sendable {
     private struct State {
         var channels: [ObjectIdentifier: any Channel] = [:]
         var closed = false
     }
 
-    private let state = Mutex(State())
+    /// Whether a new connection is served.
+    enum Admission: Equatable {
+        case admitted
+        /// The limit is reached.
+        case busy(limit: Int)
+        case shuttingDown
+    }
 
-    /// Adds `channel`; false once shutdown began.
-    func insert(_ channel: any Channel) -> Bool {
+    private let state = Mutex(State())
+    private let limit: Int
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Adds `channel` unless the limit is reached or shutdown began.
+    func insert(_ channel: any Channel) -> Admission {
         self.state.withLock { state in
-            guard !state.closed else { return false }
+            guard !state.closed else { return .shuttingDown }
+            guard state.channels.count < self.limit else { return .busy(limit: self.limit) }
             state.channels[ObjectIdentifier(channel)] = channel
-            return true
+            return .admitted
         }
     }
 

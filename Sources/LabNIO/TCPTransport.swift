@@ -60,6 +60,8 @@ public struct TCPTransport: Transport {
             host: self.options.host,
             port: self.options.port,
             idleTimeout: self.options.idleTimeout,
+            frameTimeout: self.options.frameTimeout,
+            maxConnections: self.options.maxConnections,
             tls: identity,
             logger: self.logger
         )

@@ -28,7 +28,11 @@ struct HostileInputTests {
 
         /// A server; `idleTimeout` short enough that a stalled peer is dropped within the test,
         /// long enough that an honest client waiting its turn on a loaded machine is not.
-        static func start(idleTimeout: TimeSpan) async throws -> Server {
+        static func start(
+            idleTimeout: TimeSpan,
+            frameTimeout: TimeSpan = .seconds(30),
+            maxConnections: Int = TransportOptions.defaultMaxConnections
+        ) async throws -> Server {
             let provider = try BuiltInPlugins.providers.make("swift-crypto")
             var keygen = NoStepRecorder()
             let handler = try CXFlow.serverHandler(
@@ -43,6 +47,8 @@ struct HostileInputTests {
                 configuration: SocketServer.Configuration(
                     framing: Framing(maxFrameBytes: Self.maxFrameBytes),
                     idleTimeout: idleTimeout,
+                    frameTimeout: frameTimeout,
+                    maxConnections: maxConnections,
                     logger: logger
                 ),
                 recording: recording
@@ -90,7 +96,7 @@ struct HostileInputTests {
     /// The kinds of bad input, each with the close reason the server must log and count.
     enum Attack: String, CaseIterable, Sendable {
         case zeroLength, oversizedLength, garbageBody, wrongShapePlist, halfFrameThenStall, halfFrameThenClose,
-            disconnectMidExchange
+            disconnectMidExchange, slowLoris
 
         /// The `ServerRecording` close code (and log text) this attack must produce.
         var closeCode: String {
@@ -98,7 +104,7 @@ struct HostileInputTests {
             case .zeroLength: "emptyFrame"
             case .oversizedLength: "frameTooLarge"
             case .garbageBody, .wrongShapePlist: "badRequest"
-            case .halfFrameThenStall: "timedOut"
+            case .halfFrameThenStall, .slowLoris: "timedOut"
             case .halfFrameThenClose: "truncatedFrame"
             // The answer meets a closed socket: a write error, or an orderly end if the close is seen first.
             case .disconnectMidExchange: "io|peer-closed"
@@ -141,6 +147,19 @@ struct HostileInputTests {
                     buffer.writeBytes([UInt8](repeating: 1, count: 10))
                     try await $0.write(buffer)
                 }
+            case .slowLoris:
+                // A byte every 100 ms: never idle, yet the frame never completes. The server's
+                // frame timeout (1 s in these tests) must end it; the loop is bounded at 10 s.
+                return try await RawPeer.run(port: port) { outbound in
+                    var header = ByteBuffer()
+                    header.writeInteger(UInt32(1000), endianness: .big)
+                    try await outbound.write(header)
+                    for _ in 0..<100 {
+                        try await Task.sleep(for: .milliseconds(100))
+                        // The server has closed: stop trickling and read what it did.
+                        do { try await outbound.write(ByteBuffer(bytes: [0x2A])) } catch { return }
+                    }
+                }
             case .disconnectMidExchange:
                 let request = try HostileInputTests.validRequest()
                 return try await RawPeer.run(port: port, hangUp: true) {
@@ -174,7 +193,10 @@ struct HostileInputTests {
     func eachAttackEndsOnlyItsConnection(attack: Attack) async throws {
         // Only the stalling peer needs a short idle timeout; under a loaded test run an honest
         // client can wait its turn for over a second.
-        let server = try await Server.start(idleTimeout: attack == .halfFrameThenStall ? .seconds(1) : .seconds(30))
+        let server = try await Server.start(
+            idleTimeout: attack == .halfFrameThenStall ? .seconds(1) : .seconds(30),
+            frameTimeout: attack == .slowLoris ? .seconds(1) : .seconds(30)
+        )
         let outcome = try await attack.perform(port: server.server.port)
         try await Self.awaitCloses(server.recording, attack.closeCode)
         switch attack {
@@ -191,6 +213,11 @@ struct HostileInputTests {
             #expect(reply.code == .badRequest)
         case .halfFrameThenStall:
             #expect(outcome.closedByServer && outcome.received.isEmpty)
+        case .slowLoris:
+            // Closed by the frame timeout while the peer was still trickling (the write
+            // failed, or the read saw the close), not by the idle timeout of 30 s.
+            #expect(outcome.received.isEmpty)
+            #expect(server.log.contains("still arriving"), "the frame timeout's reason is logged: \(server.log.all)")
         case .halfFrameThenClose, .disconnectMidExchange:
             break
         }
@@ -243,6 +270,52 @@ struct HostileInputTests {
         for attack in attacks {
             #expect(Self.closes(server.recording, attack.closeCode) >= 1, "\(attack) was refused (closes: \(closes))")
         }
+        await server.server.shutdown()
+    }
+}
+
+/// The connection limit: one connection over it is answered `busy` (PROTOCOL.md §2.3) and
+/// closed, and a place freed is served again.
+struct ConnectionLimitTests {
+    @Test("the connection after the limit is answered busy; a freed place is served again")
+    func overTheLimitIsBusy() async throws {
+        let server = try await HostileInputTests.Server.start(idleTimeout: .seconds(30), maxConnections: 3)
+        let port = server.server.port
+        let endpoint = try await TCPTransport(options: TransportOptions()).remote(host: "127.0.0.1", port: port)
+        var none = NoStepRecorder()
+        var held: [any Connection] = []
+        for _ in 0..<3 {
+            // Answered, so surely accepted and counted by the server.
+            let connection = try await endpoint.connect(recorder: &none)
+            _ = try await connection.request(try HostileInputTests.validRequest(), recorder: &none)
+            held.append(connection)
+        }
+        let refused = try await RawPeer.run(port: port) { _ in }
+        #expect(refused.closedByServer)
+        let body = try FrameParser.singleFrame(refused.received)
+        guard case .error(let reply) = try CXReply(decoding: body) else {
+            Issue.record("expected an error answer, got \(body.count) bytes")
+            return
+        }
+        #expect(reply.code == .busy)
+        #expect(reply.message.contains("limit of 3"))
+        let message = try PropertyListDictionary(decoding: body)
+        #expect(try message.optionalBool("ok") == false, "msg/1 clients read it as a refusal too")
+        try await HostileInputTests.awaitCloses(server.recording, "busy")
+        #expect(server.log.contains("busy"))
+
+        await held.removeLast().close()
+        // The server frees the place when it sees the close; the next connection may race it.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        var served = false
+        while !served, clock.now < deadline {
+            let connection = try await endpoint.connect(recorder: &none)
+            served = (try? await connection.request(try HostileInputTests.validRequest(), recorder: &none)) != nil
+            await connection.close()
+        }
+        #expect(served, "a connection is served again once one closed")
+        for connection in held { await connection.close() }
         await server.server.shutdown()
     }
 }

@@ -41,8 +41,16 @@ public struct TransportOptions: Sendable, Hashable {
     public var port: Int
     /// How long a server waits for a peer's next bytes before closing the connection.
     public var idleTimeout: TimeSpan
+    /// How long one frame may take to arrive at a server, however steadily its bytes trickle.
+    public var frameTimeout: TimeSpan
+    /// Connections a server serves at once; one more is answered `busy`.
+    public var maxConnections: Int
     /// Certificates and pins, for `tls`.
     public var tls: TLSSettings
+
+    /// The default of `maxConnections`: 10,000 idle clients and room to spare, within the
+    /// 20,000 open files a process may have here.
+    public static let defaultMaxConnections = 16_384
 
     /// Options; the protocol's defaults unless given.
     public init(
@@ -51,6 +59,8 @@ public struct TransportOptions: Sendable, Hashable {
         host: String = "127.0.0.1",
         port: Int = 0,
         idleTimeout: TimeSpan = .seconds(30),
+        frameTimeout: TimeSpan = .seconds(30),
+        maxConnections: Int = TransportOptions.defaultMaxConnections,
         tls: TLSSettings = TLSSettings()
     ) {
         self.framing = framing
@@ -58,6 +68,8 @@ public struct TransportOptions: Sendable, Hashable {
         self.host = host
         self.port = port
         self.idleTimeout = idleTimeout
+        self.frameTimeout = frameTimeout
+        self.maxConnections = maxConnections
         self.tls = tls
     }
 }

@@ -57,6 +57,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Close a connection that sends nothing for this long, e.g. \"30 s\".")
     var idleTimeout = "30 s"
 
+    @Option(help: "Close a connection whose frame is still arriving this long after its first byte (a slow sender).")
+    var frameTimeout = "30 s"
+
+    @Option(help: "Serve at most this many connections at once; one more is answered busy and closed.")
+    var maxConnections = TransportOptions.defaultMaxConnections
+
     @Flag(help: "Serve TLS; with no --tls-certificate, on a fresh self-signed certificate.")
     var tls = false
 
@@ -246,6 +252,10 @@ struct Serve: AsyncParsableCommand {
         guard let idle = TimeSpan(parsing: self.idleTimeout), idle > .zero else {
             throw ValidationError("--idle-timeout must be \(TimeSpan.expectation)")
         }
+        guard let frameTimeout = TimeSpan(parsing: self.frameTimeout), frameTimeout > .zero else {
+            throw ValidationError("--frame-timeout must be \(TimeSpan.expectation)")
+        }
+        guard self.maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
         guard (0...65535).contains(self.port) else { throw ValidationError("--port must be 0...65535") }
         guard self.maxFrameBytes >= 1 else { throw ValidationError("--max-frame-bytes must be at least 1") }
         if (self.tlsCertificate == nil) != (self.tlsKey == nil) {
@@ -288,6 +298,8 @@ struct Serve: AsyncParsableCommand {
             host: self.host,
             port: self.port,
             idleTimeout: idle,
+            frameTimeout: frameTimeout,
+            maxConnections: self.maxConnections,
             tls: tls
         )
         let messaging = try self.makeMessaging()

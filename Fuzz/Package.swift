@@ -1,0 +1,27 @@
+// swift-tools-version: 6.1
+// The lab's libFuzzer targets: build and run them with `bash scripts/fuzz.sh` (README, "Fuzzing").
+// Built on its own, with `-sanitize=fuzzer,address -parse-as-library` applied to every module,
+// so that the lab's own build never carries the instrumentation.
+import PackageDescription
+
+import class Foundation.ProcessInfo
+import struct Foundation.URL
+
+// The lab is the folder above; SwiftPM names a path dependency after its folder.
+let lab = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+let targets = ["frame", "cx", "msg", "scenario"]
+
+let package = Package(
+    name: "crypto-lab-fuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(path: "..")],
+    targets: [.target(name: "CLibFuzzer", path: "Targets/CLibFuzzer")]
+        + targets.map { name in
+            .executableTarget(
+                name: "fuzz-\(name)",
+                dependencies: ["CLibFuzzer", .product(name: "LabFuzzing", package: lab)],
+                path: "Targets/\(name)"
+            )
+        }
+)

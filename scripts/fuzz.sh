@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (Fuzz/, README "Fuzzing") and runs each of them.
+#
+#   bash scripts/fuzz.sh                         every target for 60 s (what CI runs)
+#   bash scripts/fuzz.sh --seconds 600 cx msg    two targets, ten minutes each
+#   bash scripts/fuzz.sh --runs 10000000         the long run: 10 million inputs per target
+#
+# Options: --seconds N | --runs N, --parallel P (targets at once; default: the cores),
+# --no-build (reuse Fuzz/.build). Inputs that reach new code go to a scratch corpus
+# (Fuzz/.build/corpus/<target>), never into the repository; `--merge` folds that scratch
+# corpus, minimised, back into Fuzz/Corpus/<target>. A crash, leak, hang (10 s per input),
+# memory blow-up (2 GiB) or broken property stops its target, saves the input under
+# Fuzz/Findings/<target>/ and fails the script: fix it, then move the input to
+# Fuzz/Regressions/<target>/, which FuzzCorpusTests replays in every test run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=60
+runs=""
+parallel=$(nproc)
+build=yes
+merge=no
+targets=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --seconds) seconds="$2"; shift 2 ;;
+        --runs) runs="$2"; shift 2 ;;
+        --parallel) parallel="$2"; shift 2 ;;
+        --no-build) build=no; shift ;;
+        --merge) merge=yes; shift ;;
+        frame|cx|msg|scenario) targets+=("$1"); shift ;;
+        *) echo "fuzz.sh: unknown argument '$1' (targets: frame cx msg scenario)" >&2; exit 64 ;;
+    esac
+done
+[ ${#targets[@]} -gt 0 ] || targets=(frame cx msg scenario)
+
+if [ "$build" = yes ]; then
+    echo "Building the fuzz targets (release, -sanitize=fuzzer,address)"
+    (cd Fuzz && swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library) ||
+        { echo "fuzz.sh: the fuzz targets did not build" >&2; exit 1; }
+fi
+bin=Fuzz/.build/release
+logs=Fuzz/.build/logs
+mkdir -p "$logs"
+
+if [ -n "$runs" ]; then limit=(-runs="$runs"); what="$runs inputs"; else limit=(-max_total_time="$seconds"); what="${seconds} s"; fi
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/Fuzz/lsan.supp:print_suppressions=0}"
+
+run_target() {
+    local target=$1
+    local scratch=Fuzz/.build/corpus/$target findings=Fuzz/Findings/$target
+    mkdir -p "$scratch" "$findings"
+    rm -f "$logs/$target.rc"
+    # The scratch corpus first: libFuzzer writes new inputs to the first folder only.
+    local code=0
+    "$bin/fuzz-$target" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 \
+        -artifact_prefix="$findings/" "$scratch" "Fuzz/Corpus/$target" > "$logs/$target.log" 2>&1 || code=$?
+    echo "$code" > "$logs/$target.rc"
+}
+
+echo "Fuzzing ${targets[*]} for $what each, $parallel at a time (logs: $logs)"
+for target in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+    run_target "$target" &
+done
+wait
+status=0
+for target in "${targets[@]}"; do
+    code=$(cat "$logs/$target.rc" 2>/dev/null || echo 1)
+    done_line=$(grep -E "^Done [0-9]+ runs" "$logs/$target.log" | tail -1 || true)
+    if [ "$code" -eq 0 ]; then
+        echo "  $target: ${done_line:-finished}"
+    else
+        echo "  $target: FAILED (exit $code): the input is under Fuzz/Findings/$target/, the log in $logs/$target.log"
+        grep -E "ERROR|rror:|SUMMARY|fuzz target" "$logs/$target.log" | head -6 | sed 's/^/      /' || true
+        status=1
+    fi
+done
+
+if [ "$merge" = yes ] && [ "$status" -eq 0 ]; then
+    for target in "${targets[@]}"; do
+        # -merge=1 keeps the inputs of the second and later folders that add coverage to the first.
+        "$bin/fuzz-$target" -merge=1 -max_len=16384 "Fuzz/Corpus/$target" "Fuzz/.build/corpus/$target" \
+            > "$logs/$target-merge.log" 2>&1
+        echo "  $target: corpus now $(find "Fuzz/Corpus/$target" -type f | wc -l) files"
+    done
+fi
+exit "$status"
