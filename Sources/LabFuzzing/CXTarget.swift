@@ -29,7 +29,6 @@ enum CXTarget {
         var server: any Answering
     }
 
-
     private struct Client: Sendable {
         var label: String
         var open: @Sendable ([UInt8]) throws -> [UInt8]

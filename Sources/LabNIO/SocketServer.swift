@@ -218,7 +218,10 @@ public final class SocketServer: Sendable {
                             if let recording { recording.close(recording.open(), code: "busy") }
                             logger.warning(
                                 "refusing a connection: busy",
-                                metadata: ["limit": "\(limit)", "peer": "\(connection.channel.remoteAddress.map { "\($0)" } ?? "?")"]
+                                metadata: [
+                                    "limit": "\(limit)",
+                                    "peer": "\(connection.channel.remoteAddress.map { "\($0)" } ?? "?")",
+                                ]
                             )
                             group.addTask { await Self.refuseBusy(connection, limit: limit) }
                             continue
@@ -248,7 +251,10 @@ public final class SocketServer: Sendable {
     private static func refuseBusy(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, limit: Int) async {
         var answer = PropertyListDictionary()
         answer.set(CXKey.error, string: CXErrorCode.busy.rawValue)
-        answer.set(CXKey.errorMessage, string: "The server is serving its limit of \(limit) connections; try again later")
+        answer.set(
+            CXKey.errorMessage,
+            string: "The server is serving its limit of \(limit) connections; try again later"
+        )
         answer.set("ok", bool: false)
         guard let body = try? answer.encoded() else { return }
         try? await connection.executeThenClose { _, outbound in
