@@ -1,0 +1,352 @@
+import Crypto
+import Foundation
+import GRDB
+import LabCore
+import LabMessaging
+import LabNIO
+import LabTesting
+import LabWire
+import Synchronization
+import Testing
+
+/// Issue 8's faults: `lab serve` is killed with SIGKILL at random points of a messaging
+/// workload (sends, password changes, rekeys), 50 times, and restarted on the same SQLite
+/// file. After every kill an audit finds every acknowledged operation applied, the one in
+/// flight either applied whole or not at all, and nothing half-applied: every stored message
+/// opens with exactly one chat key, the same for all, and that key's version is the chat's.
+@Suite(.serialized) struct KillRestartTests {
+    static let kills = 50
+
+    /// What the client was told: acknowledged operations, and the one in flight at the kill.
+    struct Ledger: Sendable {
+        var messages: [Int64: [UInt8]] = [:]
+        var password: String
+        var version = 1
+        var keys: [Int: SymmetricKey] = [:]
+        var inFlight: Operation? = nil
+        var acknowledged = 0
+    }
+
+    enum Operation: Sendable {
+        case send([UInt8])
+        case changePassword(String)
+        case rekey(version: Int, key: SymmetricKey)
+    }
+
+    /// The workload's side of the conversation, handed from the test to one workload task and back.
+    struct Session: Sendable {
+        var alice: MessagingUser
+        var bob: MessagingUser
+        var side: ChatSide
+        var ledger: Ledger
+    }
+
+    /// A seeded generator: a failing run can be replayed.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            self.state &+= 0x9E37_79B9_7F4A_7C15
+            var mixed = self.state
+            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+            return mixed ^ (mixed >> 31)
+        }
+    }
+
+    static func serve(_ database: String) async throws -> (ServerProcess, any TransportEndpoint) {
+        let (server, address) = try await LabProcess.serve([
+            "--db", database, "--kdf", "pbkdf2-sha256", "--pbkdf2-iterations", "1000", "--suites", "x25519",
+        ])
+        let endpoint = try await TCPTransport(options: TransportOptions()).remote(
+            host: address.host,
+            port: address.port
+        )
+        return (server, endpoint)
+    }
+
+    @Test("50 random SIGKILLs of lab serve lose and half-apply nothing")
+    func randomKillsLoseAndHalfApplyNothing() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kills-" + UUID().uuidString)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("m.sqlite").path
+        let seed = UInt64.random(in: 1...UInt64.max)
+        var random = Generator(state: seed)
+        var quiet = NoStepRecorder()
+
+        var (server, endpoint) = try await Self.serve(database)
+        var client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+        var alice = MessagingUser(username: "alice", password: "alice's first password")
+        var bob = MessagingUser(username: "bob", password: "bob's password")
+        try await alice.register(client, recorder: &quiet).orThrow()
+        try await bob.register(client, recorder: &quiet).orThrow()
+        try await alice.logIn(client, recorder: &quiet)
+        var side = ChatSide(user: alice, peer: "bob")
+        try await side.open(client, recorder: &quiet).orThrow()
+        var ledger = Ledger(password: alice.password)
+        ledger.keys[1] = try #require(side.key?.key)
+        var session = Session(alice: alice, bob: bob, side: side, ledger: ledger)
+        var killedMidOperation = 0
+
+        for kill in 1...Self.kills {
+            // The workload runs until the server dies under it; the kill comes at a random
+            // moment 20–300 ms in, wherever the workload then is.
+            let started = session
+            let workloadSeed = random.next()
+            let connected = client
+            let workload = Task { try await Self.workload(started, client: connected, seed: workloadSeed) }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 20...300, using: &random)))
+            server.terminate()  // SIGKILL
+            session = try await workload.value
+            await endpoint.shutdown()
+            if session.ledger.inFlight != nil { killedMidOperation += 1 }
+
+            // On disk, before any restart: every message opens with exactly one key, the same
+            // for all, and that is the acknowledged chat key or the one in flight. (A message
+            // under an older key, a rekey lost, opens with neither.)
+            var candidates = [session.ledger.version: session.ledger.keys[session.ledger.version]!]
+            if case .rekey(let version, let key) = session.ledger.inFlight { candidates[version] = key }
+            let openers = try Self.openers(database, keys: candidates)
+            let versions = Set(openers.flatMap { $0 })
+            #expect(
+                openers.allSatisfy { $0.count == 1 } && versions.count <= 1,
+                "kill \(kill) (seed \(seed)): messages open with keys \(versions.sorted()); per message \(openers.prefix(5))…"
+            )
+
+            (server, endpoint) = try await Self.serve(database)
+            client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            try await Self.audit(&session, client: client, diskVersion: versions.first, kill: kill, seed: seed)
+            if Task.isCancelled { break }
+        }
+        server.terminate()
+        await endpoint.shutdown()
+        #expect(session.ledger.acknowledged >= Self.kills, "the workload did something between kills")
+        print(
+            "kills: \(Self.kills) (seed \(seed)), \(killedMidOperation) with an operation in flight; "
+                + "\(session.ledger.acknowledged) operations acknowledged, \(session.ledger.messages.count) messages, "
+                + "chat key version \(session.ledger.version)"
+        )
+    }
+
+    /// Sends, password changes and rekeys, one at a time, until the server is gone; returns
+    /// the ledger with the operation in flight at that moment, if any.
+    static func workload(_ start: Session, client: MessagingClient, seed: UInt64) async throws -> Session {
+        var session = start
+        var random = Generator(state: seed)
+        var quiet = NoStepRecorder()
+        for _ in 0..<100_000 {
+            let dice = Int.random(in: 0..<100, using: &random)
+            let operation: Operation
+            if dice < 70 {
+                operation = .send(Array("message \(random.next())".utf8))
+            } else if dice < 85 {
+                operation = .changePassword("alice's password \(random.next() % 1_000_000)")
+            } else {
+                operation = .rekey(version: session.ledger.version + 1, key: SymmetricKey(size: .bits256))
+            }
+            session.ledger.inFlight = operation
+            do {
+                switch operation {
+                case .send(let text):
+                    let id = try await session.side.send(text, client, recorder: &quiet)
+                    session.ledger.messages[id] = text
+                case .changePassword(let new):
+                    try await session.alice.changePassword(client, to: new, recorder: &quiet).orThrow()
+                    session.side.user.password = new
+                    session.ledger.password = new
+                case .rekey(let version, let key):
+                    let bobKey = session.bob.publicKey
+                    let done = try await session.side.rekey(client, peerKey: bobKey, newKey: key, recorder: &quiet)
+                        .get()
+                    #expect(done == version)
+                    session.ledger.version = version
+                    session.ledger.keys[version] = key
+                }
+            } catch is MsgFailure {
+                Issue.record("the server refused \(operation) while it was up")
+                session.ledger.inFlight = nil
+                return session
+            } catch {
+                // The server died under this operation: it may or may not have been applied.
+                if case .rekey(let version, let key) = operation { session.ledger.keys[version] = key }
+                return session
+            }
+            session.ledger.inFlight = nil
+            session.ledger.acknowledged += 1
+        }
+        return session
+    }
+
+    /// After a restart: logs both users in and reads the chat back as bob.
+    static func audit(
+        _ session: inout Session,
+        client: MessagingClient,
+        diskVersion: Int?,
+        kill: Int,
+        seed: UInt64
+    ) async throws {
+        var quiet = NoStepRecorder()
+        let context = "kill \(kill) (seed \(seed))"
+        // The password: the acknowledged one, or the one in flight if its change was applied.
+        var candidates = [session.ledger.password]
+        if case .changePassword(let new) = session.ledger.inFlight { candidates.insert(new, at: 0) }
+        var loggedIn: String? = nil
+        for password in candidates where loggedIn == nil {
+            var alice = session.alice
+            alice.password = password
+            let captcha = try await alice.solveCaptcha(client, recorder: &quiet)
+            if case .success = try await alice.login(client, captcha: captcha, recorder: &quiet) {
+                loggedIn = password
+                session.alice = alice
+            }
+        }
+        let password = try #require(loggedIn, "\(context): alice logs in with neither \(candidates)")
+        session.ledger.password = password
+        try await session.bob.logIn(client, recorder: &quiet)
+
+        var bobSide = ChatSide(user: session.bob, peer: "alice")
+        let history = try await bobSide.fetch(client, fromStart: true, recorder: &quiet)
+        let version = try #require(bobSide.key?.version, "\(context): bob has no chat key")
+        // The chat's key version: the acknowledged one, or one more if the rekey in flight was applied.
+        var versions = [session.ledger.version]
+        if case .rekey(let next, _) = session.ledger.inFlight { versions.append(next) }
+        #expect(versions.contains(version), "\(context): key version \(version), expected one of \(versions)")
+        if let diskVersion { #expect(diskVersion == version, "\(context): on disk \(diskVersion), served \(version)") }
+        session.ledger.version = version
+
+        // Every acknowledged message, with its text; at most one more, the send in flight.
+        let stored = Dictionary(history.map { ($0.id, $0.text) }, uniquingKeysWith: { first, _ in first })
+        for (id, text) in session.ledger.messages {
+            #expect(
+                stored[id] == text,
+                "\(context): acknowledged message \(id) is \(stored[id] == nil ? "lost" : "changed")"
+            )
+        }
+        let extra = stored.filter { session.ledger.messages[$0.key] == nil }
+        if case .send(let text) = session.ledger.inFlight {
+            #expect(
+                extra.count <= 1 && extra.allSatisfy { $0.value == text },
+                "\(context): unexpected messages \(extra.keys)"
+            )
+            for (id, text) in extra { session.ledger.messages[id] = text }
+        } else {
+            #expect(extra.isEmpty, "\(context): messages nobody sent: \(extra.keys.sorted())")
+        }
+        session.ledger.inFlight = nil
+
+        // Alice goes on from what the server has.
+        var side = ChatSide(user: session.alice, peer: "bob")
+        _ = try await side.fetch(client, fromStart: true, recorder: &quiet)
+        session.side = side
+    }
+
+    /// Each stored message, tried with each of `keys`: the versions that open it.
+    static func openers(_ database: String, keys: [Int: SymmetricKey]) throws -> [[Int]] {
+        let queue = try DatabaseQueue(path: database)
+        let rows = try queue.read { db in
+            try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT ciphertext, username FROM messages JOIN users ON users.id = messages.senderId ORDER BY messages.id"
+            )
+        }
+        return rows.map { row in
+            let ciphertext = Array(row["ciphertext"] as Data)
+            let sender: String = row["username"]
+            return keys.keys.sorted().filter {
+                (try? MsgCrypto.decrypt(ciphertext, key: keys[$0]!, sender: sender)) != nil
+            }
+        }
+    }
+}
+
+/// A client process killed in the middle of its exchanges leaves `lab serve` serving everyone
+/// else, cx/1 and msg/1 alike.
+@Suite(.serialized) struct KilledClientTests {
+    static func scenario(_ folder: URL, port: Int, clients: Int, iterations: Int) throws -> URL {
+        let file = folder.appendingPathComponent("clients-\(clients).json")
+        try """
+        {
+          "name": "killed-client",
+          "server": { "transport": "tcp", "address": "127.0.0.1:\(port)" },
+          "clients": { "count": \(clients) },
+          "load": { "iterations": \(iterations), "deadline": "120 s" },
+          "flows": [ { "flow": "cx", "suite": "x25519" } ]
+        }
+        """.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// Requests the server has answered so far (its `serverStats`).
+    static func answered(_ endpoint: any TransportEndpoint) async throws -> UInt64 {
+        var quiet = NoStepRecorder()
+        let connection = try await endpoint.connect(recorder: &quiet)
+        defer { Task { await connection.close() } }
+        let stats = try ServerStatsMessage.decodeAnswer(
+            try await connection.request(try ServerStatsMessage.request(), recorder: &quiet)
+        )
+        return stats.groups.reduce(0) { $0 + $1.answered }
+    }
+
+    @Test("lab run killed mid-exchange: lab serve goes on serving")
+    func killedClientDoesNotDisturbTheServer() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("killed-client-" + UUID().uuidString)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, address) = try await LabProcess.serve([
+            "--db", folder.appendingPathComponent("m.sqlite").path, "--kdf", "pbkdf2-sha256", "--pbkdf2-iterations",
+            "1000", "--suites", "x25519",
+        ])
+        defer { server.terminate() }
+        let endpoint = try await TCPTransport(options: TransportOptions()).remote(
+            host: address.host,
+            port: address.port
+        )
+        defer { Task { await endpoint.shutdown() } }
+        var quiet = NoStepRecorder()
+
+        // A messaging user mid-conversation, on a connection of its own.
+        let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+        var alice = MessagingUser(username: "alice", password: "alice's password")
+        let bob = MessagingUser(username: "bob", password: "bob's password")
+        try await alice.register(client, recorder: &quiet).orThrow()
+        var bobCopy = bob
+        try await bobCopy.register(client, recorder: &quiet).orThrow()
+        try await alice.logIn(client, recorder: &quiet)
+        var side = ChatSide(user: alice, peer: "bob")
+        try await side.open(client, recorder: &quiet).orThrow()
+
+        // 200 clients with far more exchanges than they get to make: killed in the middle.
+        let busy = try KilledClientTests.scenario(folder, port: address.port, clients: 200, iterations: 100_000)
+        for round in 1...3 {
+            let victim = try ServerProcess(
+                LabProcess.executable,
+                ["run", busy.path, "--out", folder.appendingPathComponent("busy-\(round)").path, "--quiet"]
+            )
+            // Once its exchanges are under way (100 more answered), at a random moment after.
+            let before = try await Self.answered(endpoint)
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(60)
+            while try await Self.answered(endpoint) < before + 100, clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...300)))
+            _ = try await victim.stop(signal: SIGKILL, timeout: .seconds(10))
+
+            // The messaging user carries on, and a new run of clients finishes clean.
+            let text = Array("after kill \(round)".utf8)
+            _ = try await side.send(text, client, recorder: &quiet)
+            let small = try KilledClientTests.scenario(folder, port: address.port, clients: 10, iterations: 5)
+            let run = try await ChildProcess.run(
+                LabProcess.executable,
+                ["run", small.path, "--out", folder.appendingPathComponent("after-\(round)").path, "--quiet"]
+            )
+            #expect(run.status == 0, "round \(round): \(run.errors)")
+        }
+        var bobSide = ChatSide(user: bobCopy, peer: "alice")
+        try await bobSide.user.logIn(client, recorder: &quiet)
+        let history = try await bobSide.fetch(client, fromStart: true, recorder: &quiet)
+        #expect(history.map { String(decoding: $0.text, as: UTF8.self) } == (1...3).map { "after kill \($0)" })
+        #expect(!server.errors.contains("the listener failed"))
+    }
+}
