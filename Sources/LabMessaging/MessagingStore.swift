@@ -21,6 +21,13 @@ public final class MessagingStore: Sendable {
                 at: URL(fileURLWithPath: path).deletingLastPathComponent(),
                 withIntermediateDirectories: true
             )
+            // Password hashes and wrapped chat keys: readable by the owner only. SQLite gives
+            // its -wal and -shm files the database file's mode, so a new file starts at 0600.
+            if !FileManager.default.fileExists(atPath: path) {
+                guard
+                    FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+                else { throw LabError(.storage, "Cannot create the message store at \(path)") }
+            }
             var configuration = Configuration()
             configuration.busyMode = .timeout(30)
             configuration.foreignKeysEnabled = true

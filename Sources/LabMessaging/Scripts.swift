@@ -384,7 +384,8 @@ enum SecretLog {
         let lines = entries.map { "\($0.0) " + $0.1.map { String(format: "%02x", $0) }.joined() + "\n" }.joined()
         try self.lock.withLock {
             if !FileManager.default.fileExists(atPath: path) {
-                _ = FileManager.default.createFile(atPath: path, contents: nil)
+                // Passwords, chat keys and plaintexts: readable by the owner only.
+                _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
             }
             guard let handle = FileHandle(forWritingAtPath: path) else {
                 throw LabError(.storage, "Cannot write the secret log \(path)")

@@ -40,6 +40,16 @@ public struct TLSIdentity: Sendable {
         }
     }
 
+    /// A warning if the private key file at `path` can be read by anyone but its owner (as
+    /// ssh refuses such keys; the lab serves, and says so), else nil.
+    public static func exposure(ofKeyFile path: String) -> String? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0
+        else { return nil }
+        return
+            "the TLS private key '\(path)' can be read by group or others (mode \(String(mode, radix: 8))): chmod 600 it"
+    }
+
     init(chain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey) {
         self.chain = chain
         self.privateKey = privateKey

@@ -37,6 +37,9 @@ public struct TLSTransport: Transport {
                     "server.tls.certificate needs server.tls.key, the certificate's private key"
                 )
             }
+            if let exposure = TLSIdentity.exposure(ofKeyFile: key) {
+                self.base.logger.warning("\(exposure)")
+            }
             return try TLSIdentity(certificateFile: certificate, privateKeyFile: key)
         }
         return try TLSIdentity.selfSigned()
