@@ -1,12 +1,25 @@
+import CLabDNSSD
+import Dispatch
+import LabCore
 import Logging
 import Synchronization
 
 /// A registered DNS-SD service instance, from ``DNSSD/advertise(name:type:port:txt:timeout:)``.
 ///
-/// It stays advertised until ``cancel()`` or until it is released.
+/// It stays advertised until ``cancel()`` or until it is released, and survives the daemon:
+/// when avahi-daemon goes away (its registrations go with it) the advertisement registers
+/// again as soon as the daemon is back, trying after 1 s, then 2 and every 4 s.
 public final class Advertisement: Sendable {
-    private let operation: ServiceOperation<RegisterEvent>
+    private struct State {
+        var operation: ServiceOperation<RegisterEvent>? = nil
+        var cancelled = false
+        /// Whether the loss of the registration has been reported since it last stood.
+        var reportedLoss = false
+    }
+
+    private let state = Mutex(State())
     private let registration: Registration
+    private let record: [UInt8]
 
     /// The service type, e.g. `_crypttest._tcp`.
     public let type: String
@@ -22,27 +35,112 @@ public final class Advertisement: Sendable {
         self.registration.name
     }
 
-    init(
-        operation: ServiceOperation<RegisterEvent>,
-        registration: Registration,
-        type: String,
-        port: Int,
-        txt: [String: String]
-    ) {
-        self.operation = operation
+    init(registration: Registration, type: String, port: Int, txt: [String: String], record: [UInt8]) {
         self.registration = registration
         self.type = type
         self.port = port
         self.txt = txt
+        self.record = record
     }
 
     deinit {
-        self.operation.cancel()
+        self.cancel()
     }
 
-    /// Deregisters the instance (`DNSServiceRefDeallocate`); safe to call more than once.
+    /// Deregisters the instance (`DNSServiceRefDeallocate`) and stops registering it again;
+    /// safe to call more than once.
     public func cancel() {
-        self.operation.cancel()
+        let operation = self.state.withLock { state in
+            state.cancelled = true
+            defer { state.operation = nil }
+            return state.operation
+        }
+        operation?.cancel()
+    }
+
+    /// Makes a `DNSServiceRegister` ref for this instance, reporting to `handler`, and keeps
+    /// it as the current one. Must run on `DNSSD.queue`.
+    func register(
+        handler: @escaping @Sendable (ServiceOperation<RegisterEvent>, RegisterEvent) -> Void
+    ) throws(LabError) -> ServiceOperation<RegisterEvent> {
+        let (name, type, port, record) = (self.registration.name, self.type, self.port, self.record)
+        let operation = try ServiceOperation<RegisterEvent>.start(
+            "DNSServiceRegister",
+            subject: "'\(name)' (\(type))",
+            handler: handler,
+            create: { context, ref in
+                record.withUnsafeBytes { bytes in
+                    DNSServiceRegister(
+                        &ref,
+                        0,
+                        0,
+                        name,
+                        type,
+                        DNSSD.domain,
+                        nil,
+                        UInt16(port).bigEndian,
+                        UInt16(bytes.count),
+                        bytes.baseAddress,
+                        RegisterEvent.reply,
+                        context
+                    )
+                }
+            }
+        )
+        let keep = self.state.withLock { state in
+            guard !state.cancelled else { return false }
+            state.operation = operation
+            return true
+        }
+        if !keep { operation.cancel() }
+        return operation
+    }
+
+    /// The daemon dropped the registration (it stopped, or restarted): register again once
+    /// it is back. Runs on `DNSSD.queue`.
+    func lost(_ error: LabError) {
+        let (operation, report) = self.state.withLock { state in
+            defer {
+                state.operation = nil
+                state.reportedLoss = true
+            }
+            return (state.operation, !state.reportedLoss)
+        }
+        operation?.cancel()
+        if report {
+            DNSSD.logger.warning(
+                "advertisement \(self.name) lost: \(error.message); registering it again once avahi-daemon is back"
+            )
+        }
+        self.retry(after: .seconds(1))
+    }
+
+    private func retry(after delay: Duration) {
+        DNSSD.queue.asyncAfter(deadline: .now() + DNSSD.interval(delay)) { [weak self] in
+            self?.registerAgain(backoff: delay)
+        }
+    }
+
+    private func registerAgain(backoff: Duration) {
+        guard !self.state.withLock({ $0.cancelled }) else { return }
+        do {
+            _ = try self.register { [weak self] _, event in
+                guard let self else { return }
+                switch event {
+                case .registered(let chosen):
+                    _ = self.registration.confirm(chosen)
+                    self.state.withLock { $0.reportedLoss = false }
+                    DNSSD.logger.notice("advertisement \(chosen) (\(self.type)) registered again on port \(self.port)")
+                case .failed(let code):
+                    self.lost(
+                        DNSSD.failure(code, during: "DNSServiceRegister", subject: "'\(self.name)' (\(self.type))")
+                    )
+                }
+            }
+        } catch {
+            // The daemon is not back yet.
+            self.retry(after: min(backoff * 2, .seconds(4)))
+        }
     }
 }
 

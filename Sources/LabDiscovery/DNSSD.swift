@@ -48,6 +48,7 @@ public enum DNSSD {
         Self.silenceCompatibilityWarning()
 
         let registration = Registration(name: name)
+        let advertisement = Advertisement(registration: registration, type: type, port: port, txt: txt, record: record)
         let session = Session<Advertisement>()
         let subject = "'\(name)' (\(type))"
         return try await session.run(
@@ -60,50 +61,22 @@ public enum DNSSD {
                 )
             },
             start: { () throws(LabError) in
-                let operation = try ServiceOperation<RegisterEvent>.start(
-                    "DNSServiceRegister",
-                    subject: subject,
-                    handler: { operation, event in
-                        switch event {
-                        case .registered(let chosen):
-                            guard registration.confirm(chosen) else { return }
-                            session.untrack(operation)
-                            let advertisement = Advertisement(
-                                operation: operation,
-                                registration: registration,
-                                type: type,
-                                port: port,
-                                txt: txt
-                            )
-                            if session.finish(.success(advertisement)) {
-                                Self.logger.debug("registered \(chosen) (\(type)) on port \(port)")
-                            }
-                        case .failed(let code):
-                            let error = Self.failure(code, during: "DNSServiceRegister", subject: subject)
-                            if !session.finish(.failure(error)) {
-                                Self.logger.warning("advertisement \(registration.name) failed: \(error)")
-                            }
+                // Weak: the advertisement keeps the operation, which keeps this handler.
+                let operation = try advertisement.register { [weak advertisement] operation, event in
+                    guard let advertisement else { return }
+                    switch event {
+                    case .registered(let chosen):
+                        guard registration.confirm(chosen) else { return }
+                        session.untrack(operation)
+                        if session.finish(.success(advertisement)) {
+                            Self.logger.debug("registered \(chosen) (\(type)) on port \(port)")
                         }
-                    },
-                    create: { context, ref in
-                        record.withUnsafeBytes { bytes in
-                            DNSServiceRegister(
-                                &ref,
-                                0,
-                                0,
-                                name,
-                                type,
-                                Self.domain,
-                                nil,
-                                UInt16(port).bigEndian,
-                                UInt16(bytes.count),
-                                bytes.baseAddress,
-                                RegisterEvent.reply,
-                                context
-                            )
-                        }
+                    case .failed(let code):
+                        let error = Self.failure(code, during: "DNSServiceRegister", subject: subject)
+                        // After the first confirmation, a failure is the daemon going away.
+                        if !session.finish(.failure(error)) { advertisement.lost(error) }
                     }
-                )
+                }
                 session.track(operation)
             }
         )
