@@ -48,41 +48,74 @@ public enum CaptchaGenerator: String, Sendable, Hashable, CaseIterable, Decodabl
 
 /// Captchas issued and not yet answered: each answers one attempt, right or wrong, and
 /// expires after `lifetime`.
+///
+/// At most `capacity` are kept: beyond it the oldest goes, so a client asking for captchas
+/// and never answering cannot grow the server's memory. Ids are also kept in the order they
+/// were issued, which is the order they expire in (one lifetime for all): making room and
+/// dropping expired ones takes the front of that queue, constant time per captcha. (A scan
+/// of the whole book per issue, as this once did when full, cost a 100,000-entry copy for
+/// every captcha an attacker asked for; the msg/1 fuzzer found it.)
 final class CaptchaBook: Sendable {
     private struct Pending {
         var text: String
         var expires: Date
     }
 
-    private let pending = Mutex<[String: Pending]>([:])
+    private struct State {
+        var pending: [String: Pending] = [:]
+        /// Ids in the order issued; `head` is the oldest still queued.
+        var order: [String] = []
+        var head = 0
+
+        /// Removes the oldest queued id (already redeemed ones are skipped by the caller).
+        mutating func popOldest() -> String? {
+            guard self.head < self.order.count else { return nil }
+            let id = self.order[self.head]
+            self.head += 1
+            if self.head > 1_024, self.head * 2 > self.order.count {
+                self.order.removeFirst(self.head)
+                self.head = 0
+            }
+            return id
+        }
+    }
+
+    private let state = Mutex(State())
     private let generator: CaptchaGenerator
     private let clock: any LabClock
     private let lifetime: TimeInterval
     /// The most unanswered captchas kept: the oldest go first beyond it.
-    private let capacity = 100_000
+    let capacity: Int
 
-    init(generator: CaptchaGenerator, clock: any LabClock, lifetime: TimeInterval = 300) {
+    init(generator: CaptchaGenerator, clock: any LabClock, lifetime: TimeInterval = 300, capacity: Int = 100_000) {
         self.generator = generator
         self.clock = clock
         self.lifetime = lifetime
+        self.capacity = capacity
     }
+
+    /// Captchas issued and not yet answered or dropped.
+    var count: Int { self.state.withLock { $0.pending.count } }
 
     /// Issues a captcha: its id and text.
     func issue() -> (id: String, text: String) {
         let now = self.clock.now()
         let text = self.generator.make(now: now)
         let id = Token.random(bytes: 16)
-        self.pending.withLock { pending in
-            if pending.count >= self.capacity {
-                // Drop the expired ones; if none, the oldest (an attacker asking for
-                // captchas without answering must not grow memory without bound).
-                pending = pending.filter { $0.value.expires > now }
-                if pending.count >= self.capacity, let oldest = pending.min(by: { $0.value.expires < $1.value.expires })
-                {
-                    pending.removeValue(forKey: oldest.key)
+        self.state.withLock { state in
+            // Drop the expired ones at the front, then the oldest while full.
+            while state.head < state.order.count {
+                let oldest = state.order[state.head]
+                guard let entry = state.pending[oldest] else {
+                    _ = state.popOldest()  // redeemed already
+                    continue
                 }
+                guard entry.expires <= now || state.pending.count >= self.capacity else { break }
+                _ = state.popOldest()
+                state.pending.removeValue(forKey: oldest)
             }
-            pending[id] = Pending(text: text, expires: now.addingTimeInterval(self.lifetime))
+            state.pending[id] = Pending(text: text, expires: now.addingTimeInterval(self.lifetime))
+            state.order.append(id)
         }
         return (id, text)
     }
@@ -90,7 +123,7 @@ final class CaptchaBook: Sendable {
     /// Whether `answer` matches captcha `id` (case-insensitive); the captcha is used up either way.
     func redeem(id: String, answer: String) -> Bool {
         let now = self.clock.now()
-        guard let entry = self.pending.withLock({ $0.removeValue(forKey: id) }) else { return false }
+        guard let entry = self.state.withLock({ $0.pending.removeValue(forKey: id) }) else { return false }
         return entry.expires > now && entry.text == answer.uppercased()
     }
 }
@@ -99,7 +132,14 @@ final class CaptchaBook: Sendable {
 enum Token {
     static func random(bytes count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }
-            .joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(2 * count)
+        for _ in 0..<count {
+            let byte = UInt8.random(in: .min ... .max, using: &generator)
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 }

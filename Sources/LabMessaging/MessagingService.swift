@@ -18,6 +18,8 @@ public struct MessagingOptions: Sendable, Hashable {
     public var minPasswordLength: Int
     /// Test only: a rekey holds its transaction open this long halfway through its writes.
     public var rekeyStall: TimeInterval?
+    /// Captchas issued and not yet answered that the service keeps; beyond it the oldest go.
+    public var captchaCapacity: Int
 
     /// Options; the safer choices by default.
     public init(
@@ -25,13 +27,15 @@ public struct MessagingOptions: Sendable, Hashable {
         policy: LockoutPolicy = .default,
         captcha: CaptchaGenerator = .csprng,
         minPasswordLength: Int = 8,
-        rekeyStall: TimeInterval? = nil
+        rekeyStall: TimeInterval? = nil,
+        captchaCapacity: Int = 100_000
     ) {
         self.kdf = kdf
         self.policy = policy
         self.captcha = captcha
         self.minPasswordLength = minPasswordLength
         self.rekeyStall = rekeyStall
+        self.captchaCapacity = max(1, captchaCapacity)
     }
 
     /// What a report says about them, e.g. `kdf scrypt:17:8:1, policy throttle (…), captcha csprng`.
@@ -79,7 +83,7 @@ public final class MessagingService: FrameHandler, Sendable {
         self.logger = logger
         self.onRekeyStall = onRekeyStall
         self.serverKey = Curve25519.KeyAgreement.PrivateKey()
-        self.captchas = CaptchaBook(generator: options.captcha, clock: clock)
+        self.captchas = CaptchaBook(generator: options.captcha, clock: clock, capacity: options.captchaCapacity)
         self.decoySalt = options.kdf.makeSalt()
     }
 

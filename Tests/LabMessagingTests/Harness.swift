@@ -18,14 +18,21 @@ struct Harness {
         kdf: PasswordKDF = Harness.cheap,
         policy: LockoutPolicy = .default,
         captcha: CaptchaGenerator = .csprng,
-        rekeyStall: TimeInterval? = nil
+        rekeyStall: TimeInterval? = nil,
+        captchaCapacity: Int = 100_000
     ) async throws {
         self.directory = FileManager.default.temporaryDirectory.appendingPathComponent("msg-test-" + UUID().uuidString)
         self.store = try MessagingStore(path: self.directory.appendingPathComponent("messaging.sqlite").path)
         self.clock = VirtualClock()
         self.service = MessagingService(
             store: self.store,
-            options: MessagingOptions(kdf: kdf, policy: policy, captcha: captcha, rekeyStall: rekeyStall),
+            options: MessagingOptions(
+                kdf: kdf,
+                policy: policy,
+                captcha: captcha,
+                rekeyStall: rekeyStall,
+                captchaCapacity: captchaCapacity
+            ),
             clock: self.clock
         )
         self.endpoint = try await InProcessTransport(options: TransportOptions()).serve(self.service)
