@@ -20,6 +20,14 @@ public struct MessagingOptions: Sendable, Hashable {
     public var rekeyStall: TimeInterval?
     /// Captchas issued and not yet answered that the service keeps; beyond it the oldest go.
     public var captchaCapacity: Int
+    /// Password checks (KDF runs) at once, each on a thread of its own, off the event loops.
+    public var kdfWorkers: Int
+    /// Password checks that may wait for a worker; one more is answered `busy`.
+    public var kdfQueueLimit: Int
+
+    /// The default of `kdfWorkers`: half the cores (at least one), so that a flood of
+    /// passwords leaves the rest to everyone else.
+    public static var defaultKDFWorkers: Int { max(1, ProcessInfo.processInfo.activeProcessorCount / 2) }
 
     /// Options; the safer choices by default.
     public init(
@@ -28,7 +36,9 @@ public struct MessagingOptions: Sendable, Hashable {
         captcha: CaptchaGenerator = .csprng,
         minPasswordLength: Int = 8,
         rekeyStall: TimeInterval? = nil,
-        captchaCapacity: Int = 100_000
+        captchaCapacity: Int = 100_000,
+        kdfWorkers: Int = MessagingOptions.defaultKDFWorkers,
+        kdfQueueLimit: Int = 64
     ) {
         self.kdf = kdf
         self.policy = policy
@@ -36,6 +46,8 @@ public struct MessagingOptions: Sendable, Hashable {
         self.minPasswordLength = minPasswordLength
         self.rekeyStall = rekeyStall
         self.captchaCapacity = max(1, captchaCapacity)
+        self.kdfWorkers = max(1, kdfWorkers)
+        self.kdfQueueLimit = max(0, kdfQueueLimit)
     }
 
     /// What a report says about them, e.g. `kdf scrypt:17:8:1, policy throttle (…), captcha csprng`.
@@ -63,6 +75,7 @@ public final class MessagingService: FrameHandler, Sendable {
     private let logger: Logger
     /// A salt for the KDF run on unknown user names, so that they cost what a known one does.
     private let decoySalt: [UInt8]
+    private let checks: PasswordChecks
 
     struct Session: Sendable {
         var userID: Int64
@@ -85,6 +98,7 @@ public final class MessagingService: FrameHandler, Sendable {
         self.serverKey = Curve25519.KeyAgreement.PrivateKey()
         self.captchas = CaptchaBook(generator: options.captcha, clock: clock, capacity: options.captchaCapacity)
         self.decoySalt = options.kdf.makeSalt()
+        self.checks = PasswordChecks(workers: options.kdfWorkers, queueLimit: options.kdfQueueLimit)
     }
 
     /// The server's X25519 public key, which clients seal passwords to.
@@ -270,9 +284,11 @@ public final class MessagingService: FrameHandler, Sendable {
         guard let kdf = PasswordKDF(stored: account.kdf) else {
             throw LabError(.storage, "User \(account.id) has an unknown KDF '\(account.kdf)'")
         }
-        let matches = try recorder.measure(.kdf) {
-            try kdf.verify(password: password, salt: account.salt, hash: account.hash)
+        let (salt, hash) = (account.salt, account.hash)
+        let (matches, hashing) = try await self.checks.run {
+            try kdf.verify(password: password, salt: salt, hash: hash)
         }
+        recorder.record(.kdf, nanoseconds: hashing)
         let clock = self.clock
         return try await self.store.write { db -> Verdict in
             guard let fresh = try MessagingStore.account(db, id: account.id) else {
@@ -322,7 +338,8 @@ public final class MessagingService: FrameHandler, Sendable {
             // An unknown name costs what a known one does, and answers the same.
             let kdf = self.options.kdf
             let salt = self.decoySalt
-            _ = try recorder.measure(.kdf) { try kdf.derive(password: password, salt: salt) }
+            let (_, hashing) = try await self.checks.run { try kdf.derive(password: password, salt: salt) }
+            recorder.record(.kdf, nanoseconds: hashing)
             throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
         }
         try Self.requireSuccess(
@@ -354,7 +371,8 @@ public final class MessagingService: FrameHandler, Sendable {
         )
         let kdf = self.options.kdf
         let salt = kdf.makeSalt()
-        let hash = try recorder.measure(.kdf) { try kdf.derive(password: new, salt: salt) }
+        let (hash, hashing) = try await self.checks.run { try kdf.derive(password: new, salt: salt) }
+        recorder.record(.kdf, nanoseconds: hashing)
         try await self.store.write { db in
             try db.execute(
                 sql: "UPDATE users SET kdf = ?, salt = ?, hash = ? WHERE id = ?",

@@ -19,7 +19,9 @@ struct Harness {
         policy: LockoutPolicy = .default,
         captcha: CaptchaGenerator = .csprng,
         rekeyStall: TimeInterval? = nil,
-        captchaCapacity: Int = 100_000
+        captchaCapacity: Int = 100_000,
+        kdfWorkers: Int = MessagingOptions.defaultKDFWorkers,
+        kdfQueueLimit: Int = 64
     ) async throws {
         self.directory = FileManager.default.temporaryDirectory.appendingPathComponent("msg-test-" + UUID().uuidString)
         self.store = try MessagingStore(path: self.directory.appendingPathComponent("messaging.sqlite").path)
@@ -31,7 +33,9 @@ struct Harness {
                 policy: policy,
                 captcha: captcha,
                 rekeyStall: rekeyStall,
-                captchaCapacity: captchaCapacity
+                captchaCapacity: captchaCapacity,
+                kdfWorkers: kdfWorkers,
+                kdfQueueLimit: kdfQueueLimit
             ),
             clock: self.clock
         )

@@ -108,9 +108,10 @@ struct HostileLoadTests {
 
         // Per-connection limits bound what 100 hostile connections can make the server hold:
         // a frame buffer each (the frame limit, and as much again for the buffer's growth),
-        // and one scrypt check per event loop at a time; 32 MiB on top for everything else.
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        let bound = 100 * 2 * Self.maxFrameBytes + cores * (128 * 8 << Self.scryptLogN) + (32 << 20)
+        // and one scrypt check per password-check worker at a time; 32 MiB on top for
+        // everything else.
+        let workers = MessagingOptions.defaultKDFWorkers
+        let bound = 100 * 2 * Self.maxFrameBytes + workers * (128 * 8 << Self.scryptLogN) + (32 << 20)
         #expect(
             peakAttacked <= peakQuiet + bound,
             "peak resident \(peakAttacked >> 20) MiB under attack, \(peakQuiet >> 20) MiB quiet; bound +\(bound >> 20) MiB"

@@ -110,6 +110,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "msg/1's clock: system or virtual.")
     var clock = ClockKind.system.rawValue
 
+    @Option(help: "msg/1's password checks at once, each on a thread of its own, off the event loops.")
+    var kdfWorkers = MessagingOptions.defaultKDFWorkers
+
+    @Option(help: "msg/1's password checks that may wait for a worker; one more is answered busy.")
+    var kdfQueue = 64
+
     @Option(help: .hidden)
     var testRekeyStall: Double?
 
@@ -351,6 +357,10 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--clock must be system or virtual")
         }
         options.rekeyStall = self.testRekeyStall
+        guard self.kdfWorkers >= 1 else { throw ValidationError("--kdf-workers must be at least 1") }
+        guard self.kdfQueue >= 0 else { throw ValidationError("--kdf-queue must be 0 or more") }
+        options.kdfWorkers = self.kdfWorkers
+        options.kdfQueueLimit = self.kdfQueue
         let path =
             self.db
             ?? URL(fileURLWithPath: self.report ?? Run.defaultDirectory(named: "serve", at: Date()).path)
