@@ -1,12 +1,19 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+import class Foundation.ProcessInfo
+
 // Every lab target is built in the Swift 6 language mode with `ExistentialAny`,
 // so an existential always says `any` where it costs a dynamic dispatch.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
+
+// `LAB_WITHOUT_JEMALLOC=1 swift build --sanitize=address …`: AddressSanitizer must own malloc,
+// and jemalloc linked into the same process frees what ASan allocated (README, "Fuzzing").
+// Without jemalloc the lab reports no heap figures.
+let withoutJemalloc = ProcessInfo.processInfo.environment["LAB_WITHOUT_JEMALLOC"] == "1"
 
 let package = Package(
     name: "crypto-lab",
@@ -130,7 +137,11 @@ let package = Package(
         ),
         // The process heap as jemalloc counts it (`HeapStats`). Its own module, so LabCore and
         // the adapters that do not measure memory build without jemalloc.
-        .target(name: "LabMemory", dependencies: ["LabCore", "CLabJemalloc"], swiftSettings: swiftSettings),
+        .target(
+            name: "LabMemory",
+            dependencies: ["LabCore"] + (withoutJemalloc ? [] : ["CLabJemalloc"]),
+            swiftSettings: swiftSettings
+        ),
         // The runner: scenario checks against the plugins, load models, recording, progress.
         .target(
             name: "LabRunner",

@@ -1,5 +1,8 @@
-import CLabJemalloc
 import LabCore
+
+#if canImport(CLabJemalloc)
+import CLabJemalloc
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -11,6 +14,7 @@ import Glibc
 /// first call checks that a large `malloc` really moves `stats.allocated` (a program that links
 /// jemalloc after the C library would still allocate with glibc, and jemalloc would count
 /// nothing).
+#if canImport(CLabJemalloc)
 public enum HeapStats {
     /// A refreshed reading, or nil when jemalloc is not the process's allocator.
     public static func current() -> HeapSnapshot? {
@@ -57,3 +61,17 @@ public enum HeapStats {
         )
     }
 }
+#else
+/// Built without jemalloc (`LAB_WITHOUT_JEMALLOC=1`, for AddressSanitizer, which must own
+/// `malloc`): no allocator statistics; every reading is nil.
+public enum HeapStats {
+    /// Nil: this build has no jemalloc.
+    public static func current() -> HeapSnapshot? { nil }
+    /// Nil: this build has no jemalloc.
+    public static var allocator: String? { nil }
+    /// False: this build has no jemalloc.
+    public static let isProcessAllocator = false
+    /// Nil: this build has no jemalloc.
+    public static var threadAllocated: UInt64? { nil }
+}
+#endif

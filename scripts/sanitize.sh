@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test suite under AddressSanitizer (README, "Fuzzing"): a debug build of everything with
+# --sanitize=address in .build/asan, without jemalloc (ASan must own malloc), then the suites
+# in scripts/test's passes. Skipped, since they measure what ASan changes: the tests that
+# judge time (lab compare's and lab check's acceptance, the runner's open-model schedule,
+# DNS-SD deadlines) or heap figures (memory tests, the hostile load's memory bound).
+# A memory error stops the pass with AddressSanitizer's report; the exit status says
+# whether any pass failed. About 6 min to build and 8 to run on two cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export LAB_WITHOUT_JEMALLOC=1
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:suppressions=$PWD/Tests/asan.supp}"
+bash scripts/setup.sh
+bash scripts/services.sh
+swift build --build-tests --sanitize=address --scratch-path .build/asan
+timing='LabRunnerTests.CompareAcceptanceTests|LabRunnerTests.CheckAcceptanceTests|LabRunnerTests.RunnerTests|LabDiscoveryTests.DNSSDTests|MemoryTests|IdleMemoryTests|LabNIOTests.HostileLoadTests'
+cpu_bound='LabCoreTests|LabWireTests|LabCryptoTests|LabReportTests|LabFuzzingTests'
+load='LabNIOTests.SocketScenarioTests|LabNIOTests.HostileInputTests|LabNIOTests.TwoHostTests|LabRunnerTests.ShardMergeTests|LabMessagingTests'
+daemon='LabDiscoveryTests.DaemonRestartTests'
+status=0
+run() { swift test --skip-build --scratch-path .build/asan "$@" || status=1; }
+run --filter "$cpu_bound"
+run --filter "$load"
+run --skip "$cpu_bound|$load|$timing|$daemon"
+run --filter "$daemon"
+exit "$status"
