@@ -72,7 +72,8 @@ let package = Package(
             dependencies: ["LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging"],
             swiftSettings: swiftSettings
         ),
-        // Avahi's Bonjour-compatible dns_sd API.
+        // The fuzz targets (frame, cx, msg, scenario) and their properties: Fuzz/ runs them
+        // under libFuzzer, the tests over the committed corpus.
         .target(
             name: "LabFuzzing",
             dependencies: [
@@ -81,6 +82,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Avahi's Bonjour-compatible dns_sd API.
         .systemLibrary(
             name: "CLabDNSSD",
             pkgConfig: "avahi-compat-libdns_sd",
@@ -92,12 +94,13 @@ let package = Package(
             dependencies: ["LabCore", "CLabDNSSD", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        // The tcp and tls transports on SwiftNIO: framing codec, the server's listener, pinning.
+        // The NIO frame codec, on its own so that the fuzzer builds it without TLS.
         .target(
             name: "LabFraming",
             dependencies: ["LabCore", "LabWire", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
+        // The tcp and tls transports on SwiftNIO: the server's listener and limits, the client, pinning.
         .target(
             name: "LabNIO",
             dependencies: [

@@ -87,32 +87,36 @@ public final class Advertisement: Sendable {
                 }
             }
         )
-        let keep = self.state.withLock { state in
-            guard !state.cancelled else { return false }
-            state.operation = operation
-            return true
+        let (keep, previous) = self.state.withLock { state in
+            guard !state.cancelled else { return (false, nil as ServiceOperation<RegisterEvent>?) }
+            defer { state.operation = operation }
+            return (true, state.operation)
         }
+        previous?.cancel()
         if !keep { operation.cancel() }
         return operation
     }
 
-    /// The daemon dropped the registration (it stopped, or restarted): register again once
-    /// it is back. Runs on `DNSSD.queue`.
-    func lost(_ error: LabError) {
-        let (operation, report) = self.state.withLock { state in
+    /// The daemon dropped the registration `operation` (it stopped, or restarted): register
+    /// again once it is back, the first try after `backoff`. A report about a registration
+    /// that is no longer the current one is ignored. Runs on `DNSSD.queue`.
+    func lost(_ error: LabError, from operation: ServiceOperation<RegisterEvent>, backoff: Duration = .seconds(1)) {
+        let report: Bool? = self.state.withLock { state in
+            guard state.operation === operation, !state.cancelled else { return nil }
             defer {
                 state.operation = nil
                 state.reportedLoss = true
             }
-            return (state.operation, !state.reportedLoss)
+            return !state.reportedLoss
         }
-        operation?.cancel()
+        guard let report else { return }
+        operation.cancel()
         if report {
             DNSSD.logger.warning(
                 "advertisement \(self.name) lost: \(error.message); registering it again once avahi-daemon is back"
             )
         }
-        self.retry(after: .seconds(1))
+        self.retry(after: backoff)
     }
 
     private func retry(after delay: Duration) {
@@ -124,7 +128,7 @@ public final class Advertisement: Sendable {
     private func registerAgain(backoff: Duration) {
         guard !self.state.withLock({ $0.cancelled }) else { return }
         do {
-            _ = try self.register { [weak self] _, event in
+            _ = try self.register { [weak self] operation, event in
                 guard let self else { return }
                 switch event {
                 case .registered(let chosen):
@@ -132,8 +136,11 @@ public final class Advertisement: Sendable {
                     self.state.withLock { $0.reportedLoss = false }
                     DNSSD.logger.notice("advertisement \(chosen) (\(self.type)) registered again on port \(self.port)")
                 case .failed(let code):
+                    // Lost again before or after standing: back off, whatever the reason.
                     self.lost(
-                        DNSSD.failure(code, during: "DNSServiceRegister", subject: "'\(self.name)' (\(self.type))")
+                        DNSSD.failure(code, during: "DNSServiceRegister", subject: "'\(self.name)' (\(self.type))"),
+                        from: operation,
+                        backoff: min(backoff * 2, .seconds(4))
                     )
                 }
             }

@@ -51,6 +51,8 @@ public enum DNSSD {
         let advertisement = Advertisement(registration: registration, type: type, port: port, txt: txt, record: record)
         let session = Session<Advertisement>()
         let subject = "'\(name)' (\(type))"
+        // Kept alive here until the session ends: the handlers hold it weakly.
+        defer { withExtendedLifetime(advertisement) {} }
         return try await session.run(
             timeout: timeout,
             onTimeout: {
@@ -74,7 +76,7 @@ public enum DNSSD {
                     case .failed(let code):
                         let error = Self.failure(code, during: "DNSServiceRegister", subject: subject)
                         // After the first confirmation, a failure is the daemon going away.
-                        if !session.finish(.failure(error)) { advertisement.lost(error) }
+                        if !session.finish(.failure(error)) { advertisement.lost(error, from: operation) }
                     }
                 }
                 session.track(operation)

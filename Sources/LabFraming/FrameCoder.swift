@@ -46,6 +46,8 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
 
     /// As `decode`, at the end of the stream: bytes left over are a truncated frame.
     public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> ByteBuffer? {
+        // At the end the stream is over, not slow: what is left is a truncated frame.
+        self.partialSince = nil
         if let frame = try self.decode(buffer: &buffer) { return frame }
         if buffer.readableBytes > 0 {
             let pending = buffer.readableBytes

@@ -116,6 +116,12 @@ final class CaptchaBook: Sendable {
             }
             state.pending[id] = Pending(text: text, expires: now.addingTimeInterval(self.lifetime))
             state.order.append(id)
+            // Answered ids stay queued until they reach the front; behind an unanswered one
+            // they would pile up. Past twice the pending count, keep only the pending ones.
+            if state.order.count - state.head > 2 * state.pending.count + 1_024 {
+                state.order = state.order[state.head...].filter { state.pending[$0] != nil }
+                state.head = 0
+            }
         }
         return (id, text)
     }
@@ -131,15 +137,6 @@ final class CaptchaBook: Sendable {
 /// Random identifiers: hex of CSPRNG bytes.
 enum Token {
     static func random(bytes count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(2 * count)
-        for _ in 0..<count {
-            let byte = UInt8.random(in: .min ... .max, using: &generator)
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
+        SecureRandom.bytes(count).hexString
     }
 }

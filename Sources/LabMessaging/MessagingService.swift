@@ -253,7 +253,8 @@ public final class MessagingService: FrameHandler, Sendable {
         try self.requireStrength(password)
         let kdf = self.options.kdf
         let salt = kdf.makeSalt()
-        let hash = try recorder.measure(.kdf) { try kdf.derive(password: password, salt: salt) }
+        let (hash, hashing) = try await self.checks.run { try kdf.derive(password: password, salt: salt) }
+        recorder.record(.kdf, nanoseconds: hashing)
         let inserted = try await self.store.write { db -> Bool in
             guard try MessagingStore.account(db, username: username) == nil else { return false }
             try db.execute(

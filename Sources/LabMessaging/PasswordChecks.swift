@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import LabCore
 import Synchronization
 
@@ -7,38 +7,39 @@ import Synchronization
 /// A KDF run is deliberately slow (scrypt at its default cost: 128 MiB and a large fraction of
 /// a second). Run on an event loop, a flood of wrong passwords would hold the loops, and every
 /// connection they serve, for as long as it lasts, and make as many 128 MiB allocations at once
-/// as there are loops. Here at most `workers` checks run at once, each on a serial dispatch
-/// queue of the pool's own; at most `queueLimit` more wait their turn; one more is answered
-/// `busy` at once and changes nothing.
+/// as there are loops. Here at most `workers` checks run at once, on an operation queue of the
+/// pool's own; at most `queueLimit` more wait their turn (first come, first served); one more
+/// is answered `busy` at once and changes nothing.
 final class PasswordChecks: Sendable {
     /// Checks that run at once.
     let workers: Int
     /// Checks that may wait for a worker.
     let queueLimit: Int
-    private let queues: [DispatchQueue]
-    private let admitted = Mutex((inFlight: 0, next: 0))
+    private let queue: OperationQueue
+    private let inFlight = Mutex(0)
 
     init(workers: Int, queueLimit: Int) {
         self.workers = max(1, workers)
         self.queueLimit = max(0, queueLimit)
-        self.queues = (0..<self.workers).map { DispatchQueue(label: "lab.msg.kdf.\($0)") }
+        self.queue = OperationQueue()
+        self.queue.name = "lab.msg.kdf"
+        self.queue.maxConcurrentOperationCount = self.workers
     }
 
     /// Runs `work` on a worker and returns its result with the nanoseconds it took (the
     /// `kdf` step: the hash itself, not the wait); throws `busy` when the queue is full.
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> (T, UInt64) {
-        let slot: Int? = self.admitted.withLock { state in
-            guard state.inFlight < self.workers + self.queueLimit else { return nil }
-            state.inFlight += 1
-            state.next = (state.next + 1) % self.workers
-            return state.next
+        let admitted = self.inFlight.withLock { count in
+            guard count < self.workers + self.queueLimit else { return false }
+            count += 1
+            return true
         }
-        guard let slot else {
+        guard admitted else {
             throw MsgFailure(code: .busy, message: "Too many password checks are waiting; try again later")
         }
-        defer { self.admitted.withLock { $0.inFlight -= 1 } }
+        defer { self.inFlight.withLock { $0 -= 1 } }
         return try await withCheckedThrowingContinuation { continuation in
-            self.queues[slot].async {
+            self.queue.addOperation {
                 continuation.resume(
                     with: Result {
                         let start = Stopwatch.now()

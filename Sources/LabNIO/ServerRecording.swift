@@ -7,8 +7,9 @@ import Synchronization
 /// many requests it answered, and why connections ended. For `lab serve --report` and the
 /// `serverStats` request.
 ///
-/// Answers are recorded into a few shards, each under its own lock, and a connection always
-/// records into the same shard: connections on different event loops rarely contend, and the
+/// Answers are recorded into as many shards as cores (connections take them in turn), each
+/// under its own lock, and a connection always records into the same shard: connections
+/// rarely contend, and the
 /// memory is the shards' histograms whatever the number of connections. (A histogram per step
 /// per connection, as this once kept, cost about 400 KiB for each connection that had been
 /// answered: 435 MiB for 1,000 clients, found by the hostile-load test.) A snapshot merges the
@@ -78,7 +79,7 @@ public final class ServerRecording: Sendable {
     private let shards: [Shard]
     private let ends = Mutex(Ends())
 
-    /// An empty recording with `shards` shards (default: one per core, as many as the event loops).
+    /// An empty recording with `shards` shards (default: one per core).
     public init(shards: Int = System.coreCount) {
         self.shards = (0..<max(1, shards)).map { _ in Shard() }
     }
@@ -106,6 +107,14 @@ public final class ServerRecording: Sendable {
             return Int(ends.opened % UInt64(self.shards.count))
         }
         return ConnectionRecording(recording: self, shard: index)
+    }
+
+    /// Counts a connection refused at once (`busy`): closed, never opened.
+    func refused(code: String) {
+        self.ends.withLock { ends in
+            ends.connections += 1
+            ends.closes[code, default: 0] += 1
+        }
     }
 
     /// Counts an ended connection, with why it ended.

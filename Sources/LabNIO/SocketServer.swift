@@ -215,15 +215,24 @@ public final class SocketServer: Sendable {
                         case .admitted:
                             break
                         case .busy(let limit):
-                            if let recording { recording.close(recording.open(), code: "busy") }
-                            logger.warning(
-                                "refusing a connection: busy",
-                                metadata: [
-                                    "limit": "\(limit)",
-                                    "peer": "\(connection.channel.remoteAddress.map { "\($0)" } ?? "?")",
-                                ]
-                            )
-                            group.addTask { await Self.refuseBusy(connection, limit: limit) }
+                            recording?.refused(code: "busy")
+                            let refusal = connections.startRefusal()
+                            if refusal.logged {
+                                logger.warning(
+                                    "refusing connections: busy",
+                                    metadata: ["limit": "\(limit)", "refused so far": "\(refusal.total)"]
+                                )
+                            }
+                            guard refusal.answered else {
+                                // Refusals already in flight: close without an answer, so that a
+                                // flood of connections cannot hold more sockets this way either.
+                                try? await connection.channel.close()
+                                continue
+                            }
+                            group.addTask {
+                                await Self.refuseBusy(connection, limit: limit)
+                                connections.endRefusal()
+                            }
                             continue
                         case .shuttingDown:
                             try? await connection.channel.close()
@@ -247,8 +256,14 @@ public final class SocketServer: Sendable {
         }
     }
 
-    /// Answers `busy` (PROTOCOL.md §2.3; `ok` false for msg/1 clients) and closes.
+    /// Answers `busy` (PROTOCOL.md §2.3; `ok` false for msg/1 clients) and closes, within
+    /// `ConnectionSet.refusalTimeout` (a TLS peer that never finishes its handshake included).
     private static func refuseBusy(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, limit: Int) async {
+        let channel = connection.channel
+        let deadline = channel.eventLoop.scheduleTask(in: ConnectionSet.refusalTimeout) {
+            channel.close(promise: nil)
+        }
+        defer { deadline.cancel() }
         var answer = PropertyListDictionary()
         answer.set(CXKey.error, string: CXErrorCode.busy.rawValue)
         answer.set(
@@ -321,7 +336,14 @@ final class ConnectionSet: Sendable {
     private struct State {
         var channels: [ObjectIdentifier: any Channel] = [:]
         var closed = false
+        var refusing = 0
+        var refused = 0
     }
+
+    /// Refusals answered at once at most; more are closed without an answer.
+    static let refusalsAnswered = 64
+    /// How long a refusal may take, its answer written and the connection closed.
+    static let refusalTimeout = TimeAmount.seconds(5)
 
     /// Whether a new connection is served.
     enum Admission: Equatable {
@@ -346,6 +368,22 @@ final class ConnectionSet: Sendable {
             state.channels[ObjectIdentifier(channel)] = channel
             return .admitted
         }
+    }
+
+    /// Counts a refusal: whether to answer it (fewer than `refusalsAnswered` in flight) and
+    /// whether to log it (the first, then every 1,000th).
+    func startRefusal() -> (answered: Bool, logged: Bool, total: Int) {
+        self.state.withLock { state in
+            state.refused += 1
+            let answered = state.refusing < Self.refusalsAnswered
+            if answered { state.refusing += 1 }
+            return (answered, state.refused == 1 || state.refused % 1_000 == 0, state.refused)
+        }
+    }
+
+    /// An answered refusal is over.
+    func endRefusal() {
+        self.state.withLock { $0.refusing -= 1 }
     }
 
     func remove(_ channel: any Channel) {

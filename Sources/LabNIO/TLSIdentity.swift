@@ -43,7 +43,9 @@ public struct TLSIdentity: Sendable {
     /// A warning if the private key file at `path` can be read by anyone but its owner (as
     /// ssh refuses such keys; the lab serves, and says so), else nil.
     public static func exposure(ofKeyFile path: String) -> String? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+        // The file itself, not a symbolic link to it (certbot's live/privkey.pem is one).
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: target),
             let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0
         else { return nil }
         return

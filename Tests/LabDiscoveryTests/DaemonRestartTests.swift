@@ -40,7 +40,10 @@ import Testing
             // Whatever happened, leave the daemon running for the other tests.
             if !restarted { _ = try? ChildProcess.runWaiting(URL(fileURLWithPath: "/bin/bash"), [Self.services.path]) }
         }
-        #expect(try await Self.awaitLog(server, "lost", limit: .seconds(10)), "the server noticed: \(server.errors)")
+        #expect(
+            try await Self.awaitLog(server, "advertisement \(name) lost", limit: .seconds(10)),
+            "the server noticed: \(server.errors)"
+        )
 
         // And comes back: the instance is found again, on the same port.
         let started = try await ChildProcess.run(URL(fileURLWithPath: "/bin/bash"), [Self.services.path])

@@ -19,6 +19,10 @@ struct FuzzCorpusTests {
 
     @Test(arguments: FuzzTarget.allCases)
     func seedsAndFindingsHoldEveryProperty(_ target: FuzzTarget) async throws {
+        for kind in ["Corpus", "Regressions"] {
+            let folder = Self.fuzzFolder.appendingPathComponent(kind).appendingPathComponent(target.rawValue)
+            #expect(FileManager.default.fileExists(atPath: folder.path), "Fuzz/\(kind)/\(target.rawValue) is missing")
+        }
         let seeds = Self.inputs("Corpus", target)
         #expect(seeds.count >= 5, "Fuzz/Corpus/\(target.rawValue) has \(seeds.count) seeds")
         var failures: [String] = []

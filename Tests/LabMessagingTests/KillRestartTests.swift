@@ -41,18 +41,6 @@ import Testing
         var ledger: Ledger
     }
 
-    /// A seeded generator: a failing run can be replayed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            self.state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = self.state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
-    }
-
     static func serve(_ database: String) async throws -> (ServerProcess, any TransportEndpoint) {
         let (server, address) = try await LabProcess.serve([
             "--db", database, "--kdf", "pbkdf2-sha256", "--pbkdf2-iterations", "1000", "--suites", "x25519",
@@ -71,7 +59,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("m.sqlite").path
         let seed = UInt64.random(in: 1...UInt64.max)
-        var random = Generator(state: seed)
+        var random = SplitMix64(state: seed)
         var quiet = NoStepRecorder()
 
         var (server, endpoint) = try await Self.serve(database)
@@ -132,7 +120,7 @@ import Testing
     /// the ledger with the operation in flight at that moment, if any.
     static func workload(_ start: Session, client: MessagingClient, seed: UInt64) async throws -> Session {
         var session = start
-        var random = Generator(state: seed)
+        var random = SplitMix64(state: seed)
         var quiet = NoStepRecorder()
         for _ in 0..<100_000 {
             let dice = Int.random(in: 0..<100, using: &random)
@@ -327,9 +315,12 @@ import Testing
             let before = try await Self.answered(endpoint)
             let clock = ContinuousClock()
             let deadline = clock.now + .seconds(60)
-            while try await Self.answered(endpoint) < before + 100, clock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
+            var underWay = false
+            while !underWay, clock.now < deadline {
+                underWay = try await Self.answered(endpoint) >= before + 100
+                if !underWay { try await Task.sleep(for: .milliseconds(20)) }
             }
+            try #require(underWay, "round \(round): the killed run's exchanges never got under way")
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...300)))
             _ = try await victim.stop(signal: SIGKILL, timeout: .seconds(10))
 

@@ -40,6 +40,15 @@ import Testing
         """.write(to: scenario, atomically: true, encoding: .utf8)
         let run = try await ChildProcess.run(LabProcess.executable, ["run", scenario.path, "--out", runReport.path])
         #expect(run.status == 0, "\(run.errors)")
+        // The files that hold secrets are the owner's alone: checked while the server runs,
+        // since SQLite removes its -wal and -shm files when it closes cleanly.
+        for file in [secretLog.path, database.path, database.path + "-wal", database.path + "-shm"] {
+            let mode = try #require(
+                FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? NSNumber,
+                "\(file) exists"
+            )
+            #expect(mode.intValue & 0o077 == 0, "\(file) has mode \(String(mode.intValue, radix: 8))")
+        }
         _ = try await server.stop(signal: SIGINT, timeout: .seconds(20))
 
         // Everything a person or a log collector would see.
@@ -57,7 +66,10 @@ import Testing
         }
         // The controls: trace logging was on, and both reports were written.
         #expect(server.errors.split(separator: "\n").count > 10, "lab serve logged at trace level")
-        #expect(seen.contains { $0.0.hasSuffix("run/report.md") || $0.0.hasSuffix("/report.md") })
+        #expect(
+            seen.contains { $0.0.hasPrefix(runReport.path) && $0.0.hasSuffix("/report.md") },
+            "lab run wrote its report"
+        )
         #expect(seen.filter { $0.0.hasPrefix(serverReport.path) }.count >= 3, "lab serve wrote its report")
 
         let logged = try String(contentsOf: secretLog, encoding: .utf8).split(separator: "\n").map { line in
@@ -82,12 +94,6 @@ import Testing
             }
         }
 
-        // The files that do hold secrets are the owner's alone.
-        for file in [secretLog.path, database.path, database.path + "-wal", database.path + "-shm"]
-        where FileManager.default.fileExists(atPath: file) {
-            let mode = try #require(FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? NSNumber)
-            #expect(mode.intValue & 0o077 == 0, "\(file) has mode \(String(mode.intValue, radix: 8))")
-        }
     }
 
     @Test("a TLS private key others can read is reported by lab serve; one of the owner's alone is not")

@@ -37,18 +37,6 @@ struct HostileLoadTests {
         func refused(_ code: String) { self.refusals.withLock { $0[code, default: 0] += 1 } }
     }
 
-    /// A deterministic generator per hostile connection, so a failure can be replayed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            self.state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = self.state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
-    }
-
     @Test("1,000 honest clients finish every exchange while 100 hostile connections attack lab serve")
     func honestClientsFinishUnderHostileLoad() async throws {
         let (server, address) = try await LabProcess.serve([
@@ -67,7 +55,7 @@ struct HostileLoadTests {
         let attacked = try await withThrowingTaskGroup(of: RunResult?.self) { group in
             for (index, kind) in Hostile.allCases.flatMap({ Array(repeating: $0, count: 20) }).enumerated() {
                 group.addTask {
-                    var random = Generator(state: UInt64(index) &* 7_919)
+                    var random = SplitMix64(state: UInt64(index) &* 7_919)
                     // Bounded in count, and over once the honest run is.
                     for _ in 0..<2_000 where done.count == 0 {
                         tally.attempted(kind)
@@ -172,7 +160,7 @@ struct HostileLoadTests {
     static func attack(
         _ kind: Hostile,
         port: Int,
-        random: inout Generator,
+        random: inout SplitMix64,
         tally: Tally,
         done: TransportConformance.Counter
     ) async throws {
