@@ -10,15 +10,19 @@ import Synchronization
 /// as there are loops. Here at most `workers` checks run at once, on an operation queue of the
 /// pool's own; at most `queueLimit` more wait their turn (first come, first served); one more
 /// is answered `busy` at once and changes nothing.
-final class PasswordChecks: Sendable {
+public final class PasswordChecks: Sendable {
     /// Checks that run at once.
-    let workers: Int
+    public let workers: Int
     /// Checks that may wait for a worker.
-    let queueLimit: Int
+    public let queueLimit: Int
     private let queue: OperationQueue
     private let inFlight = Mutex(0)
 
-    init(workers: Int, queueLimit: Int) {
+    /// Checks running or waiting now.
+    public var admitted: Int { self.inFlight.withLock { $0 } }
+
+    /// A pool of `workers` threads with room for `queueLimit` waiting checks.
+    public init(workers: Int, queueLimit: Int) {
         self.workers = max(1, workers)
         self.queueLimit = max(0, queueLimit)
         self.queue = OperationQueue()
@@ -28,7 +32,7 @@ final class PasswordChecks: Sendable {
 
     /// Runs `work` on a worker and returns its result with the nanoseconds it took (the
     /// `kdf` step: the hash itself, not the wait); throws `busy` when the queue is full.
-    func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> (T, UInt64) {
+    public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> (T, UInt64) {
         let admitted = self.inFlight.withLock { count in
             guard count < self.workers + self.queueLimit else { return false }
             count += 1
