@@ -26,27 +26,8 @@ import Testing
         let setupClient = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
         try await owner.register(setupClient, recorder: &quiet).orThrow()
 
-        // Every attacker first gets its captcha, so that the logins themselves start together.
-        var prepared: [(MessagingClient, MessagingUser, IssuedCaptcha)] = []
-        for _ in 0..<Self.attempts {
-            let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-            var attacker = MessagingUser(username: "target", password: "wrong password")
-            let captcha = try await attacker.solveCaptcha(client, recorder: &quiet)
-            prepared.append((client, attacker, captcha))
-        }
-        let codes = try await withThrowingTaskGroup(of: MsgErrorCode?.self) { group in
-            for (client, attacker, captcha) in prepared {
-                group.addTask {
-                    var attacker = attacker
-                    var quiet = NoStepRecorder()
-                    let answer = try await attacker.login(client, captcha: captcha, recorder: &quiet)
-                    await client.connection.close()
-                    return answer.failureCode
-                }
-            }
-            var codes: [MsgErrorCode?] = []
-            for try await code in group { codes.append(code) }
-            return codes
+        let codes = try await Self.wrongPasswordsAtOnce(Self.attempts, on: "target") {
+            MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
         }
         let counted = codes.filter { $0 == .badCredentials }.count
         let state = try #require(try await harness.state("target"))
@@ -63,6 +44,38 @@ import Testing
         #expect(codes.filter { $0 == .postponed }.count == Self.attempts - counted)
         #expect(codes.allSatisfy { $0 == .badCredentials || $0 == .postponed })
         await setupClient.connection.close()
+    }
+
+    /// `count` logins with a wrong password on `username`, each on its own connection from
+    /// `connect`; every attacker gets its captcha first, so that the logins start together.
+    /// Returns each answer's error code (nil for a login that succeeded).
+    static func wrongPasswordsAtOnce(
+        _ count: Int,
+        on username: String,
+        connect: () async throws -> MessagingClient
+    ) async throws -> [MsgErrorCode?] {
+        var quiet = NoStepRecorder()
+        var prepared: [(MessagingClient, MessagingUser, IssuedCaptcha)] = []
+        for _ in 0..<count {
+            let client = try await connect()
+            var attacker = MessagingUser(username: username, password: "wrong password")
+            let captcha = try await attacker.solveCaptcha(client, recorder: &quiet)
+            prepared.append((client, attacker, captcha))
+        }
+        return try await withThrowingTaskGroup(of: MsgErrorCode?.self) { group in
+            for (client, attacker, captcha) in prepared {
+                group.addTask {
+                    var attacker = attacker
+                    var quiet = NoStepRecorder()
+                    let answer = try await attacker.login(client, captcha: captcha, recorder: &quiet)
+                    await client.connection.close()
+                    return answer.failureCode
+                }
+            }
+            var codes: [MsgErrorCode?] = []
+            for try await code in group { codes.append(code) }
+            return codes
+        }
     }
 }
 
@@ -109,25 +122,7 @@ import Testing
         var quiet = NoStepRecorder()
         var owner = MessagingUser(username: "target", password: "correct horse")
         try await owner.register(try await harness.client(), recorder: &quiet).orThrow()
-        var prepared: [(MessagingClient, MessagingUser, IssuedCaptcha)] = []
-        for _ in 0..<12 {
-            let client = try await harness.client()
-            var attacker = MessagingUser(username: "target", password: "wrong password")
-            let captcha = try await attacker.solveCaptcha(client, recorder: &quiet)
-            prepared.append((client, attacker, captcha))
-        }
-        let codes = try await withThrowingTaskGroup(of: MsgErrorCode?.self) { group in
-            for (client, attacker, captcha) in prepared {
-                group.addTask {
-                    var attacker = attacker
-                    var quiet = NoStepRecorder()
-                    return try await attacker.login(client, captcha: captcha, recorder: &quiet).failureCode
-                }
-            }
-            var codes: [MsgErrorCode?] = []
-            for try await code in group { codes.append(code) }
-            return codes
-        }
+        let codes = try await ConcurrencyTests.wrongPasswordsAtOnce(12, on: "target") { try await harness.client() }
         let counted = codes.filter { $0 == .badCredentials }.count
         #expect(codes.allSatisfy { $0 == .busy || $0 == .badCredentials || $0 == .postponed }, "codes: \(codes)")
         // However many were busy (that depends on timing), only the checked ones counted.

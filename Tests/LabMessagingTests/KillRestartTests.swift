@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import LabCore
 import LabMessaging
 import LabNIO
@@ -94,16 +93,18 @@ import Testing
             // under an older key, a rekey lost, opens with neither.)
             var candidates = [session.ledger.version: session.ledger.keys[session.ledger.version]!]
             if case .rekey(let version, let key) = session.ledger.inFlight { candidates[version] = key }
-            let openers = try Self.openers(database, keys: candidates)
-            let versions = Set(openers.flatMap { $0 })
+            let versions = candidates.keys.sorted()
+            let openers = try RekeyCrashTests.openers(database, keys: versions.map { candidates[$0]! })
+                .map { $0.map { versions[$0] } }
+            let opening = Set(openers.flatMap { $0 })
             #expect(
-                openers.allSatisfy { $0.count == 1 } && versions.count <= 1,
-                "kill \(kill) (seed \(seed)): messages open with keys \(versions.sorted()); per message \(openers.prefix(5))…"
+                openers.allSatisfy { $0.count == 1 } && opening.count <= 1,
+                "kill \(kill) (seed \(seed)): messages open with keys \(opening.sorted()); per message \(openers.prefix(5))…"
             )
 
             (server, endpoint) = try await Self.serve(database)
             client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-            try await Self.audit(&session, client: client, diskVersion: versions.first, kill: kill, seed: seed)
+            try await Self.audit(&session, client: client, diskVersion: opening.first, kill: kill, seed: seed)
             if Task.isCancelled { break }
         }
         server.terminate()
@@ -226,25 +227,6 @@ import Testing
         var side = ChatSide(user: session.alice, peer: "bob")
         _ = try await side.fetch(client, fromStart: true, recorder: &quiet)
         session.side = side
-    }
-
-    /// Each stored message, tried with each of `keys`: the versions that open it.
-    static func openers(_ database: String, keys: [Int: SymmetricKey]) throws -> [[Int]] {
-        let queue = try DatabaseQueue(path: database)
-        let rows = try queue.read { db in
-            try Row.fetchAll(
-                db,
-                sql:
-                    "SELECT ciphertext, username FROM messages JOIN users ON users.id = messages.senderId ORDER BY messages.id"
-            )
-        }
-        return rows.map { row in
-            let ciphertext = Array(row["ciphertext"] as Data)
-            let sender: String = row["username"]
-            return keys.keys.sorted().filter {
-                (try? MsgCrypto.decrypt(ciphertext, key: keys[$0]!, sender: sender)) != nil
-            }
-        }
     }
 }
 
