@@ -53,8 +53,16 @@ run_target() {
     mkdir -p "$scratch" "$findings"
     rm -f "$logs/$target.rc"
     # The scratch corpus first: libFuzzer writes new inputs to the first folder only.
+    # msg's service keeps state by design (captcha book, sessions, SQLite's page cache), so
+    # most inputs allocate more than they free, and libFuzzer then scans the whole heap for
+    # leaks after each one: 85% of the time, 1,200 inputs/s instead of 8,000. For msg, leaks
+    # are checked once, at exit, over everything the run allocated (LeakSanitizer fails the
+    # run if any block is unreachable); replay the scratch corpus with -detect_leaks=1 to
+    # find the input.
+    local leaks=1
+    [ "$target" = msg ] && leaks=0
     local code=0
-    "$bin/fuzz-$target" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 \
+    "$bin/fuzz-$target" "${limit[@]}" -detect_leaks="$leaks" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 \
         -artifact_prefix="$findings/" "$scratch" "Fuzz/Corpus/$target" > "$logs/$target.log" 2>&1 || code=$?
     echo "$code" > "$logs/$target.rc"
 }

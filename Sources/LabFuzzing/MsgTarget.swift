@@ -30,10 +30,16 @@ enum MsgTarget {
         }
     }
 
+    /// The fixture's SQLite store lives here, and goes when the process exits.
+    private static let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "lab-fuzz-msg-\(getpid())"
+    )
+
     private static func start() async throws -> Fixture {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-fuzz-msg-\(getpid())")
+        let folder = Self.folder
         try? FileManager.default.removeItem(at: folder)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: MsgTarget.folder) }
         let store = try MessagingStore(path: folder.appendingPathComponent("messaging.sqlite").path)
         // The cheapest password hash: the fuzzer cannot open a sealed password anyway, and
         // set-up logs in twice.
