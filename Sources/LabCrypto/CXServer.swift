@@ -25,7 +25,7 @@ public struct CXServerAnswer: Sendable {
     public var body: [UInt8]
     /// The error answered, if any: the connection closes after it and the reason is logged.
     public var error: CXErrorReply?
-    /// The suite the request asked for, once it could be read.
+    /// The suite the request asked for, once it could be read, if the lab knows its name.
     public var suite: String? = nil
 }
 
@@ -151,13 +151,15 @@ public struct CXServer<P: CryptoProvider>: Sendable {
         } catch {
             throw CXErrorReply(code: .badRequest, message: Self.text(error))
         }
-        requested = request.suite
+        // Only a name the lab knows becomes the answer's suite (a group in the server's
+        // recording, kept for the server's life): a peer's made-up names would grow it forever.
+        if self.knownSuites.contains(request.suite) { requested = request.suite }
         guard let suite = self.suites[request.suite] else {
             if self.knownSuites.contains(request.suite) {
                 let offered = self.suites.keys.sorted().joined(separator: ", ")
                 throw CXErrorReply(code: .unsupported, message: "This server offers \(offered), not '\(request.suite)'")
             }
-            throw CXErrorReply(code: .unknownSuite, message: "No suite named '\(request.suite)'")
+            throw CXErrorReply(code: .unknownSuite, message: "No suite named '\(request.suite.prefix(64))'")
         }
         let sessionKey = try recorder.measure(.keygenSession) {
             try self.provider.randomBytes(count: suite.sessionKeyBytes)

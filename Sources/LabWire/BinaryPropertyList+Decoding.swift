@@ -5,7 +5,10 @@ extension BinaryPropertyList {
     /// keys whose values are strings, data, integers, booleans (or reals, dates and UIDs, kept
     /// for the typed accessors to refuse). Anything else is a `.malformedMessage` error.
     static func decode(_ body: [UInt8]) throws -> [Entry] {
-        try body.withUnsafeBufferPointer { bytes in try BinaryPropertyListReader(bytes).topDictionary() }
+        try body.withUnsafeBufferPointer { bytes in
+            var reader = try BinaryPropertyListReader(bytes)
+            return try reader.topDictionary()
+        }
     }
 }
 
@@ -22,6 +25,12 @@ private struct BinaryPropertyListReader {
     private let topObject: Int
     /// Where the offset table begins; the objects lie between the header and here.
     private let objectsEnd: Int
+    /// How many more bytes of strings and data the body may decode to. Offsets may point into
+    /// one another's bytes, so without a budget 64 keys or values could each copy the same
+    /// 5 MiB. Every object of a well-formed body has bytes of its own, and one used both as a
+    /// key and as a value is decoded twice (a value shared by several keys, once), so twice
+    /// the objects' bytes is enough for any honest body.
+    private var budget: Int
 
     /// Reads and checks the header and the trailer.
     init(_ bytes: UnsafeBufferPointer<UInt8>) throws {
@@ -59,10 +68,11 @@ private struct BinaryPropertyListReader {
         self.objectCount = Int(objectCount)
         self.topObject = Int(topObject)
         self.objectsEnd = Int(tableOffset)
+        self.budget = 2 * Int(tableOffset)
     }
 
     /// Reads the top object, which must be a flat dictionary.
-    func topDictionary() throws -> [BinaryPropertyList.Entry] {
+    mutating func topDictionary() throws -> [BinaryPropertyList.Entry] {
         let start = try self.offset(of: self.topObject)
         let marker = self.bytes[start]
         guard marker >> 4 == Marker.dictionary else {
@@ -97,9 +107,10 @@ private struct BinaryPropertyListReader {
                 break
             }
             let value = try shared ?? self.value(object, key: key)
-            // At most 64 keys: comparing with each earlier one is at most 2,016 comparisons.
+            // At most 64 keys: comparing with each earlier one is at most 2,016 comparisons,
+            // of keys whose bytes together are within the budget.
             guard !entries.contains(where: { $0.key == key }) else {
-                throw Self.malformed("the key '\(key)' appears twice")
+                throw Self.malformed("the key '\(key.prefix(64))' appears twice")
             }
             entries.append(BinaryPropertyList.Entry(key: key, value: value))
         }
@@ -107,7 +118,7 @@ private struct BinaryPropertyListReader {
     }
 
     /// Key number `index`, which must be a string.
-    private func key(_ object: Int, index: Int) throws -> String {
+    private mutating func key(_ object: Int, index: Int) throws -> String {
         let start = try self.offset(of: object)
         let marker = self.bytes[start]
         switch marker >> 4 {
@@ -119,7 +130,7 @@ private struct BinaryPropertyListReader {
     }
 
     /// The value of `key`: one scalar object, never a container.
-    private func value(_ object: Int, key: String) throws -> Value {
+    private mutating func value(_ object: Int, key: String) throws -> Value {
         let start = try self.offset(of: object)
         let marker = self.bytes[start]
         let nibble = Int(marker & 0x0F)
@@ -142,6 +153,7 @@ private struct BinaryPropertyListReader {
             guard count <= UInt64(self.objectsEnd - payload) else {
                 throw Self.malformed("\(what) holds \(count) bytes of data, which run past the objects")
             }
+            try self.spend(Int(count), on: what)
             return .data(Array(UnsafeBufferPointer(rebasing: self.bytes[payload..<(payload + Int(count))])))
         case Marker.asciiString, Marker.utf16String:
             return .string(try self.string(at: start, of: what))
@@ -183,13 +195,14 @@ private struct BinaryPropertyListReader {
     }
 
     /// An ASCII (`0x5n`, n characters) or UTF-16BE (`0x6n`, n code units) string object.
-    private func string(at start: Int, of what: Subject) throws -> String {
+    private mutating func string(at start: Int, of what: Subject) throws -> String {
         let (count, payload) = try self.length(at: start, of: what)
         let available = UInt64(self.objectsEnd - payload)
         if self.bytes[start] >> 4 == Marker.asciiString {
             guard count <= available else {
                 throw Self.malformed("\(what) holds an ASCII string of \(count) bytes, which run past the objects")
             }
+            try self.spend(Int(count), on: what)
             let characters = UnsafeBufferPointer(rebasing: self.bytes[payload..<(payload + Int(count))])
             guard characters.allSatisfy({ $0 < 0x80 }) else {
                 throw Self.malformed("\(what) holds an ASCII string with a byte above 0x7F")
@@ -199,6 +212,7 @@ private struct BinaryPropertyListReader {
         guard count <= available / 2 else {
             throw Self.malformed("\(what) holds a UTF-16 string of \(count) code units, which run past the objects")
         }
+        try self.spend(2 * Int(count), on: what)
         let bytes = self.bytes
         let units = (0..<Int(count)).lazy.map { index in
             UInt16(bytes[payload + 2 * index]) << 8 | UInt16(bytes[payload + 2 * index + 1])
@@ -234,6 +248,17 @@ private struct BinaryPropertyListReader {
             throw Self.malformed("the length of \(what) runs past the objects")
         }
         return (Self.unsigned(self.bytes, at: integer + 1, size: size), integer + 1 + size)
+    }
+
+    /// Takes `count` bytes from the budget before they are copied.
+    private mutating func spend(_ count: Int, on what: Subject) throws {
+        guard count <= self.budget else {
+            throw Self.malformed(
+                "\(what) would take the strings and data decoded past twice the objects' \(self.objectsEnd) bytes "
+                    + "(objects overlap)"
+            )
+        }
+        self.budget -= count
     }
 
     /// Where `object` begins, from the offset table.
@@ -306,7 +331,7 @@ private struct BinaryPropertyListReader {
             switch self {
             case .dictionary: "the dictionary"
             case .key(let index): "key \(index)"
-            case .value(let key): "the key '\(key)'"
+            case .value(let key): "the key '\(key.prefix(64))'"
             }
         }
     }

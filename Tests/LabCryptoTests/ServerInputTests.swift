@@ -61,20 +61,36 @@ struct ServerInputTests {
         return error.code
     }
 
-    @Test("An unknown suite is unknownSuite")
+    @Test("An unknown suite is unknownSuite; its name is not kept as the answer's suite, and is cut in the message")
     func unknownSuite() throws {
         #expect(
             try Self.answerCode(try Self.request(["suite": "rot13", "cryptoP": [UInt8](repeating: 1, count: 32)]))
                 == .unknownSuite
         )
+        // The answer's suite becomes a group of the server's recording, kept for its life.
+        var steps = NoStepRecorder()
+        let long = String(repeating: "z", count: 100_000)
+        let answer = try Self.server().respond(
+            to: try Self.request(["suite": long, "cryptoP": [UInt8](repeating: 1, count: 32)]),
+            recorder: &steps
+        )
+        #expect(answer.error?.code == .unknownSuite)
+        #expect(answer.suite == nil)
+        #expect(answer.error.map { $0.message.count < 200 } == true, "the message quotes 64 characters at most")
     }
 
-    @Test("A known suite the server does not offer is unsupported")
+    @Test("A known suite the server does not offer is unsupported, and is the answer's suite")
     func notOffered() throws {
         #expect(
             try Self.answerCode(try Self.request(["suite": "pq", "cryptoP": [UInt8](repeating: 1, count: 1184)]))
                 == .unsupported
         )
+        var steps = NoStepRecorder()
+        let answer = try Self.server().respond(
+            to: try Self.request(["suite": "pq", "cryptoP": [UInt8](repeating: 1, count: 1184)]),
+            recorder: &steps
+        )
+        #expect(answer.suite == "pq")
     }
 
     @Test("Missing or mistyped fields are badRequest")

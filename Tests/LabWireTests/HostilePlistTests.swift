@@ -231,6 +231,36 @@ struct HostilePlistTests {
         }
     }
 
+    @Test("Values at 64 object numbers that all begin at one 1 MiB object are refused before 64 copies")
+    func aliasedValues() throws {
+        let count = 64
+        let references = (1...(2 * count)).map { UInt8($0) }
+        let data = [0x4F, 0x12, 0x00, 0x10, 0x00, 0x00] + Array(repeating: UInt8(0xAB), count: 1 << 20)
+        let placeholders = Array(repeating: [UInt8(0x09)], count: count - 1)
+        var body = Self.bplist(
+            [[0xDF, 0x10, UInt8(count)] + references] + (0..<count).map { Self.ascii("k\($0)") } + placeholders + [data]
+        )
+        // Point the offsets of values 0 to 62 at value 63's data: 64 object numbers, one object.
+        let table = body.count - 32 - 2 * (2 * count + 1)
+        let data63 = table + 2 * (2 * count)
+        for object in (count + 1)..<(2 * count) {
+            body[table + 2 * object] = body[data63]
+            body[table + 2 * object + 1] = body[data63 + 1]
+        }
+        // Not #require(throws:): a decoded result would be printed, all 64 MiB of it.
+        guard case .failure(let failure) = Result(catching: { try PropertyListDictionary(decoding: body) }),
+            let error = failure as? LabError
+        else {
+            Issue.record("64 aliases of one 1 MiB object were decoded, not refused")
+            return
+        }
+        #expect(error.code == .malformedMessage)
+        #expect(error.message.contains("objects overlap"), "\(error)")
+        // An honest body may use one object as a key and as a value: it is read.
+        let keyAsValue = Self.bplist([[0xD1, 1, 1], Self.ascii("same")])
+        #expect(try PropertyListDictionary(decoding: keyAsValue).string("same") == "same")
+    }
+
     @Test("Integers of 16 bytes are read if they fit in 64 bits")
     func wideIntegers() throws {
         func decode(_ integer: [UInt8]) throws -> Int {
