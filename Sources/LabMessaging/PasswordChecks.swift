@@ -32,6 +32,10 @@ public final class PasswordChecks: Sendable {
 
     /// Runs `work` on a worker and returns its result with the nanoseconds it took (the
     /// `kdf` step: the hash itself, not the wait); throws `busy` when the queue is full.
+    ///
+    /// A check still waiting when its task is cancelled (the server shutting down) is dropped
+    /// and throws `CancellationError` at once; one already running finishes, since a KDF run
+    /// cannot be interrupted.
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> (T, UInt64) {
         let admitted = self.inFlight.withLock { count in
             guard count < self.workers + self.queueLimit else { return false }
@@ -42,16 +46,73 @@ public final class PasswordChecks: Sendable {
             throw MsgFailure(code: .busy, message: "Too many password checks are waiting; try again later")
         }
         defer { self.inFlight.withLock { $0 -= 1 } }
-        return try await withCheckedThrowingContinuation { continuation in
-            self.queue.addOperation {
-                continuation.resume(
-                    with: Result {
-                        let start = Stopwatch.now()
-                        let value = try work()
-                        return (value, Stopwatch.now() &- start)
-                    }
-                )
+        let ticket = Ticket<(T, UInt64)>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard ticket.arm(continuation) else { return }
+                self.queue.addOperation {
+                    // Taken by whoever comes first: this worker, or the cancellation.
+                    guard let continuation = ticket.take() else { return }
+                    continuation.resume(
+                        with: Result {
+                            let start = Stopwatch.now()
+                            let value = try work()
+                            return (value, Stopwatch.now() &- start)
+                        }
+                    )
+                }
+            }
+        } onCancel: {
+            ticket.cancel()
+        }
+    }
+}
+
+/// The continuation of one waiting check, resumed exactly once: by the worker that takes it,
+/// or with `CancellationError` by a cancellation that comes first.
+private final class Ticket<Value: Sendable>: Sendable {
+    private enum State {
+        case waiting
+        case armed(CheckedContinuation<Value, any Error>)
+        case taken
+    }
+
+    private let state = Mutex(State.waiting)
+
+    /// Stores the continuation; false (having resumed it) if the task was already cancelled.
+    func arm(_ continuation: CheckedContinuation<Value, any Error>) -> Bool {
+        let armed = self.state.withLock { state in
+            guard case .waiting = state else { return false }
+            state = .armed(continuation)
+            return true
+        }
+        if !armed { continuation.resume(throwing: CancellationError()) }
+        return armed
+    }
+
+    /// The continuation, if nobody took it yet.
+    func take() -> CheckedContinuation<Value, any Error>? {
+        self.state.withLock { state in
+            guard case .armed(let continuation) = state else { return nil }
+            state = .taken
+            return continuation
+        }
+    }
+
+    /// Resumes the continuation with `CancellationError` unless a worker took it.
+    func cancel() {
+        let continuation = self.state.withLock { state -> CheckedContinuation<Value, any Error>? in
+            switch state {
+            case .waiting:
+                state = .taken
+                return nil
+            case .armed(let continuation):
+                state = .taken
+                return continuation
+            case .taken:
+                return nil
             }
         }
+        continuation?.resume(throwing: CancellationError())
     }
 }

@@ -46,7 +46,10 @@ struct SocketClient: Sendable {
     func open<R: StepRecorder>(recorder: inout R) async throws -> SocketConnection.Link {
         let start = Stopwatch.now()
         let check = self.security.map { PinCheck(pin: $0.pin) }
-        let handshake = HandshakeBox()
+        let handshake = InitializerBox<EventLoopFuture<Void>>()
+        // Kept from the initializer: a server that answers and closes at once (busy) may have
+        // the pipeline torn down before this task could look the handler up.
+        let answerBox = InitializerBox<NIOLoopBound<AnswerHandler>>()
         let framing = self.framing
         let security = self.security
         let peer = self.peer
@@ -73,7 +76,9 @@ struct SocketClient: Sendable {
                         }
                         try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(framing: framing)))
                         try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: framing)))
-                        try pipeline.addHandler(AnswerHandler(peer: peer, timeout: timeout))
+                        let answers = AnswerHandler(peer: peer, timeout: timeout)
+                        answerBox.set(NIOLoopBound(answers, eventLoop: channel.eventLoop))
+                        try pipeline.addHandler(answers)
                     }
                 }
                 .connect(host: self.host, port: self.port)
@@ -109,15 +114,7 @@ struct SocketClient: Sendable {
                 )
             }
         }
-        let answers: NIOLoopBound<AnswerHandler>
-        do {
-            answers = try await channel.eventLoop.submit {
-                NIOLoopBound(
-                    try channel.pipeline.syncOperations.handler(type: AnswerHandler.self),
-                    eventLoop: channel.eventLoop
-                )
-            }.get()
-        } catch {
+        guard let answers = answerBox.get() else {
             throw LabError(.connectionClosed, "The connection to \(self.peer) closed as it opened")
         }
         recorder.record(.connect, nanoseconds: Stopwatch.now() &- start)
@@ -160,7 +157,7 @@ final class SocketConnection: Connection {
         guard var link = self.link.withLock({ $0 }) else {
             throw LabError(.connectionClosed, "The connection to \(self.client.peer) was closed by the client")
         }
-        if !link.channel.isActive {
+        if !link.channel.isActive, await !Self.holdsEarlyAnswer(link) {
             if let box = link.box { self.client.mailbox?.close(box, address: link.address) }
             link = try await self.client.open(recorder: &recorder)
             self.link.withLock { $0 = link }
@@ -189,6 +186,13 @@ final class SocketConnection: Connection {
             }
         }
         return Array(response.readableBytesView)
+    }
+
+    /// Whether the server answered before any request (a `busy` refusal) on a connection it
+    /// then closed: that answer is the next request's, not a reason to connect again.
+    private static func holdsEarlyAnswer(_ link: Link) async -> Bool {
+        let answers = link.answers
+        return (try? await link.channel.eventLoop.submit { answers.value.holdsEarlyAnswer }.get()) ?? false
     }
 
     func close() async {
@@ -226,6 +230,12 @@ final class AnswerHandler: ChannelInboundHandler {
     private var timerArmed = false
     /// Why no more requests can go, once the connection closed or failed.
     private var ended: LabError?
+    /// A frame the server sent before any request (PROTOCOL.md §2.3: a `busy` refusal comes
+    /// at once, then the close); the first request gets it as its answer.
+    private var early: ByteBuffer?
+    private var sentAny = false
+
+    var holdsEarlyAnswer: Bool { self.early != nil }
 
     init(peer: String, timeout: TimeSpan) {
         self.peer = peer
@@ -243,6 +253,12 @@ final class AnswerHandler: ChannelInboundHandler {
 
     /// Sends `frame` and has `waiter` resumed with its answer. On the event loop.
     func send(_ frame: ByteBuffer, to waiter: Waiter) {
+        if let early = self.early {
+            self.early = nil
+            self.sentAny = true
+            waiter.resume(returning: early)
+            return
+        }
         guard let context, self.ended == nil else {
             waiter.resume(
                 throwing: self.ended ?? LabError(.connectionClosed, "The connection to \(self.peer) is closed")
@@ -256,6 +272,7 @@ final class AnswerHandler: ChannelInboundHandler {
             return
         }
         self.waiter = waiter
+        self.sentAny = true
         self.deadline = .now() + self.timeout.timeAmount
         self.armTimer(context)
         // A frame the encoder refuses (over the limit) fails here, not at the peer.
@@ -267,6 +284,10 @@ final class AnswerHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let answer = self.unwrapInboundIn(data)
         guard let waiter = self.waiter else {
+            if !self.sentAny, self.early == nil {
+                self.early = answer
+                return
+            }
             self.fail(LabError(.malformedMessage, "\(self.peer) sent a frame no request asked for"))
             return
         }
@@ -330,16 +351,17 @@ final class AnswerHandler: ChannelInboundHandler {
     }
 }
 
-/// Where the channel initializer leaves the handshake's future for the connecting task.
-final class HandshakeBox: Sendable {
-    private let future = Mutex<EventLoopFuture<Void>?>(nil)
+/// Where the channel initializer leaves something (the handshake's future, the answer
+/// handler) for the connecting task.
+final class InitializerBox<Value: Sendable>: Sendable {
+    private let value = Mutex<Value?>(nil)
 
-    func set(_ future: EventLoopFuture<Void>) {
-        self.future.withLock { $0 = future }
+    func set(_ value: Value) {
+        self.value.withLock { $0 = value }
     }
 
-    func get() -> EventLoopFuture<Void>? {
-        self.future.withLock { $0 }
+    func get() -> Value? {
+        self.value.withLock { $0 }
     }
 }
 

@@ -272,8 +272,16 @@ public final class SocketServer: Sendable {
         )
         answer.set("ok", bool: false)
         guard let body = try? answer.encoded() else { return }
-        try? await connection.executeThenClose { _, outbound in
-            try await outbound.write(ByteBuffer(bytes: body))
+        try? await connection.executeThenClose { inbound, _ in
+            // The answer, then a close of the output only, in this order on the channel itself
+            // (the async writer could let the close overtake the answer); then read until the
+            // peer closes (or the deadline). A TLS handler holds both the answer and the close
+            // until its handshake ends, where a full close would drop them; and a socket
+            // closed with the peer's request unread sends a reset, which can reach the peer
+            // before it reads its answer.
+            channel.writeAndFlush(ByteBuffer(bytes: body), promise: nil)
+            channel.close(mode: .output, promise: nil)
+            for try await _ in inbound {}
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import LabCore
 import LabMessaging
 import LabNIO
+import Synchronization
 import Testing
 
 /// 100 wrong passwords at once on one account, over real sockets: the counters must end
@@ -109,6 +110,44 @@ import Testing
         #expect(checks.admitted == 0)
         // Room again.
         #expect(try await checks.run { 7 }.0 == 7)
+    }
+
+    @Test("a waiting check whose task is cancelled is dropped at once, and its work never runs")
+    func cancelledWaitingCheckIsDropped() async throws {
+        let checks = PasswordChecks(workers: 1, queueLimit: 2)
+        let gate = DispatchSemaphore(value: 0)
+        let running = Task {
+            try await checks.run { () -> Int in
+                gate.wait()
+                return 1
+            }
+        }
+        let ran = Mutex(false)
+        let waiting = Task {
+            try await checks.run { () -> Int in
+                ran.withLock { $0 = true }
+                return 2
+            }
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(30)
+        // Admission is counted as each task starts; there is no event to await.
+        while checks.admitted < 2, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(checks.admitted == 2)
+        var opened = false
+        defer { if !opened { gate.signal() } }
+        waiting.cancel()
+        // Dropped while the worker is still held at the gate (without the drop, it would wait
+        // there for ever: hence a bounded look, not an await on the task).
+        while checks.admitted > 1, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(checks.admitted == 1, "the cancelled check still waits for the worker")
+        await #expect(throws: CancellationError.self) { _ = try await waiting.value }
+        opened = true
+        gate.signal()
+        #expect(try await running.value.0 == 1)
+        // The worker is free: anything queued before this check has run or been dropped.
+        #expect(try await checks.run { 3 }.0 == 3)
+        #expect(ran.withLock { $0 } == false, "the cancelled check's work ran")
     }
 
     @Test("logins refused busy count nothing; the checked ones count exactly")

@@ -261,6 +261,15 @@ struct ConnectionLimitTests {
         #expect(reply.message.contains("limit of 3"))
         let message = try PropertyListDictionary(decoding: body)
         #expect(try message.optionalBool("ok") == false, "msg/1 clients read it as a refusal too")
+        // The lab's own client reads the refusal, sent before any request, as its first answer.
+        let client = try await endpoint.connect(recorder: &none)
+        let answer = try await client.request(try HostileInputTests.validRequest(), recorder: &none)
+        guard case .error(let clientReply) = try CXReply(decoding: answer) else {
+            Issue.record("the lab's client did not get the busy answer: \(answer.count) bytes")
+            return
+        }
+        #expect(clientReply.code == .busy)
+        await client.close()
         try await HostileInputTests.awaitCloses(server.recording, "busy")
         #expect(server.log.contains("busy"))
 
@@ -277,5 +286,36 @@ struct ConnectionLimitTests {
         #expect(served, "a connection is served again once one closed")
         for connection in held { await connection.close() }
         await server.server.shutdown()
+    }
+
+    @Test("over TLS, the connection after the limit gets its busy answer once the handshake ends")
+    func overTheLimitIsBusyOverTLS() async throws {
+        let certificates = try TestCertificates()
+        defer { certificates.cleanUp() }
+        let transport = try TLSTransport(
+            options: TransportOptions(
+                maxConnections: 1,
+                tls: TLSSettings(
+                    certificateFile: certificates.certificate("server"),
+                    privateKeyFile: certificates.key("server"),
+                    pin: .certificateFile(certificates.certificate("server"))
+                )
+            )
+        )
+        let endpoint = try await transport.serve(TransportConformance.ReversingHandler())
+        var none = NoStepRecorder()
+        let held = try await endpoint.connect(recorder: &none)
+        #expect(try await held.request([1, 2, 3], recorder: &none) == [3, 2, 1])
+        let refused = try await endpoint.connect(recorder: &none)
+        let body = try await refused.request([4, 5, 6], recorder: &none)
+        guard case .error(let reply) = try CXReply(decoding: body) else {
+            Issue.record("expected an error answer, got \(body.count) bytes")
+            return
+        }
+        #expect(reply.code == .busy)
+        #expect(reply.message.contains("limit of 1"))
+        await refused.close()
+        await held.close()
+        await endpoint.shutdown()
     }
 }
