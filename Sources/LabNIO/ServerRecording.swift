@@ -7,7 +7,7 @@ import Synchronization
 /// many requests it answered, and why connections ended. For `lab serve --report` and the
 /// `serverStats` request.
 ///
-/// Answers are recorded into as many shards as cores (connections take them in turn), each
+/// Answers are recorded into as many shards as cores, up to 8 (connections take them in turn), each
 /// under its own lock, and a connection always records into the same shard: connections
 /// rarely contend, and the
 /// memory is the shards' histograms whatever the number of connections. (A histogram per step
@@ -79,8 +79,10 @@ public final class ServerRecording: Sendable {
     private let shards: [Shard]
     private let ends = Mutex(Ends())
 
-    /// An empty recording with `shards` shards (default: one per core).
-    public init(shards: Int = System.coreCount) {
+    /// An empty recording with `shards` shards (default: one per core, at most 8: each shard
+    /// holds a set of histograms per group, about 400 KiB, and a lock is held for tens of
+    /// nanoseconds per answer, so more shards would cost memory on a large host for little).
+    public init(shards: Int = min(System.coreCount, 8)) {
         self.shards = (0..<max(1, shards)).map { _ in Shard() }
     }
 
