@@ -6,7 +6,7 @@
 #   bash scripts/fuzz.sh --runs 10000000         the long run: 10 million inputs per target
 #
 # Options: --seconds N | --runs N, --parallel P (targets at once; default: the cores),
-# --no-build (reuse Fuzz/.build). Inputs that reach new code go to a scratch corpus
+# --max-len B (the longest input, default 16384), --no-build (reuse Fuzz/.build). Inputs that reach new code go to a scratch corpus
 # (Fuzz/.build/corpus/<target>), never into the repository; `--merge` folds that scratch
 # corpus, minimised, back into Fuzz/Corpus/<target>. A crash, leak, hang (10 s per input),
 # memory blow-up (2 GiB) or broken property stops its target, saves the input under
@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 seconds=60
 runs=""
 parallel=$(nproc)
+max_len=16384
 build=yes
 merge=no
 targets=()
@@ -26,6 +27,7 @@ while [ $# -gt 0 ]; do
         --seconds) seconds="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
         --parallel) parallel="$2"; shift 2 ;;
+        --max-len) max_len="$2"; shift 2 ;;
         --no-build) build=no; shift ;;
         --merge) merge=yes; shift ;;
         frame|cx|msg|scenario) targets+=("$1"); shift ;;
@@ -62,7 +64,7 @@ run_target() {
     local leaks=1
     [ "$target" = msg ] && leaks=0
     local code=0
-    "$bin/fuzz-$target" "${limit[@]}" -detect_leaks="$leaks" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 \
+    "$bin/fuzz-$target" "${limit[@]}" -detect_leaks="$leaks" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
         -artifact_prefix="$findings/" "$scratch" "Fuzz/Corpus/$target" > "$logs/$target.log" 2>&1 || code=$?
     echo "$code" > "$logs/$target.rc"
 }

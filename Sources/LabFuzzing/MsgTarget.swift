@@ -9,7 +9,7 @@ import LabWire
 /// SQLite store lives in a temporary folder.
 ///
 /// Two users, `alice` and `bob`, are registered and logged in before the first input, and
-/// alice has opened a chat with bob. A request that carries a `token` (except `logout`) gets
+/// alice has opened a chat with bob (in a fresh store every `inputsPerFixture` inputs). A request that carries a `token` (except `logout`) gets
 /// alice's real one, so fuzzed sends, fetches, rekeys and key look-ups reach the code behind
 /// the session check instead of stopping at it. The input is otherwise the request body.
 ///
@@ -19,27 +19,57 @@ enum MsgTarget {
     private struct Fixture: Sendable {
         var router: ProtocolRouter
         var token: String
+        var endpoint: any TransportEndpoint
+        var folder: URL
     }
 
-    /// Started by the first input, shared by all.
-    private static let fixture = Task {
-        do {
-            return try await Self.start()
-        } catch {
-            fatalError("cannot start the msg/1 fuzz fixture: \(error)")
+    /// A fresh fixture every this many inputs. The fuzzer's sends fill the chat, and a fetch
+    /// answers up to `MsgLimits.fetchLimit` messages: one fixture kept for millions of inputs
+    /// took the run from 8,000 inputs/s down to 1,000.
+    static let inputsPerFixture = 10_000
+
+    /// The fixture inputs run against, started by the first input.
+    private actor Fixtures {
+        private var current: Fixture?
+        private var uses = 0
+        private var generation = 0
+
+        func next() async -> Fixture {
+            if let current, self.uses < MsgTarget.inputsPerFixture {
+                self.uses += 1
+                return current
+            }
+            if let old = self.current {
+                self.current = nil
+                await old.endpoint.shutdown()
+                try? FileManager.default.removeItem(at: old.folder)
+            }
+            self.generation += 1
+            do {
+                let fresh = try await MsgTarget.start(generation: self.generation)
+                self.current = fresh
+                self.uses = 1
+                return fresh
+            } catch {
+                fatalError("cannot start the msg/1 fuzz fixture: \(error)")
+            }
         }
     }
 
-    /// The fixture's SQLite store lives here, and goes when the process exits.
+    private static let fixtures = Fixtures()
+
+    /// The fixtures' SQLite stores live here, and go when the process exits.
     private static let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
         "lab-fuzz-msg-\(getpid())"
     )
 
-    private static func start() async throws -> Fixture {
-        let folder = Self.folder
-        try? FileManager.default.removeItem(at: folder)
+    private static func start(generation: Int) async throws -> Fixture {
+        if generation == 1 {
+            try? FileManager.default.removeItem(at: Self.folder)
+            atexit { try? FileManager.default.removeItem(at: MsgTarget.folder) }
+        }
+        let folder = Self.folder.appendingPathComponent("\(generation)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        atexit { try? FileManager.default.removeItem(at: MsgTarget.folder) }
         let store = try MessagingStore(path: folder.appendingPathComponent("messaging.sqlite").path)
         // The cheapest password hash: the fuzzer cannot open a sealed password anyway, and
         // set-up logs in twice.
@@ -62,7 +92,7 @@ enum MsgTarget {
         var chat = ChatSide(user: alice, peer: "bob")
         _ = try await chat.open(client, recorder: &recorder).get()
         guard let token = alice.token else { fatalError("alice logged in without a token") }
-        return Fixture(router: router, token: token)
+        return Fixture(router: router, token: token, endpoint: endpoint, folder: folder)
     }
 
     /// One long-lived task answers the inputs libFuzzer's thread hands over, one at a time: a
@@ -110,7 +140,7 @@ enum MsgTarget {
     }
 
     static func run(_ input: [UInt8]) async throws {
-        let fixture = await Self.fixture.value
+        let fixture = await Self.fixtures.next()
         var body = input
         if var request = try? PropertyListDictionary(decoding: input), request.contains(MsgKey.token),
             (try? request.optionalString(MsgKey.op)) != MsgOp.logout.rawValue
