@@ -5,11 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 times=${1:-10}
+source scripts/test-pass.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for run in $(seq 1 "$times"); do
     status=0
-    swift test --skip-build --filter HostileLoadTests > "$log" 2>&1 || status=$?
+    test_pass "hostile load $run" --filter LabNIOTests.HostileLoadTests > "$log" 2>&1 || status=$?
     echo "run $run of $times: $(grep -E '^hostile load:' "$log" || echo 'no figures')"
     if [ "$status" -ne 0 ]; then
         grep -E "✘|recorded an issue|error" "$log" | head -20

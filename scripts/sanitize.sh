@@ -17,10 +17,11 @@ timing='LabRunnerTests.CompareAcceptanceTests|LabRunnerTests.CheckAcceptanceTest
 cpu_bound='LabCoreTests|LabWireTests|LabCryptoTests|LabReportTests|LabFuzzingTests'
 load='LabNIOTests.SocketScenarioTests|LabNIOTests.HostileInputTests|LabNIOTests.TwoHostTests|LabRunnerTests.ShardMergeTests|LabMessagingTests'
 daemon='LabDiscoveryTests.DaemonRestartTests'
+source scripts/test-pass.sh
 status=0
-run() { swift test --skip-build --scratch-path .build/asan "$@" || status=1; }
-run --filter "$cpu_bound"
-run --filter "$load"
-run --skip "$cpu_bound|$load|$timing|$daemon"
-run --filter "$daemon"
+run() { test_pass "asan $1" --scratch-path .build/asan "${@:2}" || status=1; }
+run cpu-bound --filter "$cpu_bound"
+run load --filter "$load"
+run rest --skip "$cpu_bound|$load|$timing|$daemon"
+run daemon-restart --filter "$daemon"
 exit "$status"
