@@ -1,16 +1,29 @@
 import Foundation
 import Testing
 
-/// Compares `text` with `Snapshots/<name>`; with `UPDATE_SNAPSHOTS=1` in the environment, rewrites the file instead.
+/// Compares `text` with `Snapshots/<name>`. With `UPDATE_SNAPSHOTS=1` in the environment it
+/// records `text` as the new snapshot and still fails (as swift-argument-parser's
+/// `assertSnapshot` does), so a recording run can never pass by accident: review the diff,
+/// then run again without the variable.
 func expectSnapshot(
     _ text: String,
     named name: String,
+    in folder: URL? = nil,
+    recording: Bool = ProcessInfo.processInfo.environment["UPDATE_SNAPSHOTS"] == "1",
     filePath: String = #filePath,
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws {
-    let url = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("Snapshots/\(name)")
-    if ProcessInfo.processInfo.environment["UPDATE_SNAPSHOTS"] == "1" {
+    let folder = folder ?? URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("Snapshots")
+    let url = folder.appendingPathComponent(name)
+    if recording {
+        let previous = try? String(contentsOf: url, encoding: .utf8)
         try Data(text.utf8).write(to: url)
+        Issue.record(
+            previous == text
+                ? "\(name): UPDATE_SNAPSHOTS=1 recorded it (unchanged); run again without it to check"
+                : "\(name): UPDATE_SNAPSHOTS=1 recorded a new snapshot at \(url.path); review it, then run again without it",
+            sourceLocation: sourceLocation
+        )
         return
     }
     guard let expected = try? String(contentsOf: url, encoding: .utf8) else {
