@@ -7,10 +7,11 @@ import Testing
 
 /// Every shipped scenario validates; every broken one yields exactly the expected problems.
 struct ScenarioFileTests {
-    static let shipped: [String] = RepositoryPaths.files(in: "Scenarios", withExtension: "json")
+    /// Every JSON file below Scenarios/, at any depth (`perf/`, `k8s/`, `two-host/` included).
+    static let shipped: [String] = RepositoryPaths.filesBelow("Scenarios", withExtension: "json")
     static let broken: [String] = RepositoryPaths.files(in: "Tests/Scenarios/broken", withExtension: "json")
 
-    @Test("Every file in Scenarios/ validates", arguments: shipped)
+    @Test("Every JSON file below Scenarios/, at any depth, validates", arguments: shipped)
     func shippedScenarioValidates(_ name: String) throws {
         let path = RepositoryPaths.root.appendingPathComponent("Scenarios/\(name)").path
         let result = ScenarioValidator.validate(file: path, plugins: BuiltInPlugins.all)
@@ -18,13 +19,18 @@ struct ScenarioFileTests {
             Issue.record("\(errors)")
         }
         let plan = try result.get()
-        #expect(plan.scenario.name == String(name.dropLast(".json".count)), "a scenario's name is its file's name")
+        let fileName = URL(fileURLWithPath: name).deletingPathExtension().lastPathComponent
+        #expect(plan.scenario.name == fileName, "a scenario's name is its file's name")
     }
 
     @Test("There are shipped and broken scenarios to check")
     func scenariosExist() {
         #expect(Self.shipped.contains("quickstart.json"))
-        #expect(Self.shipped.count >= 4)
+        // The nested folders are walked too.
+        for nested in ["perf/inprocess-x25519.json", "k8s/fleet.json", "two-host/two-host.json"] {
+            #expect(Self.shipped.contains(nested), "\(nested) is not among \(Self.shipped)")
+        }
+        #expect(Self.shipped.count >= 17)
         #expect(Self.broken.count >= 8)
     }
 

@@ -23,4 +23,19 @@ extension RepositoryPaths {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
         return names.filter { $0.hasSuffix(".\(ext)") }.sorted()
     }
+
+    /// The paths, relative to `folder` (itself relative to the root), of the files ending in
+    /// `.ext` anywhere below it, at any depth, sorted: e.g. `perf/inprocess-1000.json`.
+    public static func filesBelow(_ folder: String, withExtension ext: String) -> [String] {
+        let url = root.appendingPathComponent(folder).standardizedFileURL
+        guard let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey])
+        else { return [] }
+        var found: [String] = []
+        for case let file as URL in walker where file.pathExtension == ext {
+            let path = file.standardizedFileURL.path
+            guard path.hasPrefix(url.path + "/") else { continue }
+            found.append(String(path.dropFirst(url.path.count + 1)))
+        }
+        return found.sorted()
+    }
 }
