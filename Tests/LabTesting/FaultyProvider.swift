@@ -1,10 +1,23 @@
 import LabCore
 
-/// A provider that breaks chosen primitives of a real one: outputs get a flipped bit and
-/// verifications accept anything. Tests use it to prove their checks can fail.
+/// How a `FaultyProvider`'s broken primitives misbehave.
+public enum ProviderFault: Sendable {
+    /// Every output gets a flipped bit, and every signature is called invalid.
+    case corruptOutputs
+    /// Nothing is refused: an operation that fails returns bytes all the same, every
+    /// signature is called valid, and a key of the wrong length is cut or padded to fit.
+    case acceptAnything
+}
+
+/// A provider that breaks chosen primitives of a real one, in one of two ways (`Fault`).
+/// Tests use it to prove that their checks can fail: a check of valid inputs must catch
+/// `.corruptOutputs`, a check of invalid inputs must catch `.acceptAnything`.
 public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
     public typealias PrivateKey = Base.PrivateKey
     public typealias PublicKey = Base.PublicKey
+
+    /// How a broken primitive misbehaves.
+    public typealias Fault = ProviderFault
 
     public static var name: String { "faulty-\(Base.name)" }
 
@@ -12,11 +25,14 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
     public let base: Base
     /// The primitives to break.
     public let faults: Set<Primitive>
+    /// How they break.
+    public let fault: Fault
 
-    /// Breaks `faults` of `base`.
-    public init(_ base: Base, faults: Set<Primitive>) {
+    /// Breaks `faults` of `base` the way `fault` says.
+    public init(_ base: Base, faults: Set<Primitive>, fault: Fault = .corruptOutputs) {
         self.base = base
         self.faults = faults
+        self.fault = fault
     }
 
     /// A faulty provider breaks nothing until told what to break.
@@ -27,11 +43,28 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
     public var version: String { "faulty \(self.base.version)" }
     public var capabilities: ProviderCapabilities { self.base.capabilities }
 
+    /// `operation`'s output, broken if `primitive` is.
+    private func run(_ primitive: Primitive, _ operation: () throws -> [UInt8]) throws -> [UInt8] {
+        guard self.faults.contains(primitive) else { return try operation() }
+        switch self.fault {
+        case .corruptOutputs:
+            var output = try operation()
+            if !output.isEmpty { output[output.count / 2] ^= 0x01 }
+            return output
+        case .acceptAnything:
+            // Whatever the input, an answer: the real one, or made-up bytes.
+            return (try? operation()) ?? [UInt8](repeating: 0x5A, count: 32)
+        }
+    }
+
+    /// The verdict of a broken signature check: never the real one.
+    private func verdict(_ primitive: Primitive, _ check: () throws -> Bool) throws -> Bool {
+        guard self.faults.contains(primitive) else { return try check() }
+        return self.fault == .acceptAnything
+    }
+
     private func corrupt(_ primitive: Primitive, _ bytes: [UInt8]) -> [UInt8] {
-        guard self.faults.contains(primitive), !bytes.isEmpty else { return bytes }
-        var corrupted = bytes
-        corrupted[corrupted.count / 2] ^= 0x01
-        return corrupted
+        (try? self.run(primitive) { bytes }) ?? bytes
     }
 
     public func randomBytes(count: Int) throws -> [UInt8] { try self.base.randomBytes(count: count) }
@@ -42,7 +75,17 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
         try self.base.decodePublicKey(bytes, type: type)
     }
     public func decodePrivateKey(_ bytes: [UInt8], type: KeyType) throws -> PrivateKey {
-        try self.base.decodePrivateKey(bytes, type: type)
+        do {
+            return try self.base.decodePrivateKey(bytes, type: type)
+        } catch {
+            // Accept anything: a seed or raw key of the wrong length is cut or zero-padded.
+            let sizes: [Primitive: Int] = [.x25519: 32, .ed25519: 32, .mlkem768: 64, .mldsa65: 32]
+            guard self.fault == .acceptAnything,
+                let primitive = Self.primitive(type), self.faults.contains(primitive), let size = sizes[primitive]
+            else { throw error }
+            let fitted = Array(bytes.prefix(size)) + [UInt8](repeating: 0, count: max(0, size - bytes.count))
+            return try self.base.decodePrivateKey(fitted, type: type)
+        }
     }
     public func rsaBits(of publicKey: PublicKey) -> Int? { self.base.rsaBits(of: publicKey) }
 
@@ -51,17 +94,17 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
         for publicKey: PublicKey,
         padding: RSAEncryptionPadding
     ) throws -> [UInt8] {
-        self.corrupt(Self.primitive(padding), try self.base.rsaEncrypt(plaintext, for: publicKey, padding: padding))
+        try self.run(Self.primitive(padding)) { try self.base.rsaEncrypt(plaintext, for: publicKey, padding: padding) }
     }
     public func rsaDecrypt(
         _ ciphertext: [UInt8],
         with privateKey: PrivateKey,
         padding: RSAEncryptionPadding
     ) throws -> [UInt8] {
-        self.corrupt(Self.primitive(padding), try self.base.rsaDecrypt(ciphertext, with: privateKey, padding: padding))
+        try self.run(Self.primitive(padding)) { try self.base.rsaDecrypt(ciphertext, with: privateKey, padding: padding) }
     }
     public func sign(_ message: [UInt8], with privateKey: PrivateKey, scheme: SignatureScheme) throws -> [UInt8] {
-        self.corrupt(Self.primitive(scheme), try self.base.sign(message, with: privateKey, scheme: scheme))
+        try self.run(Self.primitive(scheme)) { try self.base.sign(message, with: privateKey, scheme: scheme) }
     }
     public func isValidSignature(
         _ signature: [UInt8],
@@ -69,30 +112,31 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
         publicKey: PublicKey,
         scheme: SignatureScheme
     ) throws -> Bool {
-        if self.faults.contains(Self.primitive(scheme)) { return true }
-        return try self.base.isValidSignature(signature, for: message, publicKey: publicKey, scheme: scheme)
+        try self.verdict(Self.primitive(scheme)) {
+            try self.base.isValidSignature(signature, for: message, publicKey: publicKey, scheme: scheme)
+        }
     }
     public func x25519(_ privateKey: PrivateKey, peer: PublicKey) throws -> [UInt8] {
-        self.corrupt(.x25519, try self.base.x25519(privateKey, peer: peer))
+        try self.run(.x25519) { try self.base.x25519(privateKey, peer: peer) }
     }
     public func mlkemEncapsulate(to publicKey: PublicKey) throws -> (ciphertext: [UInt8], sharedSecret: [UInt8]) {
         let result = try self.base.mlkemEncapsulate(to: publicKey)
         return (result.ciphertext, self.corrupt(.mlkem768, result.sharedSecret))
     }
     public func mlkemDecapsulate(_ ciphertext: [UInt8], with privateKey: PrivateKey) throws -> [UInt8] {
-        self.corrupt(.mlkem768, try self.base.mlkemDecapsulate(ciphertext, with: privateKey))
+        try self.run(.mlkem768) { try self.base.mlkemDecapsulate(ciphertext, with: privateKey) }
     }
     public func aesCBCEncrypt(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8], padding: Bool) throws -> [UInt8] {
-        self.corrupt(.aesCBC, try self.base.aesCBCEncrypt(plaintext, key: key, iv: iv, padding: padding))
+        try self.run(.aesCBC) { try self.base.aesCBCEncrypt(plaintext, key: key, iv: iv, padding: padding) }
     }
     public func aesCBCDecrypt(_ ciphertext: [UInt8], key: [UInt8], iv: [UInt8], padding: Bool) throws -> [UInt8] {
-        self.corrupt(.aesCBC, try self.base.aesCBCDecrypt(ciphertext, key: key, iv: iv, padding: padding))
+        try self.run(.aesCBC) { try self.base.aesCBCDecrypt(ciphertext, key: key, iv: iv, padding: padding) }
     }
     public func aesGCMSeal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
-        self.corrupt(.aesGCM, try self.base.aesGCMSeal(plaintext, key: key, nonce: nonce, aad: aad))
+        try self.run(.aesGCM) { try self.base.aesGCMSeal(plaintext, key: key, nonce: nonce, aad: aad) }
     }
     public func aesGCMOpen(_ sealed: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
-        self.corrupt(.aesGCM, try self.base.aesGCMOpen(sealed, key: key, nonce: nonce, aad: aad))
+        try self.run(.aesGCM) { try self.base.aesGCMOpen(sealed, key: key, nonce: nonce, aad: aad) }
     }
     public func hkdfSHA256(
         inputKeyMaterial: [UInt8],
@@ -100,27 +144,36 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
         info: [UInt8],
         outputByteCount: Int
     ) throws -> [UInt8] {
-        self.corrupt(
-            .hkdfSHA256,
+        try self.run(.hkdfSHA256) {
             try self.base.hkdfSHA256(
                 inputKeyMaterial: inputKeyMaterial,
                 salt: salt,
                 info: info,
                 outputByteCount: outputByteCount
             )
-        )
+        }
     }
     public func aesKeyWrap(_ key: [UInt8], kek: [UInt8]) throws -> [UInt8] {
-        self.corrupt(.aesKeyWrap, try self.base.aesKeyWrap(key, kek: kek))
+        try self.run(.aesKeyWrap) { try self.base.aesKeyWrap(key, kek: kek) }
     }
     public func aesKeyUnwrap(_ wrapped: [UInt8], kek: [UInt8]) throws -> [UInt8] {
-        self.corrupt(.aesKeyWrap, try self.base.aesKeyUnwrap(wrapped, kek: kek))
+        try self.run(.aesKeyWrap) { try self.base.aesKeyUnwrap(wrapped, kek: kek) }
     }
 
     private static func primitive(_ padding: RSAEncryptionPadding) -> Primitive {
         switch padding {
         case .pkcs1v15: .rsaPKCS1Encryption
         case .oaep: .rsaOAEP
+        }
+    }
+
+    private static func primitive(_ type: KeyType) -> Primitive? {
+        switch type {
+        case .x25519: .x25519
+        case .ed25519: .ed25519
+        case .mlkem768: .mlkem768
+        case .mldsa65: .mldsa65
+        case .rsa: nil
         }
     }
 

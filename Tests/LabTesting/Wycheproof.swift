@@ -83,6 +83,12 @@ public struct VectorTally: Sendable, CustomStringConvertible {
     /// Tests whose outcome broke the file's expectation.
     public var failures: [String] = []
 
+    /// An empty tally of `file` run on `provider`.
+    public init(file: String, provider: String) {
+        self.file = file
+        self.provider = provider
+    }
+
     /// Records a skip.
     public mutating func skip(_ reason: String) { self.skipped[reason, default: 0] += 1 }
 
