@@ -186,8 +186,9 @@ public struct CaptchaGuessScript: MessagingScript {
     public mutating func iterate<R: StepRecorder>(_ client: MessagingClient, recorder: inout R) async throws {
         var attacker = MessagingUser(username: self.context.username("nobody"), password: ScriptContext.password())
         let captcha = try await attacker.solveCaptcha(client, recorder: &recorder)
-        // The bot never looks at `captcha.challenge`: it computes what the server's clock made.
-        let guess = CaptchaGenerator.midsquare(now: self.context.clock.now())
+        // The bot never looks at `captcha.challenge`: it computes what the server's clock made,
+        // with its own model of the generator, not the server's code.
+        let guess = MiddleSquarePredictor.captcha(at: self.context.clock.now())
         switch try await attacker.login(client, captcha: captcha, captchaAnswer: guess, recorder: &recorder) {
         case .failure(let failure) where failure.code == .badCaptcha:
             recorder.count("missed")
@@ -198,6 +199,33 @@ public struct CaptchaGuessScript: MessagingScript {
         case .success:
             throw LabError(.serverError, "A user that was never registered logged in")
         }
+    }
+}
+
+/// The `captcha-guess` attacker's model of the reference's captcha generator, written from
+/// its published description rather than taken from the server: the seed is the digits of
+/// the time's seconds then minutes ("ssmm", UTC); for each of 5 characters the seed becomes
+/// the middle 4 of the 8 digits of its square, and the character is `A`–`Z`, `0`–`9` at
+/// (seed mod 36). Checked against vectors from an independent implementation
+/// (`Tests/Interop/midsquare.py`), as the server's generator is.
+public enum MiddleSquarePredictor {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+    /// The captcha a middle-square server shows at `time`.
+    public static func captcha(at time: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.minute, .second], from: time)
+        var seed = Array(String(format: "%02d%02d", parts.second ?? 0, parts.minute ?? 0))
+        var text = ""
+        for _ in 0..<5 {
+            let value = Int(String(seed))!
+            let square = Array(String(value * value))
+            let eight = Array(repeating: Character("0"), count: 8 - square.count) + square
+            seed = Array(eight[2..<6])
+            text.append(Self.alphabet[Int(String(seed))! % Self.alphabet.count])
+        }
+        return text
     }
 }
 
