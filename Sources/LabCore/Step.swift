@@ -62,12 +62,27 @@ public protocol StepRecorder {
     /// or not (warm-up iterations are left out), and set-up's counts (making a client,
     /// connecting, `FlowClient.prepare`) always. Recorders that only time ignore counts.
     mutating func count(_ outcome: String, by amount: UInt64)
+    /// Whether `addWork(to:afterNanoseconds:)` does anything: only a recorder that slows
+    /// steps on purpose (the runner's under `lab run --test-slowdown`) says yes.
+    var addsWork: Bool { get }
+    /// Test-only: called by `measure` inside `step`'s timed region, right after the step's
+    /// own work (which took `nanoseconds`), so that work added here is timed, and suffers
+    /// the machine's noise, exactly like the step's.
+    mutating func addWork(to step: Step, afterNanoseconds nanoseconds: UInt64)
 }
 
 extension StepRecorder {
     /// Ignores the count: a recorder that only times.
     @inlinable
     public mutating func count(_ outcome: String, by amount: UInt64) {}
+
+    /// No added work.
+    @inlinable
+    public var addsWork: Bool { false }
+
+    /// Does nothing.
+    @inlinable
+    public mutating func addWork(to step: Step, afterNanoseconds nanoseconds: UInt64) {}
 
     /// Adds one to the count of `outcome`.
     @inlinable
@@ -128,11 +143,13 @@ public enum Stopwatch {
 }
 
 extension StepRecorder {
-    /// Runs `body` and records its duration under `step` if it returns normally.
+    /// Runs `body` and records its duration under `step` if it returns normally (with any
+    /// work the recorder adds to the step: `addWork(to:afterNanoseconds:)`).
     @inlinable
     public mutating func measure<T>(_ step: Step, _ body: () throws -> T) rethrows -> T {
         let start = Stopwatch.now()
         let result = try body()
+        if self.addsWork { self.addWork(to: step, afterNanoseconds: Stopwatch.now() &- start) }
         self.record(step, nanoseconds: Stopwatch.now() &- start)
         return result
     }

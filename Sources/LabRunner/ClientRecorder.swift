@@ -136,25 +136,21 @@ struct ClientRecorder: Sendable {
 struct IterationSteps: StepRecorder {
     var entries: [(step: Step, nanoseconds: UInt64)] = []
     var outcomes: [String: UInt64] = [:]
-    /// Test-only slowdowns (`Plan.slowdowns`).
-    let slowdowns: [Step: Double]
+    /// Test-only: the run's slowed steps (`Plan.slowdowns`), nil in every normal run.
+    let slowdown: StepSlowdown?
 
-    init(slowdowns: [Step: Double] = [:]) {
+    init(slowdown: StepSlowdown? = nil) {
         self.entries.reserveCapacity(12)
-        self.slowdowns = slowdowns
+        self.slowdown = slowdown
+    }
+
+    var addsWork: Bool { self.slowdown != nil }
+
+    mutating func addWork(to step: Step, afterNanoseconds nanoseconds: UInt64) {
+        self.slowdown?.work(step, after: nanoseconds)
     }
 
     mutating func record(_ step: Step, nanoseconds: UInt64) {
-        var nanoseconds = nanoseconds
-        if !self.slowdowns.isEmpty, let fraction = self.slowdowns[step] {
-            // A real slowdown: the iteration spends the extra time here, busy, and the step's
-            // sample grows by the time actually spent.
-            let start = Stopwatch.now()
-            let until = start &+ UInt64(Double(nanoseconds) * fraction)
-            var now = start
-            while now < until { now = Stopwatch.now() }
-            nanoseconds &+= now &- start
-        }
         if let index = self.entries.firstIndex(where: { $0.step == step }) {
             self.entries[index].nanoseconds &+= nanoseconds
         } else {
@@ -164,6 +160,90 @@ struct IterationSteps: StepRecorder {
 
     mutating func count(_ outcome: String, by amount: UInt64) {
         self.outcomes[outcome, default: 0] &+= amount
+    }
+}
+
+/// Test-only (`lab run --test-slowdown STEP=P%`): makes a step P% slower with real work done
+/// inside its timed region, so that `lab compare` and `lab check` are shown to find a
+/// slowdown that meets the machine's noise like the step itself does (a sample multiplied
+/// after the fact would be a noise-free shift).
+///
+/// The work is rounds of integer arithmetic: P% of the step's median time so far, and from
+/// the step's `calibrationSamples`-th measurement on a fixed number of rounds, the same in
+/// every measurement.
+/// Only steps timed with `StepRecorder.measure` can be slowed (cx/1's crypto and coding
+/// steps, msg/1's client-side crypto); `unslowed` names the others, and the run fails
+/// naming them.
+final class StepSlowdown: Sendable {
+    /// Measurements of a step that fix its amount of added work.
+    static let calibrationSamples = 64
+
+    private struct Slowed {
+        var fraction: Double
+        var samples: [UInt64] = []
+        var rounds: Int? = nil
+    }
+
+    private let steps: Mutex<[Step: Slowed]>
+    /// What one round of `spin` costs on this machine now, in nanoseconds.
+    private let roundNanoseconds: Double
+    /// Where `spin`'s results go, so that the optimizer keeps the work.
+    private let sink = Atomic<UInt64>(0)
+
+    /// Nil when nothing is slowed.
+    init?(_ fractions: [Step: Double]) {
+        guard !fractions.isEmpty else { return nil }
+        self.steps = Mutex(fractions.mapValues { Slowed(fraction: $0) })
+        // The cheapest of five timings of 100,000 rounds: the cost with the least noise in it.
+        let rounds = 100_000
+        var best = UInt64.max
+        var mixed: UInt64 = 0
+        for _ in 0..<5 {
+            let start = Stopwatch.now()
+            mixed ^= Self.spin(rounds, seed: start)
+            best = min(best, Stopwatch.now() &- start)
+        }
+        self.roundNanoseconds = max(Double(best) / Double(rounds), 0.01)
+        self.sink.store(mixed, ordering: .relaxed)
+    }
+
+    /// Called inside `step`'s timed region after its own work, which took `nanoseconds`.
+    func work(_ step: Step, after nanoseconds: UInt64) {
+        let rounds: Int? = self.steps.withLock { steps in
+            guard var slowed = steps[step] else { return nil }
+            if let rounds = slowed.rounds { return rounds }
+            // Until the amount is fixed, each measurement is slowed by the fraction of the
+            // median so far (its own time, the first time).
+            slowed.samples.append(nanoseconds)
+            slowed.samples.sort()
+            let median = Double(slowed.samples[slowed.samples.count / 2])
+            let rounds = max(1, Int((median * slowed.fraction / self.roundNanoseconds).rounded()))
+            if slowed.samples.count == Self.calibrationSamples { slowed.rounds = rounds }
+            steps[step] = slowed
+            return rounds
+        }
+        guard let rounds else { return }
+        let mixed = Self.spin(rounds, seed: nanoseconds)
+        self.sink.add(mixed & 1, ordering: .relaxed)
+    }
+
+    /// The slowed steps whose added work was never fixed: not timed with `measure`, or
+    /// measured fewer than `calibrationSamples` times.
+    var unslowed: [Step] {
+        self.steps.withLock { steps in steps.filter { $0.value.rounds == nil }.map(\.key).sorted() }
+    }
+
+    /// `rounds` rounds of xorshift64: work the optimizer cannot drop (the result is kept) nor
+    /// fold (each round depends on the last).
+    @inline(never)
+    static func spin(_ rounds: Int, seed: UInt64) -> UInt64 {
+        var x = seed | 1
+        for _ in 0..<rounds {
+            x ^= x << 13
+            x ^= x >> 7
+            x ^= x << 17
+        }
+        return x
     }
 }
 

@@ -9,6 +9,8 @@ public struct Runner: Sendable {
     public let plan: Plan
     /// Counts for a progress display.
     public let progress: RunProgress
+    /// Test-only: the steps slowed on purpose (`Plan.slowdowns`); nil in every normal run.
+    let slowdown: StepSlowdown?
 
     /// A runner for `plan`.
     public init(plan: Plan) {
@@ -20,6 +22,7 @@ public struct Runner: Sendable {
             ? mine.count * (scenario.load.iterations + scenario.load.warmupIterations)
             : Self.share(of: Self.openExchanges(scenario.load), population: scenario.clients.count, clients: mine)
         self.progress = RunProgress(planned: planned)
+        self.slowdown = StepSlowdown(plan.slowdowns)
     }
 
     static func openExchanges(_ load: LoadSpec) -> Int {
@@ -187,6 +190,14 @@ public struct Runner: Sendable {
         let runEnd = Stopwatch.now()
         let lastSample = try? calibrator?.sample()
         for item in flows { await item.endpoint.shutdown() }
+        if let unslowed = self.slowdown?.unslowed, !unslowed.isEmpty {
+            throw LabError(
+                .unsupported,
+                "--test-slowdown: \(unslowed.map(\.name).joined(separator: ", ")) never slowed: only steps timed "
+                    + "in this process with StepRecorder.measure can be, after \(StepSlowdown.calibrationSamples) "
+                    + "measurements of each"
+            )
+        }
         var serverSide = ServerSideResult()
         if let remote, let serverBefore {
             serverSide = await Self.serverSide(remote, before: serverBefore, transport: server.transport)
@@ -392,7 +403,7 @@ public struct Runner: Sendable {
         }
 
         func iterate(_ group: Int, measured: Bool, intended: UInt64?) async throws {
-            var steps = IterationSteps(slowdowns: self.plan.slowdowns)
+            var steps = IterationSteps(slowdown: self.slowdown)
             let start = Stopwatch.now()
             var failure: String? = nil
             // A `prepare` retried here is set-up: its time is left out of the exchange.

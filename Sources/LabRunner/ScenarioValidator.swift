@@ -42,9 +42,9 @@ public struct Plan: Sendable {
     public var dataDirectory: String?
     /// The slice of the client population to run (`lab run --shard K/N`); nil: every client.
     public var shard: Shard?
-    /// Test-only: steps made slower by a busy wait inside the iteration, as a fraction of
-    /// their own time (0.25 = 25% slower), so comparisons and checks can be shown to find
-    /// a real slowdown. Empty in every normal run.
+    /// Test-only: steps made slower by real work inside their timed region, as a fraction of
+    /// their own time (0.25 = 25% slower; see `StepSlowdown`), so comparisons and checks can
+    /// be shown to find a real slowdown. Empty in every normal run.
     public var slowdowns: [Step: Double] = [:]
 }
 

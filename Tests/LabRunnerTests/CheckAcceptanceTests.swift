@@ -4,7 +4,7 @@ import SwiftCSV
 import Testing
 
 /// `lab check` on real runs, as issue 7 accepts it: 20 runs of an unchanged build flag at
-/// most one; 20 runs with a real 15% slowdown in one step (busy time added inside it) flag
+/// most one; 20 runs with a real 15% slowdown in one step (`--test-slowdown`: real work inside its timed region) flag
 /// at least 19, naming that step. Runs in the last pass of scripts/test, alone: its verdicts
 /// are about time.
 struct CheckAcceptanceTests {

@@ -6,7 +6,7 @@ import SwiftCSV
 import Testing
 
 /// `lab compare` on real runs: two runs of the same build differ by noise only, and a run
-/// with a real 25% slowdown in one step (busy time added inside that step) is flagged in
+/// with a real 25% slowdown in one step (`--test-slowdown`: real work inside its timed region) is flagged in
 /// that step alone. Runs in a pass of its own (scripts/test): its verdicts are about time.
 ///
 /// The slowed step is `sign` (about 280 µs in a debug build), held to the 10% floor; a step
