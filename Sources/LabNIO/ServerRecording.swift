@@ -63,12 +63,33 @@ public final class ServerRecording: Sendable {
         }
     }
 
-    /// Connections' ends: counts by reason.
+    /// Connections' ends: counts by reason, and who waits for them.
     private struct Ends {
         var closes: [String: UInt64] = [:]
         var connections: UInt64 = 0
         var open = 0
         var opened: UInt64 = 0
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
+
+        /// Closes counted under any of `codes`.
+        func count(_ codes: Set<String>) -> UInt64 {
+            codes.reduce(0) { $0 + (self.closes[$1] ?? 0) }
+        }
+
+        /// Removes and returns the waiters whose count has been reached.
+        mutating func takeSatisfied() -> [CheckedContinuation<Void, Never>] {
+            let done = self.waiters.filter { self.count($0.value.codes) >= $0.value.count }
+            for key in done.keys { self.waiters[key] = nil }
+            return done.values.map(\.continuation)
+        }
+    }
+
+    /// A task waiting until `count` connections have closed under `codes`.
+    private struct Waiter {
+        var codes: Set<String>
+        var count: UInt64
+        var continuation: CheckedContinuation<Void, Never>
     }
 
     /// One lock's share of the answers.
@@ -113,18 +134,45 @@ public final class ServerRecording: Sendable {
 
     /// Counts a connection refused at once (`busy`): closed, never opened.
     func refused(code: String) {
-        self.ends.withLock { ends in
+        let satisfied = self.ends.withLock { ends in
             ends.connections += 1
             ends.closes[code, default: 0] += 1
+            return ends.takeSatisfied()
         }
+        for waiter in satisfied { waiter.resume() }
     }
 
     /// Counts an ended connection, with why it ended.
     func close(_ connection: ConnectionRecording, code: String) {
-        self.ends.withLock { ends in
+        let satisfied = self.ends.withLock { ends in
             ends.open -= 1
             ends.connections += 1
             ends.closes[code, default: 0] += 1
+            return ends.takeSatisfied()
+        }
+        for waiter in satisfied { waiter.resume() }
+    }
+
+    /// Returns once at least `count` connections have ended with any of the close reasons in
+    /// `codes` (at once if they already have), or when the calling task is cancelled: the
+    /// event a test or an operator's tool awaits instead of polling `snapshot()`.
+    public func closes(_ codes: Set<String>, reaching count: UInt64) async {
+        let id = self.ends.withLock { ends in
+            ends.nextWaiter += 1
+            return ends.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = self.ends.withLock { ends in
+                    if Task.isCancelled || ends.count(codes) >= count { return true }
+                    ends.waiters[id] = Waiter(codes: codes, count: count, continuation: continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = self.ends.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume()
         }
     }
 

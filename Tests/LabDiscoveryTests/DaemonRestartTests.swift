@@ -10,17 +10,6 @@ import Testing
 @Suite(.serialized) struct DaemonRestartTests {
     static let services = RepositoryPaths.root.appendingPathComponent("scripts/services.sh")
 
-    /// Polls `server`'s log for `text` (the server reports the loss only there), for at most `limit`.
-    static func awaitLog(_ server: ServerProcess, _ text: String, limit: Duration) async throws -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + limit
-        while clock.now < deadline {
-            if server.errors.contains(text) { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return server.errors.contains(text)
-    }
-
     @Test("lab serve registers its instance again after avahi-daemon restarts")
     func reRegistersAfterTheDaemonRestarts() async throws {
         try Avahi.requireDaemon()
@@ -40,10 +29,8 @@ import Testing
             // Whatever happened, leave the daemon running for the other tests.
             if !restarted { _ = try? ChildProcess.runWaiting(URL(fileURLWithPath: "/bin/bash"), [Self.services.path]) }
         }
-        #expect(
-            try await Self.awaitLog(server, "advertisement \(name) lost", limit: .seconds(10)),
-            "the server noticed: \(server.errors)"
-        )
+        // The server reports the loss in its log: the event awaited.
+        try await server.errors(containing: "advertisement \(name) lost", timeout: .seconds(10))
 
         // And comes back: the instance is found again, on the same port.
         let started = try await ChildProcess.run(URL(fileURLWithPath: "/bin/bash"), [Self.services.path])

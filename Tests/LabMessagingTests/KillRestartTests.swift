@@ -9,8 +9,8 @@ import Synchronization
 import Testing
 
 /// Issue 8's faults: `lab serve` is killed with SIGKILL at random points of a messaging
-/// workload (sends, password changes, rekeys), 50 times, and restarted on the same SQLite
-/// file. After every kill an audit finds every acknowledged operation applied, the one in
+/// workload (sends, password changes, rekeys), 50 times with an operation under way, and
+/// restarted on the same SQLite file. After every kill an audit finds every acknowledged operation applied, the one in
 /// flight either applied whole or not at all, and nothing half-applied: every stored message
 /// opens with exactly one chat key, the same for all, and that key's version is the chat's.
 @Suite(.serialized) struct KillRestartTests {
@@ -23,6 +23,9 @@ import Testing
         var version = 1
         var keys: [Int: SymmetricKey] = [:]
         var inFlight: Operation? = nil
+        /// When the operation in flight was started (`Stopwatch`), to tell it from one started
+        /// after the kill.
+        var inFlightSince: UInt64? = nil
         var acknowledged = 0
     }
 
@@ -73,20 +76,34 @@ import Testing
         var ledger = Ledger(password: alice.password)
         ledger.keys[1] = try #require(side.key?.key)
         var session = Session(alice: alice, bob: bob, side: side, ledger: ledger)
-        var killedMidOperation = 0
+        var kill = 0
+        var attempts = 0
 
-        for kill in 1...Self.kills {
-            // The workload runs until the server dies under it; the kill comes at a random
-            // moment 20–300 ms in, wherever the workload then is.
+        // Each kill comes once the workload has started its k-th operation (k random, 1 to 8)
+        // and a random 0–5 ms after (the point within that operation: on the client, on the
+        // wire, or in the server's transaction). A kill counts only if an operation was under
+        // way at that moment (started, not yet acknowledged); one that fell between two is
+        // done again, at most 2 × kills times in all.
+        while kill < Self.kills, attempts < 2 * Self.kills {
+            attempts += 1
             let started = session
             let workloadSeed = random.next()
             let connected = client
-            let workload = Task { try await Self.workload(started, client: connected, seed: workloadSeed) }
-            try await Task.sleep(for: .milliseconds(Int.random(in: 20...300, using: &random)))
+            let (operations, progress) = AsyncStream.makeStream(of: Int.self)
+            let workload = Task {
+                defer { progress.finish() }
+                return try await Self.workload(started, client: connected, seed: workloadSeed, progress: progress)
+            }
+            let target = Int.random(in: 1...8, using: &random)
+            for await count in operations where count >= target { break }
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...5_000, using: &random)))
+            let killedAt = Stopwatch.now()
             server.terminate()  // SIGKILL
             session = try await workload.value
             await endpoint.shutdown()
-            if session.ledger.inFlight != nil { killedMidOperation += 1 }
+            if let since = session.ledger.inFlightSince, session.ledger.inFlight != nil, since < killedAt {
+                kill += 1
+            }
 
             // On disk, before any restart: every message opens with exactly one key, the same
             // for all, and that is the acknowledged chat key or the one in flight. (A message
@@ -109,9 +126,10 @@ import Testing
         }
         server.terminate()
         await endpoint.shutdown()
+        #expect(kill == Self.kills, "kills with an operation under way: \(kill) of \(attempts) (seed \(seed))")
         #expect(session.ledger.acknowledged >= Self.kills, "the workload did something between kills")
         print(
-            "kills: \(Self.kills) (seed \(seed)), \(killedMidOperation) with an operation in flight; "
+            "kills: \(kill) with an operation under way, of \(attempts) (seed \(seed)); "
                 + "\(session.ledger.acknowledged) operations acknowledged, \(session.ledger.messages.count) messages, "
                 + "chat key version \(session.ledger.version)"
         )
@@ -119,11 +137,16 @@ import Testing
 
     /// Sends, password changes and rekeys, one at a time, until the server is gone; returns
     /// the ledger with the operation in flight at that moment, if any.
-    static func workload(_ start: Session, client: MessagingClient, seed: UInt64) async throws -> Session {
+    static func workload(
+        _ start: Session,
+        client: MessagingClient,
+        seed: UInt64,
+        progress: AsyncStream<Int>.Continuation
+    ) async throws -> Session {
         var session = start
         var random = SplitMix64(state: seed)
         var quiet = NoStepRecorder()
-        for _ in 0..<100_000 {
+        for count in 1...100_000 {
             let dice = Int.random(in: 0..<100, using: &random)
             let operation: Operation
             if dice < 70 {
@@ -134,6 +157,8 @@ import Testing
                 operation = .rekey(version: session.ledger.version + 1, key: SymmetricKey(size: .bits256))
             }
             session.ledger.inFlight = operation
+            session.ledger.inFlightSince = Stopwatch.now()
+            progress.yield(count)
             do {
                 switch operation {
                 case .send(let text):
@@ -154,6 +179,7 @@ import Testing
             } catch is MsgFailure {
                 Issue.record("the server refused \(operation) while it was up")
                 session.ledger.inFlight = nil
+                session.ledger.inFlightSince = nil
                 return session
             } catch {
                 // The server died under this operation: it may or may not have been applied.
@@ -161,6 +187,7 @@ import Testing
                 return session
             }
             session.ledger.inFlight = nil
+            session.ledger.inFlightSince = nil
             session.ledger.acknowledged += 1
         }
         return session
@@ -247,17 +274,6 @@ import Testing
         return file
     }
 
-    /// Requests the server has answered so far (its `serverStats`).
-    static func answered(_ endpoint: any TransportEndpoint) async throws -> UInt64 {
-        var quiet = NoStepRecorder()
-        let connection = try await endpoint.connect(recorder: &quiet)
-        defer { Task { await connection.close() } }
-        let stats = try ServerStatsMessage.decodeAnswer(
-            try await connection.request(try ServerStatsMessage.request(), recorder: &quiet)
-        )
-        return stats.groups.reduce(0) { $0 + $1.answered }
-    }
-
     @Test("lab run killed mid-exchange: lab serve goes on serving")
     func killedClientDoesNotDisturbTheServer() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("killed-client-" + UUID().uuidString)
@@ -291,18 +307,16 @@ import Testing
         for round in 1...3 {
             let victim = try ServerProcess(
                 LabProcess.executable,
-                ["run", busy.path, "--out", folder.appendingPathComponent("busy-\(round)").path, "--quiet"]
+                ["run", busy.path, "--out", folder.appendingPathComponent("busy-\(round)").path]
             )
-            // Once its exchanges are under way (100 more answered), at a random moment after.
-            let before = try await Self.answered(endpoint)
-            let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(60)
-            var underWay = false
-            while !underWay, clock.now < deadline {
-                underWay = try await Self.answered(endpoint) >= before + 100
-                if !underWay { try await Task.sleep(for: .milliseconds(20)) }
+            // Once its exchanges are under way: its progress line (every 2 s off a terminal)
+            // counts 100 done. Then at a random moment within the next 300 ms.
+            _ = try await victim.errorLine(described: "progress past 100 exchanges", timeout: .seconds(60)) { line in
+                guard line.hasPrefix("progress: "), let field = line.split(separator: " ").dropFirst(2).first,
+                    let done = Int(field.prefix { $0 != "/" })
+                else { return false }
+                return done >= 100
             }
-            try #require(underWay, "round \(round): the killed run's exchanges never got under way")
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...300)))
             _ = try await victim.stop(signal: SIGKILL, timeout: .seconds(10))
 

@@ -169,17 +169,11 @@ struct HostileInputTests {
         }
     }
 
-    /// Waits (bounded) until the server has counted `count` closes of `code`.
-    static func awaitCloses(_ recording: ServerRecording, _ code: String, count: UInt64 = 1) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while Self.closes(recording, code) < count {
-            guard clock.now < deadline else {
-                Issue.record("no '\(code)' close counted within 10 s; closes: \(recording.snapshot().closes)")
-                return
-            }
-            // Polling a counter the server's connection tasks update; there is no event to await.
-            try await Task.sleep(for: .milliseconds(10))
+    /// Awaits (at most 10 s) the server's count of `count` closes under `codes` (`a|b` for either).
+    static func awaitCloses(_ recording: ServerRecording, _ codes: String, count: UInt64 = 1) async throws {
+        let set = Set(codes.split(separator: "|").map(String.init))
+        try await withDeadline(.seconds(10), "\(count) '\(codes)' closes (closes: \(recording.snapshot().closes))") {
+            await recording.closes(set, reaching: count)
         }
     }
 

@@ -122,6 +122,29 @@ public final class ServerProcess: Sendable {
         }
     }
 
+    /// Waits until stderr (the server's log) contains `text`; throws if stderr closes first or
+    /// after `timeout`.
+    public func errors(containing text: String, timeout: Duration) async throws {
+        _ = try await self.wait(for: "'\(text)' on stderr", timeout: timeout) { state in
+            if String(decoding: state.errors, as: UTF8.self).contains(text) { return .ready(text) }
+            return state.errorsClosed ? .failed("closed stderr before printing it") : .waiting
+        }
+    }
+
+    /// Waits for a complete stderr line for which `matches` holds (e.g. a progress line) and
+    /// returns it; throws if stderr closes first or after `timeout`.
+    public func errorLine(
+        described description: String,
+        timeout: Duration,
+        where matches: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
+        try await self.wait(for: description + " on stderr", timeout: timeout) { state in
+            let lines = String(decoding: state.errors, as: UTF8.self).split(separator: "\n").dropLast()
+            if let line = lines.first(where: { matches(String($0)) }) { return .ready(String(line)) }
+            return state.errorsClosed ? .failed("closed stderr before printing it") : .waiting
+        }
+    }
+
     /// Sends `signal` (SIGTERM by default), waits until the process has exited and closed its
     /// output, and returns its exit status. Throws after `timeout` (and then kills the process).
     @discardableResult
