@@ -102,14 +102,20 @@ struct TwoHostTests {
         // raises SIGPIPE, while its stderr is that same closed pipe (this once killed it untidily).
         // Into a file, so that nothing the script leaves behind holds this test's pipes open.
         let heard = out.appendingPathComponent("head.txt")
+        let scriptStatus = out.appendingPathComponent("status.txt")
+        // The script's own exit status (not head's, which a pipeline reports) goes to a file.
         let command =
             "exec </dev/null >/dev/null 2>&1; \(Self.quoted(Self.script.path)) --lab \(Self.quoted(LabProcess.executable.path))"
-            + " --out \(Self.quoted(out.path + "/reports")) 2>&1 | head -n 4 > \(Self.quoted(heard.path))"
+            + " --out \(Self.quoted(out.path + "/reports")) 2>&1 | head -n 4 > \(Self.quoted(heard.path));"
+            + " echo \"${PIPESTATUS[0]}\" > \(Self.quoted(scriptStatus.path))"
         let outcome = try await ChildProcess.run(
             URL(fileURLWithPath: "/usr/bin/timeout"),
             ["120", "/bin/bash", "-c", command]
         )
-        #expect(outcome.status == 0, "head's status")
+        #expect(outcome.status == 0, "the pipeline ended within 120 s")
+        // SIGPIPE reached the script's trap, which tore down and exited 128 + 13.
+        let status = try String(contentsOf: scriptStatus, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(status == "141", "two-host.sh's exit status once its reader went away")
         let lines = try String(contentsOf: heard, encoding: .utf8).split(separator: "\n").map(String.init)
         let namespaces = lines.first { $0.hasPrefix("two-host: namespaces ") }?.split(separator: " ").dropFirst(2).map(
             String.init
@@ -341,11 +347,12 @@ final class RunTrace: Sendable {
         // which this run's teardown removes.)
         #expect(after.mounts.subtracting(before.mounts).isEmpty, "mounts added by the run:\n\(mounts)")
         #expect(after.mountinfoLines <= before.mountinfoLines, "mounts before and after differ:\n\(mounts)")
-        if before.avahiAnswers {
-            #expect(after.avahiAnswers, "the machine's avahi-daemon no longer answers")
-            #expect(after.avahiPid == before.avahiPid, "the machine's avahi-daemon was restarted")
-            #expect(after.dbusPid == before.dbusPid, "the machine's dbus-daemon was restarted")
-        }
+        // scripts/services.sh started the machine's own daemons before the tests: the run must
+        // leave them as they were, answering, with the same pids.
+        #expect(before.avahiAnswers, "the machine's avahi-daemon did not answer before the run")
+        #expect(after.avahiAnswers, "the machine's avahi-daemon no longer answers")
+        #expect(before.avahiPid != nil && after.avahiPid == before.avahiPid, "the machine's avahi-daemon was restarted")
+        #expect(before.dbusPid != nil && after.dbusPid == before.dbusPid, "the machine's dbus-daemon was restarted")
     }
 }
 
