@@ -90,11 +90,13 @@ enum RawPeer {
     }
 
     /// Connects to `port`, runs `script` to send, then reads until the server closes or
-    /// `limit` passes; with `hangUp`, closes right after sending instead.
+    /// `limit` passes; with `hangUp`, closes right after sending instead. `connected` gets the
+    /// connection's local port (the server's logs name the peer by it) once it is up.
     static func run(
         port: Int,
         limit: Duration = .seconds(10),
         hangUp: Bool = false,
+        connected: @Sendable (Int) -> Void = { _ in },
         _ script: @escaping @Sendable (NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws -> Void
     ) async throws -> Outcome {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -103,6 +105,7 @@ enum RawPeer {
                     try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
+        connected(channel.channel.localAddress?.port ?? 0)
         let result = Mutex<Outcome?>(nil)
         do {
             try await channel.executeThenClose { inbound, outbound in

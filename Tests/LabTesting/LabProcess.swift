@@ -131,6 +131,19 @@ public final class ServerProcess: Sendable {
         }
     }
 
+    /// Waits until stderr as a whole satisfies `holds` (e.g. holds N lines of some kind);
+    /// throws if stderr closes first or after `timeout`.
+    public func errors(
+        described description: String,
+        timeout: Duration,
+        where holds: @escaping @Sendable (String) -> Bool
+    ) async throws {
+        _ = try await self.wait(for: description + " on stderr", timeout: timeout) { state in
+            if holds(String(decoding: state.errors, as: UTF8.self)) { return .ready("") }
+            return state.errorsClosed ? .failed("closed stderr first") : .waiting
+        }
+    }
+
     /// Waits for a complete stderr line for which `matches` holds (e.g. a progress line) and
     /// returns it; throws if stderr closes first or after `timeout`.
     public func errorLine(

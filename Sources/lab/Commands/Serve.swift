@@ -104,6 +104,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "msg/1's lockout policy, with its default thresholds: throttle or seed.")
     var policy = LockoutPolicy.default.name
 
+    @Option(help: "With --policy seed: how long the 3rd failure postpones the account, e.g. \"1 s\" (default 30 min).")
+    var postponeFor: String?
+
     @Option(help: "msg/1's captcha generator: csprng or midsquare.")
     var captcha = CaptchaGenerator.csprng.rawValue
 
@@ -348,6 +351,15 @@ struct Serve: AsyncParsableCommand {
         case "seed": options.policy = .seedDefault
         case "throttle": options.policy = .default
         default: throw ValidationError("--policy must be throttle or seed")
+        }
+        if let text = self.postponeFor {
+            guard case .seed(let after, _, let lock) = options.policy else {
+                throw ValidationError("--postpone-for goes with --policy seed")
+            }
+            guard let span = TimeSpan(parsing: text), span.seconds > 0 else {
+                throw ValidationError("--postpone-for takes a duration such as \"1 s\" or \"30 min\"; got '\(text)'")
+            }
+            options.policy = .seed(postponeAfter: after, postponeFor: span.seconds, lockAfter: lock)
         }
         guard let captcha = CaptchaGenerator(rawValue: self.captcha) else {
             throw ValidationError("--captcha must be csprng or midsquare")
