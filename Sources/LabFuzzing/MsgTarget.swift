@@ -39,11 +39,7 @@ enum MsgTarget {
                 self.uses += 1
                 return current
             }
-            if let old = self.current {
-                self.current = nil
-                await old.endpoint.shutdown()
-                try? FileManager.default.removeItem(at: old.folder)
-            }
+            await self.tearDown()
             self.generation += 1
             do {
                 let fresh = try await MsgTarget.start(generation: self.generation)
@@ -53,6 +49,15 @@ enum MsgTarget {
             } catch {
                 fatalError("cannot start the msg/1 fuzz fixture: \(error)")
             }
+        }
+
+        /// Shuts the current fixture down and lets it go: after this nothing of it may remain
+        /// allocated, which LeakSanitizer checks (nothing of a fixture is suppressed).
+        func tearDown() async {
+            guard let old = self.current else { return }
+            self.current = nil
+            await old.endpoint.shutdown()
+            try? FileManager.default.removeItem(at: old.folder)
         }
     }
 
@@ -66,7 +71,17 @@ enum MsgTarget {
     private static func start(generation: Int) async throws -> Fixture {
         if generation == 1 {
             try? FileManager.default.removeItem(at: Self.folder)
-            atexit { try? FileManager.default.removeItem(at: MsgTarget.folder) }
+            // At exit, before LeakSanitizer's check (registered earlier, so run later), the
+            // live fixture goes the way every replaced one went.
+            atexit {
+                let done = DispatchSemaphore(value: 0)
+                Task.detached {
+                    await MsgTarget.fixtures.tearDown()
+                    done.signal()
+                }
+                done.wait()
+                try? FileManager.default.removeItem(at: MsgTarget.folder)
+            }
         }
         let folder = Self.folder.appendingPathComponent("\(generation)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
