@@ -133,6 +133,9 @@ def main():
         },
         "logout": {"op": "logout", "token": "not-alice"},
         "unknown-op": {"op": "teleport"},
+        # msg/1 bodies (they have `op`) with a value no body may hold: badRequest, kept open.
+        "container-value": {"op": "register", "username": {"nested": "x"}, "password": [1, 2]},
+        "op-container": {"op": ["login"]},
         "serverStats": {"op": "serverStats"},
     }
     for name, request in messages.items():

@@ -59,7 +59,8 @@ public struct MessagingOptions: Sendable, Hashable {
 /// The msg/1 server: answers one request body at a time (README, "msg/1 reference").
 ///
 /// Error answers keep the connection open (a wrong password is not a protocol error); a
-/// body that is not a property list is answered `badRequest` and closes it.
+/// body that is not a property-list dictionary with an `op` key is answered `badRequest`
+/// and closes it.
 public final class MessagingService: FrameHandler, Sendable {
     /// The store.
     public let store: MessagingStore
@@ -111,9 +112,13 @@ public final class MessagingService: FrameHandler, Sendable {
             request = try PropertyListDictionary(decoding: body)
         } catch {
             let failure = MsgFailure(code: .badRequest, message: "\(error)")
+            // A property list with an `op` key is a msg/1 request, even with a value no body
+            // may hold (a container, say): a bad request, answered with the connection kept
+            // open like any other. Anything else is not msg/1 at all, and ends the connection.
+            let isRequest = PropertyListDictionary.topLevelKeys(of: body)?.contains(MsgKey.op) ?? false
             return FrameAnswer(
                 body: Self.encode(failure),
-                closeReason: "badRequest: \(failure.message)",
+                closeReason: isRequest ? nil : "badRequest: \(failure.message)",
                 group: "msg/1"
             )
         }
@@ -653,10 +658,13 @@ public struct ProtocolRouter: FrameHandler {
     public func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
         // Decoded only if the key `op` may be in it: a cx/1 request (which has none) is not
         // decoded twice.
+        // Only the keys decide: a body with the key `op` whose values msg/1 refuses (a
+        // container, say) is still msg/1's to answer, with its own error answer.
         if body.starts(with: PropertyListDictionary.magic), Self.mayContainOpKey(body),
-            let request = try? PropertyListDictionary(decoding: body), request.contains(MsgKey.op)
+            let keys = PropertyListDictionary.topLevelKeys(of: body), keys.contains(MsgKey.op)
         {
-            if let name = try? request.optionalString(MsgKey.op), let handler = self.ops[name] {
+            let request = try? PropertyListDictionary(decoding: body)
+            if let name = try? request?.optionalString(MsgKey.op), let handler = self.ops[name] {
                 return await handler.respond(to: body, recorder: &recorder)
             }
             if let msg = self.msg { return await msg.respond(to: body, recorder: &recorder) }

@@ -465,6 +465,11 @@ def converse(host, port, prefix):
     conn = Connection(host, port)
     client = Client(conn)
     try:
+        # A msg/1 body (it has `op`) holding a container: badRequest with `ok` false, and the
+        # connection stays open (the registrations below go over it).
+        conn.refused("register", {"username": {"nested": "x"}, "password": [1, 2]}, "badRequest")
+        checks["containerValueBadRequest"] = True
+
         # Accounts.
         client.register(alice)
         client.register(bob)

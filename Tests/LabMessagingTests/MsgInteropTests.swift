@@ -19,7 +19,8 @@ struct MsgInteropTests {
     static let script = RepositoryPaths.interop.appendingPathComponent("msg_peer.py").path
     /// What `converse` must report as checked.
     static let conversationChecks = [
-        "register", "badCaptchaWithFreshCaptcha", "badCredentials", "login", "captchaSingleUse", "peerKey",
+        "containerValueBadRequest", "register", "badCaptchaWithFreshCaptcha", "badCredentials", "login",
+        "captchaSingleUse", "peerKey",
         "openChat", "fetchDecrypt", "rekey", "staleSendConflict", "fetchAfterRekey", "changePassword", "logout",
         "newPasswordLogin",
     ]
