@@ -201,10 +201,17 @@ public final class MessagingService: FrameHandler, Sendable {
         return IssuedCaptcha(id: id, challenge: text, serverKey: self.publicKey)
     }
 
-    /// Redeems the request's captcha or throws `badCaptcha` carrying a new one.
-    private func requireCaptcha(_ request: PropertyListDictionary) throws -> String {
-        let id = try Self.field { try request.string(MsgKey.captchaID) }
-        let answer = try Self.field { try request.string(MsgKey.captcha) }
+    /// The request's captcha id and answer (`badRequest` if either is missing or not a
+    /// string); nothing is redeemed yet.
+    private static func captchaFields(_ request: PropertyListDictionary) throws -> (id: String, answer: String) {
+        (try Self.field { try request.string(MsgKey.captchaID) }, try Self.field { try request.string(MsgKey.captcha) })
+    }
+
+    /// Redeems the captcha or throws `badCaptcha` carrying a new one. Called only once the
+    /// request has passed every check that answers `badRequest` or `weakPassword`, so that
+    /// those leave the captcha usable.
+    private func requireCaptcha(_ fields: (id: String, answer: String)) throws {
+        let (id, answer) = fields
         guard id.utf8.count <= 64, answer.utf8.count <= 16, self.captchas.redeem(id: id, answer: answer) else {
             throw MsgFailure(
                 code: .badCaptcha,
@@ -212,7 +219,6 @@ public final class MessagingService: FrameHandler, Sendable {
                 captcha: self.issueCaptcha()
             )
         }
-        return id
     }
 
     private func openPassword(
@@ -232,19 +238,23 @@ public final class MessagingService: FrameHandler, Sendable {
             throw MsgFailure(
                 code: .badRequest,
                 message:
-                    "'\(key)' does not open with the server's key for this request (sealed to another key, or replayed)"
+                    "'\(key)' does not open with the server's key for this request (sealed to another key, replayed, or over \(MsgLimits.passwordBytes) bytes)"
             )
+        }
+        // A password is its UTF-8 bytes: a plaintext that is not UTF-8 is not a password.
+        guard String(validating: password, as: UTF8.self) != nil else {
+            throw MsgFailure(code: .badRequest, message: "'\(key)' opens to bytes that are not UTF-8")
         }
         return password
     }
 
+    /// A new password's length, in bytes of UTF-8 (the upper bound, 1024, is `openPassword`'s).
     private func requireStrength(_ password: [UInt8]) throws {
-        let characters = String(decoding: password, as: UTF8.self).count
-        guard characters >= self.options.minPasswordLength, password.count <= MsgLimits.passwordBytes else {
+        guard password.count >= self.options.minPasswordLength else {
             throw MsgFailure(
                 code: .weakPassword,
                 message:
-                    "A password needs at least \(self.options.minPasswordLength) characters and at most \(MsgLimits.passwordBytes) bytes; it has \(characters) characters in \(password.count) bytes"
+                    "A password needs at least \(self.options.minPasswordLength) bytes of UTF-8; it has \(password.count)"
             )
         }
     }
@@ -252,10 +262,10 @@ public final class MessagingService: FrameHandler, Sendable {
     private func register<R: StepRecorder>(_ request: PropertyListDictionary, recorder: inout R) async throws {
         let username = try Self.username(request, MsgKey.username)
         let key = try Self.publicKey(request)
-        _ = try Self.field { try request.data(MsgKey.password) }
-        let captchaID = try self.requireCaptcha(request)
-        let password = try self.openPassword(request, MsgKey.password, op: .register, binding: [username, captchaID])
+        let captcha = try Self.captchaFields(request)
+        let password = try self.openPassword(request, MsgKey.password, op: .register, binding: [username, captcha.id])
         try self.requireStrength(password)
+        try self.requireCaptcha(captcha)
         let kdf = self.options.kdf
         let salt = kdf.makeSalt()
         let (hash, hashing) = try await self.checks.run { try kdf.derive(password: password, salt: salt) }
@@ -337,9 +347,9 @@ public final class MessagingService: FrameHandler, Sendable {
         recorder: inout R
     ) async throws -> String {
         let username = try Self.username(request, MsgKey.username)
-        _ = try Self.field { try request.data(MsgKey.password) }
-        let captchaID = try self.requireCaptcha(request)
-        let password = try self.openPassword(request, MsgKey.password, op: .login, binding: [username, captchaID])
+        let captcha = try Self.captchaFields(request)
+        let password = try self.openPassword(request, MsgKey.password, op: .login, binding: [username, captcha.id])
+        try self.requireCaptcha(captcha)
         guard let account = try await self.store.account(named: username) else {
             // An unknown name costs what a known one does, and answers the same.
             let kdf = self.options.kdf

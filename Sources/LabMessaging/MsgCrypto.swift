@@ -29,7 +29,12 @@ public enum MsgCrypto {
 
     /// Seals `password` to `serverKey` (raw X25519): encapsulated key ‖ ciphertext.
     public static func sealPassword(_ password: String, to serverKey: [UInt8], context: [UInt8]) throws -> [UInt8] {
-        try Self.seal(Array(password.utf8), to: serverKey, info: Self.passwordInfo, context: context)
+        try Self.sealPassword(bytes: Array(password.utf8), to: serverKey, context: context)
+    }
+
+    /// Seals any plaintext as a password (tests: a plaintext that is not UTF-8 is refused).
+    public static func sealPassword(bytes: [UInt8], to serverKey: [UInt8], context: [UInt8]) throws -> [UInt8] {
+        try Self.seal(bytes, to: serverKey, info: Self.passwordInfo, context: context)
     }
 
     /// Opens a sealed password with the server's private key; nil if it does not open.
