@@ -54,7 +54,7 @@ struct MsgInteropTests {
 
         var database: URL { self.folder.appendingPathComponent("m.sqlite") }
 
-        static func start() async throws -> Served {
+        static func start(_ extra: [String] = []) async throws -> Served {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "msg-interop-\(UUID().uuidString)"
             )
@@ -63,7 +63,7 @@ struct MsgInteropTests {
                 [
                     "--db", folder.appendingPathComponent("m.sqlite").path, "--kdf", "pbkdf2-sha256",
                     "--pbkdf2-iterations", "1000",
-                ],
+                ] + extra,
                 timeout: MsgInteropTests.wait
             )
             return Served(folder: folder, server: server, address: address)

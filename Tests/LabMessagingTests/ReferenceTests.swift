@@ -89,6 +89,48 @@ import Testing
         #expect(try await harness.store.account(named: "carol") == nil)
     }
 
+    // MARK: - Policies (point 3)
+
+    @Test(
+        "seed: the 3rd failure carries until (now + 30 min); after it, the 4th and the locking 5th are badCredentials without until; then locked"
+    )
+    func seedLockingFailureAnswer() async throws {
+        let harness = try await Harness(policy: .seedDefault)
+        var (alice, client) = try await harness.registered("alice")
+        let start = Int(harness.clock.now().timeIntervalSince1970)
+        var answers: [Result<String, MsgFailure>] = []
+        for _ in 0..<3 { answers.append(try await Harness.attempt(&alice, client, password: "wrong password")) }
+        #expect(answers.map(\.failureCode) == [.badCredentials, .badCredentials, .badCredentials])
+        #expect(answers.map(Self.until) == [nil, nil, start + 1800])
+        let early = try await Harness.attempt(&alice, client, password: "correct horse")
+        #expect(early.failureCode == .postponed && Self.until(early) == start + 1800, "\(early)")
+        harness.clock.advance(by: 1800)
+        let fourth = try await Harness.attempt(&alice, client, password: "wrong password")
+        let fifth = try await Harness.attempt(&alice, client, password: "wrong password")
+        #expect(fourth.failureCode == .badCredentials && Self.until(fourth) == nil, "\(fourth)")
+        #expect(fifth.failureCode == .badCredentials && Self.until(fifth) == nil, "the locking failure: \(fifth)")
+        #expect(try await harness.state("alice") == LoginState(failures: 5, postponedUntil: nil, locked: true))
+        let after = try await Harness.attempt(&alice, client, password: "correct horse")
+        #expect(after.failureCode == .locked, "\(after)")
+    }
+
+    @Test(
+        "throttle: 5 failures answer badCredentials without until; the 6th is checked, counted, and carries until (now + 60 s)"
+    )
+    func throttleFreeFailures() async throws {
+        let harness = try await Harness(policy: .default)
+        var (alice, client) = try await harness.registered("alice")
+        let start = Int(harness.clock.now().timeIntervalSince1970)
+        var answers: [Result<String, MsgFailure>] = []
+        for _ in 0..<6 { answers.append(try await Harness.attempt(&alice, client, password: "wrong password")) }
+        #expect(answers.allSatisfy { $0.failureCode == .badCredentials }, "\(answers)")
+        #expect(answers.map(Self.until) == [nil, nil, nil, nil, nil, start + 60])
+        #expect(try await harness.state("alice")?.failures == 6)
+        let seventh = try await Harness.attempt(&alice, client, password: "correct horse")
+        #expect(seventh.failureCode == .postponed && Self.until(seventh) == start + 60, "\(seventh)")
+        #expect(try await harness.state("alice")?.failures == 6, "a postponed attempt counts nothing")
+    }
+
     // MARK: - Bad requests (point 3)
 
     @Test("bad requests answer badRequest, count nothing and leave the captcha usable")
@@ -187,5 +229,80 @@ import Testing
         // The captcha every login above carried still answers one.
         let login = try await alice.login(client, captcha: captcha, recorder: &quiet)
         #expect(login.succeeded, "the captcha was used up: \(login)")
+    }
+
+    // MARK: - Captchas, fields, names (point 3)
+
+    @Test("a captcha asked for on one connection answers a login on another")
+    func captchaFromAnotherConnection() async throws {
+        let harness = try await Harness()
+        _ = try await harness.registered("alice")
+        let endpoint = try await TCPTransport(options: TransportOptions()).serve(harness.service)
+        var quiet = NoStepRecorder()
+        let first = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+        let second = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+        var alice = MessagingUser(username: "alice", password: "correct horse")
+        let captcha = try await alice.solveCaptcha(first, recorder: &quiet)
+        await first.connection.close()
+        let login = try await alice.login(second, captcha: captcha, recorder: &quiet)
+        #expect(login.succeeded, "\(login)")
+        await second.connection.close()
+        await endpoint.shutdown()
+    }
+
+    @Test("unknown fields are ignored")
+    func unknownFieldsAreIgnored() async throws {
+        let harness = try await Harness()
+        var (alice, client) = try await harness.registered("alice")
+        var quiet = NoStepRecorder()
+        let captcha = try await alice.solveCaptcha(client, recorder: &quiet)
+        let sealed = try Self.sealedLogin(Array("correct horse".utf8), "alice", captcha)
+        let answer = try await BadRequestTests.send(client) {
+            Self.login(&$0, username: "alice", sealed: sealed, captcha: captcha)
+            $0.set("colour", string: "blue")
+            $0.set("ok", bool: false)
+            $0.set("retries", integer: 3)
+        }
+        #expect(try answer.optionalBool(MsgKey.ok) == true, "\(answer)")
+        #expect(try !answer.string(MsgKey.token).isEmpty)
+        let extra = try await BadRequestTests.send(client) {
+            $0.set(MsgKey.op, string: MsgOp.captcha.rawValue)
+            $0.set("extra", data: [1, 2, 3])
+        }
+        #expect(try extra.optionalBool(MsgKey.ok) == true, "\(extra)")
+    }
+
+    @Test("user names are case-sensitive: 'Alice' and 'alice' are two accounts")
+    func namesAreCaseSensitive() async throws {
+        let harness = try await Harness()
+        var (upper, client) = try await harness.registered("Alice", password: "upper password")
+        var quiet = NoStepRecorder()
+        var lower = MessagingUser(username: "alice", password: "lower password")
+        let registered = try await lower.register(client, recorder: &quiet)
+        #expect(registered.succeeded, "\(registered)")
+        #expect(try await Harness.attempt(&upper, client, password: "upper password").succeeded)
+        #expect(try await Harness.attempt(&lower, client, password: "lower password").succeeded)
+        var shouting = MessagingUser(username: "ALICE", password: "upper password")
+        #expect(try await Harness.attempt(&shouting, client, password: "upper password").failureCode == .badCredentials)
+        #expect(try await Harness.attempt(&lower, client, password: "upper password").failureCode == .badCredentials)
+    }
+
+    @Test("rekey's answer is the current version + 1: 1 → 2 → 3")
+    func rekeyVersionIsCurrentPlusOne() async throws {
+        let harness = try await Harness()
+        var (alice, client) = try await harness.registered("alice")
+        var (bob, _) = try await harness.registered("bob")
+        var quiet = NoStepRecorder()
+        try await alice.logIn(client, recorder: &quiet)
+        try await bob.logIn(client, recorder: &quiet)
+        var side = ChatSide(user: alice, peer: "bob")
+        try await side.open(client, recorder: &quiet).orThrow()
+        _ = try await side.send(Array("first".utf8), client, recorder: &quiet)
+        #expect(try await side.rekey(client, peerKey: bob.publicKey, recorder: &quiet).get() == 2)
+        #expect(try await side.rekey(client, peerKey: bob.publicKey, recorder: &quiet).get() == 3)
+        var reader = ChatSide(user: bob, peer: "alice")
+        let texts = try await reader.fetch(client, fromStart: true, recorder: &quiet)
+        #expect(texts.map { String(decoding: $0.text, as: UTF8.self) } == ["first"])
+        #expect(reader.key?.version == 3)
     }
 }
