@@ -24,6 +24,9 @@ public struct MessagingOptions: Sendable, Hashable {
     public var kdfWorkers: Int
     /// Password checks that may wait for a worker; one more is answered `busy`.
     public var kdfQueueLimit: Int
+    /// Password checks of one account that may wait for the one before them to end (they
+    /// hold no worker and no place in the queue while they wait); one more is answered `busy`.
+    public var accountWaitLimit: Int
 
     /// The default of `kdfWorkers`: half the cores (at least one), so that a flood of
     /// passwords leaves the rest to everyone else.
@@ -38,7 +41,8 @@ public struct MessagingOptions: Sendable, Hashable {
         rekeyStall: TimeInterval? = nil,
         captchaCapacity: Int = 100_000,
         kdfWorkers: Int = MessagingOptions.defaultKDFWorkers,
-        kdfQueueLimit: Int = 64
+        kdfQueueLimit: Int = 64,
+        accountWaitLimit: Int = 256
     ) {
         self.kdf = kdf
         self.policy = policy
@@ -48,6 +52,7 @@ public struct MessagingOptions: Sendable, Hashable {
         self.captchaCapacity = max(1, captchaCapacity)
         self.kdfWorkers = max(1, kdfWorkers)
         self.kdfQueueLimit = max(0, kdfQueueLimit)
+        self.accountWaitLimit = max(0, accountWaitLimit)
     }
 
     /// What a report says about them, e.g. `kdf scrypt:17:8:1, policy throttle (…), captcha csprng`.
@@ -77,6 +82,8 @@ public final class MessagingService: FrameHandler, Sendable {
     /// A salt for the KDF run on unknown user names, so that they cost what a known one does.
     private let decoySalt: [UInt8]
     private let checks: PasswordChecks
+    /// One password check at a time per account.
+    private let turns: AccountTurns
 
     struct Session: Sendable {
         var userID: Int64
@@ -100,6 +107,7 @@ public final class MessagingService: FrameHandler, Sendable {
         self.captchas = CaptchaBook(generator: options.captcha, clock: clock, capacity: options.captchaCapacity)
         self.decoySalt = options.kdf.makeSalt()
         self.checks = PasswordChecks(workers: options.kdfWorkers, queueLimit: options.kdfQueueLimit)
+        self.turns = AccountTurns(waitLimit: options.accountWaitLimit)
     }
 
     /// The server's X25519 public key, which clients seal passwords to.
@@ -287,13 +295,22 @@ public final class MessagingService: FrameHandler, Sendable {
         case refused(LoginGate)
     }
 
-    /// Checks `password` for `account` under the policy: gate, KDF outside any transaction,
-    /// then the counter update inside one write transaction that re-reads the account.
+    /// Checks `password` for `account` under the policy, in the account's turn (one check
+    /// per account at a time, in arrival order): the account read afresh, the gate, the KDF
+    /// outside any transaction, then the counter update inside one write transaction that
+    /// re-reads the account.
     private func attempt<R: StepRecorder>(
-        _ account: MessagingStore.Account,
+        _ stale: MessagingStore.Account,
         password: [UInt8],
         recorder: inout R
     ) async throws -> Verdict {
+        try await self.turns.acquire(stale.id)
+        defer { self.turns.release(stale.id) }
+        // The checks before this one have landed: a postponement or lock they set refuses
+        // this one here, without a KDF run.
+        guard let account = try await self.store.read({ db in try MessagingStore.account(db, id: stale.id) }) else {
+            throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
+        }
         let policy = self.options.policy
         let gate = policy.gate(account.state, now: self.clock.now())
         guard gate == .open else { return .refused(gate) }
