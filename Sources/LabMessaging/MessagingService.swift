@@ -127,7 +127,8 @@ public final class MessagingService: FrameHandler, Sendable {
             return FrameAnswer(
                 body: Self.encode(failure),
                 closeReason: isRequest ? nil : "badRequest: \(failure.message)",
-                group: "msg/1"
+                group: "msg/1",
+                errorCode: failure.code.rawValue
             )
         }
         var op = "?"
@@ -144,11 +145,11 @@ public final class MessagingService: FrameHandler, Sendable {
             let answer = try await self.perform(known, request, recorder: &recorder)
             return FrameAnswer(body: Self.encode(answer), group: op)
         } catch let failure as MsgFailure {
-            return FrameAnswer(body: Self.encode(failure), group: op)
+            return FrameAnswer(body: Self.encode(failure), group: op, errorCode: failure.code.rawValue)
         } catch {
             self.logger.error("msg/1 \(op) failed: \(error)")
             let failure = MsgFailure(code: .serverError, message: "The server failed; nothing changed")
-            return FrameAnswer(body: Self.encode(failure), group: op)
+            return FrameAnswer(body: Self.encode(failure), group: op, errorCode: failure.code.rawValue)
         }
     }
 
