@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LabCore
 import LabMessaging
@@ -304,5 +305,50 @@ import Testing
         let texts = try await reader.fetch(client, fromStart: true, recorder: &quiet)
         #expect(texts.map { String(decoding: $0.text, as: UTF8.self) } == ["first"])
         #expect(reader.key?.version == 3)
+    }
+
+    // MARK: - HPKE (point 6)
+
+    @Test(
+        "a password sealed as the reference says (HPKE info with the op, field and binding; no associated data) logs in"
+    )
+    func passwordSealedAsTheReferenceSays() async throws {
+        let harness = try await Harness()
+        var (alice, client) = try await harness.registered("alice")
+        var quiet = NoStepRecorder()
+        let captcha = try await alice.solveCaptcha(client, recorder: &quiet)
+        let info = "crypto-lab msg/1 password\nlogin\npassword\nalice\n\(captcha.id)"
+        var sender = try HPKE.Sender(
+            recipientKey: try Curve25519.KeyAgreement.PublicKey(rawRepresentation: captcha.serverKey),
+            ciphersuite: .Curve25519_SHA256_ChachaPoly,
+            info: Data(info.utf8)
+        )
+        let sealed = Array(sender.encapsulatedKey) + Array(try sender.seal(Array("correct horse".utf8)))
+        let answer = try await BadRequestTests.send(client) {
+            Self.login(&$0, username: "alice", sealed: sealed, captcha: captcha)
+        }
+        #expect(try answer.optionalBool(MsgKey.ok) == true, "\(answer)")
+    }
+
+    @Test(
+        "a chat key is wrapped as the reference says: HPKE info 'crypto-lab msg/1 chat key\\n<lower>\\n<higher>\\nv<version>', no associated data"
+    )
+    func chatKeyWrappedAsTheReferenceSays() throws {
+        let bob = Curve25519.KeyAgreement.PrivateKey()
+        let key = SymmetricKey(size: .bits256)
+        let wrapped = try MsgCrypto.wrapChatKey(
+            key,
+            for: Array(bob.publicKey.rawRepresentation),
+            context: MsgCrypto.chatKeyContext(users: ("bob", "alice"), version: 3)
+        )
+        #expect(wrapped.count == 80)
+        var recipient = try HPKE.Recipient(
+            privateKey: bob,
+            ciphersuite: .Curve25519_SHA256_ChachaPoly,
+            info: Data("crypto-lab msg/1 chat key\nalice\nbob\nv3".utf8),
+            encapsulatedKey: Data(wrapped.prefix(32))
+        )
+        let opened = try recipient.open(Data(wrapped.dropFirst(32)))
+        #expect(opened == key.withUnsafeBytes { Data($0) })
     }
 }
