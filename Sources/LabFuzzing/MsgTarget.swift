@@ -13,8 +13,10 @@ import LabWire
 /// alice's real one, so fuzzed sends, fetches, rekeys and key look-ups reach the code behind
 /// the session check instead of stopping at it. The input is otherwise the request body.
 ///
-/// Properties: every answer is a property-list dictionary with a boolean `ok`; a refusal
-/// carries an `error` that is one of msg/1's codes and a `message`.
+/// Properties: every answer is a property-list dictionary; to a body whose top-level
+/// dictionary has an `op` key (whatever its values), the answer has a boolean `ok` and keeps
+/// the connection open, and a refusal carries an `error` that is one of msg/1's codes and a
+/// `message`.
 enum MsgTarget {
     private struct Fixture: Sendable {
         var router: ProtocolRouter
@@ -172,11 +174,15 @@ enum MsgTarget {
         } catch {
             throw FuzzFailure("the answer is not a property-list dictionary: \(error)")
         }
-        // A body without an `op` is cx/1's to answer (CXTarget checks those answers).
-        guard (try? PropertyListDictionary(decoding: request))?.contains(MsgKey.op) == true else { return }
+        // A body without an `op` key is cx/1's to answer (CXTarget checks those answers).
+        guard PropertyListDictionary.topLevelKeys(of: request)?.contains(MsgKey.op) == true else { return }
         guard let ok = try? reply.optionalBool(MsgKey.ok) else {
             throw FuzzFailure("a msg/1 answer without a boolean 'ok'")
         }
+        try expect(
+            answer.closeReason == nil,
+            "a msg/1 answer closes the connection: \(answer.closeReason ?? "")"
+        )
         if !ok {
             let code = try? reply.optionalString(MsgKey.error)
             try expect(

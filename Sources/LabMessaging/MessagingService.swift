@@ -24,6 +24,9 @@ public struct MessagingOptions: Sendable, Hashable {
     public var kdfWorkers: Int
     /// Password checks that may wait for a worker; one more is answered `busy`.
     public var kdfQueueLimit: Int
+    /// Password checks of one account that may wait for the one before them to end (they
+    /// hold no worker and no place in the queue while they wait); one more is answered `busy`.
+    public var accountWaitLimit: Int
 
     /// The default of `kdfWorkers`: half the cores (at least one), so that a flood of
     /// passwords leaves the rest to everyone else.
@@ -38,7 +41,8 @@ public struct MessagingOptions: Sendable, Hashable {
         rekeyStall: TimeInterval? = nil,
         captchaCapacity: Int = 100_000,
         kdfWorkers: Int = MessagingOptions.defaultKDFWorkers,
-        kdfQueueLimit: Int = 64
+        kdfQueueLimit: Int = 64,
+        accountWaitLimit: Int = 256
     ) {
         self.kdf = kdf
         self.policy = policy
@@ -48,6 +52,7 @@ public struct MessagingOptions: Sendable, Hashable {
         self.captchaCapacity = max(1, captchaCapacity)
         self.kdfWorkers = max(1, kdfWorkers)
         self.kdfQueueLimit = max(0, kdfQueueLimit)
+        self.accountWaitLimit = max(0, accountWaitLimit)
     }
 
     /// What a report says about them, e.g. `kdf scrypt:17:8:1, policy throttle (…), captcha csprng`.
@@ -59,7 +64,8 @@ public struct MessagingOptions: Sendable, Hashable {
 /// The msg/1 server: answers one request body at a time (README, "msg/1 reference").
 ///
 /// Error answers keep the connection open (a wrong password is not a protocol error); a
-/// body that is not a property list is answered `badRequest` and closes it.
+/// body that is not a property-list dictionary with an `op` key is answered `badRequest`
+/// and closes it.
 public final class MessagingService: FrameHandler, Sendable {
     /// The store.
     public let store: MessagingStore
@@ -76,6 +82,8 @@ public final class MessagingService: FrameHandler, Sendable {
     /// A salt for the KDF run on unknown user names, so that they cost what a known one does.
     private let decoySalt: [UInt8]
     private let checks: PasswordChecks
+    /// One password check at a time per account.
+    private let turns: AccountTurns
 
     struct Session: Sendable {
         var userID: Int64
@@ -99,6 +107,7 @@ public final class MessagingService: FrameHandler, Sendable {
         self.captchas = CaptchaBook(generator: options.captcha, clock: clock, capacity: options.captchaCapacity)
         self.decoySalt = options.kdf.makeSalt()
         self.checks = PasswordChecks(workers: options.kdfWorkers, queueLimit: options.kdfQueueLimit)
+        self.turns = AccountTurns(waitLimit: options.accountWaitLimit)
     }
 
     /// The server's X25519 public key, which clients seal passwords to.
@@ -111,10 +120,15 @@ public final class MessagingService: FrameHandler, Sendable {
             request = try PropertyListDictionary(decoding: body)
         } catch {
             let failure = MsgFailure(code: .badRequest, message: "\(error)")
+            // A property list with an `op` key is a msg/1 request, even with a value no body
+            // may hold (a container, say): a bad request, answered with the connection kept
+            // open like any other. Anything else is not msg/1 at all, and ends the connection.
+            let isRequest = PropertyListDictionary.topLevelKeys(of: body)?.contains(MsgKey.op) ?? false
             return FrameAnswer(
                 body: Self.encode(failure),
-                closeReason: "badRequest: \(failure.message)",
-                group: "msg/1"
+                closeReason: isRequest ? nil : "badRequest: \(failure.message)",
+                group: "msg/1",
+                errorCode: failure.code.rawValue
             )
         }
         var op = "?"
@@ -131,11 +145,11 @@ public final class MessagingService: FrameHandler, Sendable {
             let answer = try await self.perform(known, request, recorder: &recorder)
             return FrameAnswer(body: Self.encode(answer), group: op)
         } catch let failure as MsgFailure {
-            return FrameAnswer(body: Self.encode(failure), group: op)
+            return FrameAnswer(body: Self.encode(failure), group: op, errorCode: failure.code.rawValue)
         } catch {
             self.logger.error("msg/1 \(op) failed: \(error)")
             let failure = MsgFailure(code: .serverError, message: "The server failed; nothing changed")
-            return FrameAnswer(body: Self.encode(failure), group: op)
+            return FrameAnswer(body: Self.encode(failure), group: op, errorCode: failure.code.rawValue)
         }
     }
 
@@ -196,10 +210,17 @@ public final class MessagingService: FrameHandler, Sendable {
         return IssuedCaptcha(id: id, challenge: text, serverKey: self.publicKey)
     }
 
-    /// Redeems the request's captcha or throws `badCaptcha` carrying a new one.
-    private func requireCaptcha(_ request: PropertyListDictionary) throws -> String {
-        let id = try Self.field { try request.string(MsgKey.captchaID) }
-        let answer = try Self.field { try request.string(MsgKey.captcha) }
+    /// The request's captcha id and answer (`badRequest` if either is missing or not a
+    /// string); nothing is redeemed yet.
+    private static func captchaFields(_ request: PropertyListDictionary) throws -> (id: String, answer: String) {
+        (try Self.field { try request.string(MsgKey.captchaID) }, try Self.field { try request.string(MsgKey.captcha) })
+    }
+
+    /// Redeems the captcha or throws `badCaptcha` carrying a new one. Called only once the
+    /// request has passed every check that answers `badRequest` or `weakPassword`, so that
+    /// those leave the captcha usable.
+    private func requireCaptcha(_ fields: (id: String, answer: String)) throws {
+        let (id, answer) = fields
         guard id.utf8.count <= 64, answer.utf8.count <= 16, self.captchas.redeem(id: id, answer: answer) else {
             throw MsgFailure(
                 code: .badCaptcha,
@@ -207,7 +228,6 @@ public final class MessagingService: FrameHandler, Sendable {
                 captcha: self.issueCaptcha()
             )
         }
-        return id
     }
 
     private func openPassword(
@@ -227,19 +247,23 @@ public final class MessagingService: FrameHandler, Sendable {
             throw MsgFailure(
                 code: .badRequest,
                 message:
-                    "'\(key)' does not open with the server's key for this request (sealed to another key, or replayed)"
+                    "'\(key)' does not open with the server's key for this request (sealed to another key, replayed, or over \(MsgLimits.passwordBytes) bytes)"
             )
+        }
+        // A password is its UTF-8 bytes: a plaintext that is not UTF-8 is not a password.
+        guard String(validating: password, as: UTF8.self) != nil else {
+            throw MsgFailure(code: .badRequest, message: "'\(key)' opens to bytes that are not UTF-8")
         }
         return password
     }
 
+    /// A new password's length, in bytes of UTF-8 (the upper bound, 1024, is `openPassword`'s).
     private func requireStrength(_ password: [UInt8]) throws {
-        let characters = String(decoding: password, as: UTF8.self).count
-        guard characters >= self.options.minPasswordLength, password.count <= MsgLimits.passwordBytes else {
+        guard password.count >= self.options.minPasswordLength else {
             throw MsgFailure(
                 code: .weakPassword,
                 message:
-                    "A password needs at least \(self.options.minPasswordLength) characters and at most \(MsgLimits.passwordBytes) bytes; it has \(characters) characters in \(password.count) bytes"
+                    "A password needs at least \(self.options.minPasswordLength) bytes of UTF-8; it has \(password.count)"
             )
         }
     }
@@ -247,10 +271,10 @@ public final class MessagingService: FrameHandler, Sendable {
     private func register<R: StepRecorder>(_ request: PropertyListDictionary, recorder: inout R) async throws {
         let username = try Self.username(request, MsgKey.username)
         let key = try Self.publicKey(request)
-        _ = try Self.field { try request.data(MsgKey.password) }
-        let captchaID = try self.requireCaptcha(request)
-        let password = try self.openPassword(request, MsgKey.password, op: .register, binding: [username, captchaID])
+        let captcha = try Self.captchaFields(request)
+        let password = try self.openPassword(request, MsgKey.password, op: .register, binding: [username, captcha.id])
         try self.requireStrength(password)
+        try self.requireCaptcha(captcha)
         let kdf = self.options.kdf
         let salt = kdf.makeSalt()
         let (hash, hashing) = try await self.checks.run { try kdf.derive(password: password, salt: salt) }
@@ -272,13 +296,22 @@ public final class MessagingService: FrameHandler, Sendable {
         case refused(LoginGate)
     }
 
-    /// Checks `password` for `account` under the policy: gate, KDF outside any transaction,
-    /// then the counter update inside one write transaction that re-reads the account.
+    /// Checks `password` for `account` under the policy, in the account's turn (one check
+    /// per account at a time, in arrival order): the account read afresh, the gate, the KDF
+    /// outside any transaction, then the counter update inside one write transaction that
+    /// re-reads the account.
     private func attempt<R: StepRecorder>(
-        _ account: MessagingStore.Account,
+        _ stale: MessagingStore.Account,
         password: [UInt8],
         recorder: inout R
     ) async throws -> Verdict {
+        try await self.turns.acquire(stale.id)
+        defer { self.turns.release(stale.id) }
+        // The checks before this one have landed: a postponement or lock they set refuses
+        // this one here, without a KDF run.
+        guard let account = try await self.store.read({ db in try MessagingStore.account(db, id: stale.id) }) else {
+            throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
+        }
         let policy = self.options.policy
         let gate = policy.gate(account.state, now: self.clock.now())
         guard gate == .open else { return .refused(gate) }
@@ -332,9 +365,9 @@ public final class MessagingService: FrameHandler, Sendable {
         recorder: inout R
     ) async throws -> String {
         let username = try Self.username(request, MsgKey.username)
-        _ = try Self.field { try request.data(MsgKey.password) }
-        let captchaID = try self.requireCaptcha(request)
-        let password = try self.openPassword(request, MsgKey.password, op: .login, binding: [username, captchaID])
+        let captcha = try Self.captchaFields(request)
+        let password = try self.openPassword(request, MsgKey.password, op: .login, binding: [username, captcha.id])
+        try self.requireCaptcha(captcha)
         guard let account = try await self.store.account(named: username) else {
             // An unknown name costs what a known one does, and answers the same.
             let kdf = self.options.kdf
@@ -653,10 +686,13 @@ public struct ProtocolRouter: FrameHandler {
     public func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
         // Decoded only if the key `op` may be in it: a cx/1 request (which has none) is not
         // decoded twice.
+        // Only the keys decide: a body with the key `op` whose values msg/1 refuses (a
+        // container, say) is still msg/1's to answer, with its own error answer.
         if body.starts(with: PropertyListDictionary.magic), Self.mayContainOpKey(body),
-            let request = try? PropertyListDictionary(decoding: body), request.contains(MsgKey.op)
+            let keys = PropertyListDictionary.topLevelKeys(of: body), keys.contains(MsgKey.op)
         {
-            if let name = try? request.optionalString(MsgKey.op), let handler = self.ops[name] {
+            let request = try? PropertyListDictionary(decoding: body)
+            if let name = try? request?.optionalString(MsgKey.op), let handler = self.ops[name] {
                 return await handler.respond(to: body, recorder: &recorder)
             }
             if let msg = self.msg { return await msg.respond(to: body, recorder: &recorder) }

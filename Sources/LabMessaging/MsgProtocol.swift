@@ -19,7 +19,7 @@ public enum MsgErrorCode: String, Sendable, CaseIterable, Equatable {
     case postponed
     /// The account is locked for good.
     case locked
-    /// The new password is too short or too long.
+    /// The new password is shorter than the service's minimum (in bytes of UTF-8).
     case weakPassword
     /// The token is unknown or logged out.
     case notLoggedIn

@@ -21,7 +21,8 @@ public final class ServerRecording: Sendable {
         public var steps: [String: [Step: Histogram<UInt64>]] = [:]
         /// Per group, the requests answered without error.
         public var exchanges: [String: UInt64] = [:]
-        /// Per group, the requests answered with an error.
+        /// Per group, the requests answered with an error: cx/1's error frames and msg/1's
+        /// answers with `ok` false, by code.
         public var errors: [String: [String: UInt64]] = [:]
         /// Why connections ended, by reason code (`peer-closed`, `frameTooLarge`, `timedOut`, …).
         public var closes: [String: UInt64] = [:]
@@ -46,13 +47,13 @@ public final class ServerRecording: Sendable {
             }
         }
 
-        /// Records one answer: its steps under `group` if it succeeded, else its error code.
+        /// Records one answer: its steps under `group`, and its error code if it failed.
         mutating func record(_ timings: StepTimings, group: String, error: String?) {
             if let error {
                 self.errors[group, default: [:]][error, default: 0] += 1
-                return
+            } else {
+                self.exchanges[group, default: 0] += 1
             }
-            self.exchanges[group, default: 0] += 1
             for (step, nanoseconds) in timings.entries {
                 self.steps[group, default: [:]][
                     step,

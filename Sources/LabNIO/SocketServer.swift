@@ -306,8 +306,15 @@ public final class SocketServer: Sendable {
                     var timings = StepTimings()
                     let answer = await handler.respond(to: Array(frame.readableBytesView), recorder: &timings)
                     let group = answer.group ?? "-"
-                    let errorCode = answer.closeReason.map { String($0.prefix { $0 != ":" }) }
-                    record?.record(timings, group: group, error: errorCode)
+                    // An error answer is counted whether it closes the connection (cx/1's, by its
+                    // reason's code) or not (msg/1's); the steps of one that keeps the
+                    // connection open (a wrong password's KDF run) are the server's work too.
+                    let errorCode = answer.closeReason.map { String($0.prefix { $0 != ":" }) } ?? answer.errorCode
+                    record?.record(
+                        answer.closeReason == nil ? timings : StepTimings(),
+                        group: group,
+                        error: errorCode
+                    )
                     if box == nil { box = mailbox?.box(for: peerKey) }
                     box?.deposit(timings)
                     try await outbound.write(ByteBuffer(bytes: answer.body))

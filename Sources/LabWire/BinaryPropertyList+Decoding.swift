@@ -10,6 +10,16 @@ extension BinaryPropertyList {
             return try reader.topDictionary()
         }
     }
+
+    /// The keys of `body`'s top dictionary, read as `decode` reads them, without its values:
+    /// whether a body is msg/1 (it has the key `op`) does not depend on whether its values
+    /// are ones a body may hold.
+    static func keys(_ body: [UInt8]) throws -> [String] {
+        try body.withUnsafeBufferPointer { bytes in
+            var reader = try BinaryPropertyListReader(bytes)
+            return try reader.topKeys()
+        }
+    }
 }
 
 /// Reads one body. Every byte it reads has been checked to lie inside the objects (before the
@@ -73,25 +83,7 @@ private struct BinaryPropertyListReader {
 
     /// Reads the top object, which must be a flat dictionary.
     mutating func topDictionary() throws -> [BinaryPropertyList.Entry] {
-        let start = try self.offset(of: self.topObject)
-        let marker = self.bytes[start]
-        guard marker >> 4 == Marker.dictionary else {
-            throw LabError(
-                .malformedMessage,
-                "The property list's top level is \(Self.typeName(marker)), not a dictionary"
-            )
-        }
-        let (keys, references) = try self.length(at: start, of: .dictionary)
-        guard keys <= UInt64(BinaryPropertyList.maxKeys) else {
-            throw LabError(
-                .malformedMessage,
-                "The body's dictionary has \(keys) keys; at most \(BinaryPropertyList.maxKeys) are accepted"
-            )
-        }
-        let count = Int(keys)
-        guard 2 * count * self.referenceSize <= self.objectsEnd - references else {
-            throw Self.malformed("its dictionary's \(count) keys and values run past the objects")
-        }
+        let (count, references) = try self.topDictionaryLayout()
         var entries: [BinaryPropertyList.Entry] = []
         entries.reserveCapacity(count)
         for index in 0..<count {
@@ -115,6 +107,41 @@ private struct BinaryPropertyListReader {
             entries.append(BinaryPropertyList.Entry(key: key, value: value))
         }
         return entries
+    }
+
+    /// Reads the top dictionary's keys alone, not its values.
+    mutating func topKeys() throws -> [String] {
+        let (count, references) = try self.topDictionaryLayout()
+        var keys: [String] = []
+        keys.reserveCapacity(count)
+        for index in 0..<count {
+            keys.append(try self.key(try self.reference(at: references + index * self.referenceSize), index: index))
+        }
+        return keys
+    }
+
+    /// The top dictionary's number of keys and where its key references begin.
+    private func topDictionaryLayout() throws -> (count: Int, references: Int) {
+        let start = try self.offset(of: self.topObject)
+        let marker = self.bytes[start]
+        guard marker >> 4 == Marker.dictionary else {
+            throw LabError(
+                .malformedMessage,
+                "The property list's top level is \(Self.typeName(marker)), not a dictionary"
+            )
+        }
+        let (keys, references) = try self.length(at: start, of: .dictionary)
+        guard keys <= UInt64(BinaryPropertyList.maxKeys) else {
+            throw LabError(
+                .malformedMessage,
+                "The body's dictionary has \(keys) keys; at most \(BinaryPropertyList.maxKeys) are accepted"
+            )
+        }
+        let count = Int(keys)
+        guard 2 * count * self.referenceSize <= self.objectsEnd - references else {
+            throw Self.malformed("its dictionary's \(count) keys and values run past the objects")
+        }
+        return (count, references)
     }
 
     /// Key number `index`, which must be a string.

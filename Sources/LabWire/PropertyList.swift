@@ -29,6 +29,14 @@ public struct PropertyListDictionary: Sendable {
         self.entries = try BinaryPropertyList.decode(body)
     }
 
+    /// The keys of `body`'s top-level dictionary, without decoding its values (which may be
+    /// ones `init(decoding:)` refuses, such as a container); nil unless `body` is a binary
+    /// property list whose top level is a dictionary of string keys.
+    public static func topLevelKeys(of body: [UInt8]) -> [String]? {
+        guard body.starts(with: Self.magic) else { return nil }
+        return try? BinaryPropertyList.keys(body)
+    }
+
     /// Encodes as a binary property list, keys in sorted order.
     public func encoded() throws -> [UInt8] {
         try BinaryPropertyList.encode(self.entries)

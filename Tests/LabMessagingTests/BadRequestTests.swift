@@ -244,3 +244,72 @@ import Testing
         #expect(try await Harness.attempt(&fresh, client, password: "correct horse").failureCode == .badCredentials)
     }
 }
+
+/// Where a body goes on `lab serve`'s port, and how msg/1 answers one it cannot read.
+@Suite struct ContainerValueTests {
+    /// cx/1's stand-in: answers a marker and closes, as a cx/1 error would.
+    struct CXStandIn: FrameHandler {
+        func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
+            var answer = PropertyListDictionary()
+            answer.set("cx", bool: true)
+            return FrameAnswer(body: (try? answer.encoded()) ?? [], closeReason: "cx: stand-in")
+        }
+    }
+
+    /// Bodies with the key `op` and a value no msg/1 body may hold, made by Foundation's
+    /// encoder (not the lab's, which cannot write containers).
+    static func bodies() throws -> [(String, [UInt8])] {
+        let requests: [(String, [String: Any])] = [
+            ("a dictionary user name", ["op": "register", "username": ["nested": "x"]]),
+            ("an array password", ["op": "login", "username": "alice", "password": [1, 2, 3]]),
+            ("an array op", ["op": ["login"]]),
+        ]
+        return try requests.map { name, request in
+            let data = try PropertyListSerialization.data(fromPropertyList: request, format: .binary, options: 0)
+            return (name, Array(data))
+        }
+    }
+
+    @Test("a msg/1 body holding a container is answered badRequest with ok false, the connection kept open")
+    func containerValuesAreBadRequests() async throws {
+        let harness = try await Harness()
+        let router = ProtocolRouter(cx: CXStandIn(), msg: harness.service)
+        for (name, body) in try Self.bodies() {
+            // On lab serve's port (the router) and where msg/1 is served alone (a scenario).
+            for handler in [router, harness.service] as [any FrameHandler] {
+                var quiet = NoStepRecorder()
+                let answer = await handler.respond(to: body, recorder: &quiet)
+                #expect(answer.closeReason == nil, "\(name): the connection closes (\(answer.closeReason ?? ""))")
+                let decoded = try PropertyListDictionary(decoding: answer.body)
+                #expect(try decoded.optionalBool("cx") == nil, "\(name): answered by cx/1")
+                #expect(try decoded.optionalBool(MsgKey.ok) == false, "\(name)")
+                #expect(try decoded.optionalString(MsgKey.error) == MsgErrorCode.badRequest.rawValue, "\(name)")
+                #expect(try decoded.optionalString(MsgKey.message)?.contains("container") == true, "\(name)")
+            }
+        }
+        // Over a connection: the next request on it is answered.
+        let client = try await harness.client()
+        var quiet = NoStepRecorder()
+        let answer = try await client.connection.request(try Self.bodies()[0].1, recorder: &quiet)
+        #expect(try PropertyListDictionary(decoding: answer).optionalString(MsgKey.error) == "badRequest")
+        #expect(try await client.captcha(recorder: &quiet).challenge.count == 5)
+    }
+
+    @Test(
+        "a body that is not a property-list dictionary with op still ends the connection; one without op goes to cx/1"
+    )
+    func otherBodiesAreNotMsg() async throws {
+        let harness = try await Harness()
+        var quiet = NoStepRecorder()
+        let garbage = await harness.service.respond(to: Array("not a plist".utf8), recorder: &quiet)
+        #expect(garbage.closeReason?.hasPrefix("badRequest") == true)
+        let router = ProtocolRouter(cx: CXStandIn(), msg: harness.service)
+        let data = try PropertyListSerialization.data(
+            fromPropertyList: ["suite": ["x25519"]] as [String: Any],
+            format: .binary,
+            options: 0
+        )
+        let answer = await router.respond(to: Array(data), recorder: &quiet)
+        #expect(try PropertyListDictionary(decoding: answer.body).optionalBool("cx") == true)
+    }
+}

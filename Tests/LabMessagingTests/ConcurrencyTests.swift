@@ -2,6 +2,7 @@ import Foundation
 import LabCore
 import LabMessaging
 import LabNIO
+import LabWire
 import Synchronization
 import Testing
 
@@ -158,20 +159,183 @@ import Testing
             kdfWorkers: 1,
             kdfQueueLimit: 2
         )
+        // Twelve accounts, one wrong login each: the checks of one account wait for each
+        // other outside the pool, so only several accounts at once can fill its queue.
+        let names = (0..<12).map { "target-\($0)" }
         var quiet = NoStepRecorder()
-        var owner = MessagingUser(username: "target", password: "correct horse")
-        try await owner.register(try await harness.client(), recorder: &quiet).orThrow()
-        let codes = try await ConcurrencyTests.wrongPasswordsAtOnce(12, on: "target") { try await harness.client() }
-        let counted = codes.filter { $0 == .badCredentials }.count
-        #expect(codes.allSatisfy { $0 == .busy || $0 == .badCredentials || $0 == .postponed }, "codes: \(codes)")
+        var prepared: [(MessagingClient, MessagingUser, IssuedCaptcha)] = []
+        for name in names {
+            var owner = MessagingUser(username: name, password: "correct horse")
+            let client = try await harness.client()
+            try await owner.register(client, recorder: &quiet).orThrow()
+            var attacker = MessagingUser(username: name, password: "wrong password")
+            let captcha = try await attacker.solveCaptcha(client, recorder: &quiet)
+            prepared.append((client, attacker, captcha))
+        }
+        let codes = try await withThrowingTaskGroup(of: (String, MsgErrorCode?).self) { group in
+            for (client, attacker, captcha) in prepared {
+                group.addTask {
+                    var attacker = attacker
+                    var quiet = NoStepRecorder()
+                    return (
+                        attacker.username,
+                        try await attacker.login(client, captcha: captcha, recorder: &quiet).failureCode
+                    )
+                }
+            }
+            var codes: [String: MsgErrorCode?] = [:]
+            for try await (name, code) in group { codes[name] = code }
+            return codes
+        }
+        #expect(codes.values.allSatisfy { $0 == .busy || $0 == .badCredentials }, "codes: \(codes)")
         // However many were busy (that depends on timing), only the checked ones counted.
-        let state = try #require(try await harness.state("target"))
-        #expect(state.failures == counted, "failures \(state.failures), counted answers \(counted); codes \(codes)")
-        // The owner still gets in if the flood left the account open (throttle: five free failures).
-        if counted < 5 {
+        for name in names {
+            let failures = try #require(try await harness.state(name)).failures
+            let code = codes[name] ?? nil
             #expect(
-                (try? await Harness.attempt(&owner, try await harness.client(), password: "correct horse").get()) != nil
+                failures == (code == .badCredentials ? 1 : 0),
+                "\(name): \(failures), answered \(String(describing: code))"
             )
         }
+    }
+}
+
+/// One password check per account at a time: logins that arrive while the account is being
+/// checked wait their turn (no worker, no place in the queue) and read its state then.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct AccountTurnsTests {
+    /// Counts the KDF runs of one request.
+    struct KDFCounter: StepRecorder {
+        var runs = 0
+        mutating func record(_ step: Step, nanoseconds: UInt64) {
+            if step == .kdf { self.runs += 1 }
+        }
+    }
+
+    @Test(
+        "100 wrong passwords at once on one account, one KDF worker: only the counted failures run a KDF; the rest are refused at once",
+        arguments: [LockoutPolicy.seedDefault, LockoutPolicy.default]
+    )
+    func waitingLoginsAreRefusedWithoutAKDF(policy: LockoutPolicy) async throws {
+        // As lab serve on 2 cores: one worker, a queue of 64.
+        let harness = try await Harness(
+            kdf: .scrypt(logN: 10, r: 8, p: 1),
+            policy: policy,
+            kdfWorkers: 1,
+            kdfQueueLimit: 64
+        )
+        _ = try await harness.registered("target")
+        let service = harness.service
+        var quiet = NoStepRecorder()
+        var bodies: [[UInt8]] = []
+        for _ in 0..<ConcurrencyTests.attempts {
+            let captcha = try await (try await harness.client()).captcha(recorder: &quiet)
+            var request = PropertyListDictionary()
+            ReferenceTests.login(
+                &request,
+                username: "target",
+                sealed: try ReferenceTests.sealedLogin(Array("wrong password".utf8), "target", captcha),
+                captcha: captcha
+            )
+            bodies.append(try request.encoded())
+        }
+        let answers = await withTaskGroup(of: (String?, Int).self) { group in
+            for body in bodies {
+                group.addTask {
+                    var counter = KDFCounter()
+                    let answer = await service.respond(to: body, recorder: &counter)
+                    let code = try? PropertyListDictionary(decoding: answer.body).optionalString(MsgKey.error)
+                    return (code, counter.runs)
+                }
+            }
+            var answers: [(String?, Int)] = []
+            for await answer in group { answers.append(answer) }
+            return answers
+        }
+        let counted: Int
+        switch policy {
+        case .seed(let postponeAfter, _, _): counted = postponeAfter
+        case .throttle(let free, _, _): counted = free + 1
+        }
+        let codes = answers.map(\.0)
+        #expect(codes.filter { $0 == MsgErrorCode.badCredentials.rawValue }.count == counted, "\(codes)")
+        #expect(
+            codes.filter { $0 == MsgErrorCode.postponed.rawValue }.count == ConcurrencyTests.attempts - counted,
+            "\(codes)"
+        )
+        #expect(answers.map(\.1).reduce(0, +) == counted, "KDF runs")
+        // Each KDF run was a counted failure's own.
+        #expect(answers.allSatisfy { ($0.0 == MsgErrorCode.badCredentials.rawValue) == ($0.1 == 1) })
+        #expect(try await harness.state("target")?.failures == counted)
+    }
+
+    @Test(
+        "with one check running and the account's waiting room full, the next is refused busy at once; the rest go in order"
+    )
+    func waitersBeyondTheLimitAreBusy() async throws {
+        let (queued, queue) = AsyncStream.makeStream(of: Int64.self)
+        let turns = AccountTurns(waitLimit: 2, onWait: { queue.yield($0) })
+        try await turns.acquire(7)
+        let order = Arrivals()
+        var events = queued.makeAsyncIterator()
+        var waiters: [Task<Void, any Error>] = []
+        for index in 1...2 {
+            waiters.append(
+                Task { @Sendable in
+                    try await turns.acquire(7)
+                    order.add(index)
+                    turns.release(7)
+                }
+            )
+            // Queued before the next one starts: the order of arrival is known.
+            #expect(await events.next() == 7)
+        }
+        #expect(turns.waiting(for: 7) == 2)
+        let refused = try await #require(throws: MsgFailure.self) { try await turns.acquire(7) }
+        #expect(refused.code == .busy)
+        // Another account is not held up.
+        try await turns.acquire(8)
+        turns.release(8)
+        #expect(order.all.isEmpty, "a waiter ran while the turn was held")
+        turns.release(7)
+        for waiter in waiters { try await Self.value(of: waiter) }
+        #expect(order.all == [1, 2], "not first come, first served")
+        #expect(turns.accounts == 0, "a lane outlived its last check")
+    }
+
+    /// Awaits `task`, cancelling it if this test is cancelled (its time limit): a turn never
+    /// handed over fails the test instead of hanging it.
+    static func value(of task: Task<Void, any Error>) async throws {
+        try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Who got the turn, in order.
+    final class Arrivals: Sendable {
+        private let list = Mutex<[Int]>([])
+        func add(_ index: Int) { self.list.withLock { $0.append(index) } }
+        var all: [Int] { self.list.withLock { $0 } }
+    }
+
+    @Test("a waiting check whose task is cancelled leaves the queue; the turn passes on to the next")
+    func cancelledWaiterIsSkipped() async throws {
+        let (queued, queue) = AsyncStream.makeStream(of: Int64.self)
+        let turns = AccountTurns(waitLimit: 4, onWait: { queue.yield($0) })
+        try await turns.acquire(1)
+        let cancelled = Task { try await turns.acquire(1) }
+        var events = queued.makeAsyncIterator()
+        _ = await events.next()
+        let next = Task {
+            try await turns.acquire(1)
+            turns.release(1)
+        }
+        _ = await events.next()
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        turns.release(1)
+        try await Self.value(of: next)
+        #expect(turns.accounts == 0)
     }
 }

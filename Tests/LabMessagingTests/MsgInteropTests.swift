@@ -9,8 +9,8 @@ import LabWire
 import Testing
 
 /// msg/1 spoken by an independent client: `Tests/Interop/msg_peer.py`, written from the
-/// README's msg/1 reference and PROTOCOL.md §1 alone (Python's `plistlib`, `hmac` and
-/// `cryptography`, HPKE by hand), against a real `lab serve` over TCP on loopback.
+/// README's msg/1 reference and PROTOCOL.md §1 alone (Python's `plistlib` and
+/// `cryptography`, with the library's HPKE), against a real `lab serve` over TCP on loopback.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct MsgInteropTests {
     /// How long a server may take to print a line or to stop.
@@ -19,7 +19,8 @@ struct MsgInteropTests {
     static let script = RepositoryPaths.interop.appendingPathComponent("msg_peer.py").path
     /// What `converse` must report as checked.
     static let conversationChecks = [
-        "register", "badCaptchaWithFreshCaptcha", "badCredentials", "login", "captchaSingleUse", "peerKey",
+        "containerValueBadRequest", "register", "badCaptchaWithFreshCaptcha", "badCredentials", "login",
+        "captchaSingleUse", "peerKey",
         "openChat", "fetchDecrypt", "rekey", "staleSendConflict", "fetchAfterRekey", "changePassword", "logout",
         "newPasswordLogin",
     ]
@@ -53,7 +54,7 @@ struct MsgInteropTests {
 
         var database: URL { self.folder.appendingPathComponent("m.sqlite") }
 
-        static func start() async throws -> Served {
+        static func start(_ extra: [String] = []) async throws -> Served {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "msg-interop-\(UUID().uuidString)"
             )
@@ -62,7 +63,7 @@ struct MsgInteropTests {
                 [
                     "--db", folder.appendingPathComponent("m.sqlite").path, "--kdf", "pbkdf2-sha256",
                     "--pbkdf2-iterations", "1000",
-                ],
+                ] + extra,
                 timeout: MsgInteropTests.wait
             )
             return Served(folder: folder, server: server, address: address)
@@ -154,11 +155,18 @@ struct MsgInteropTests {
 
     // MARK: - Tests
 
-    @Test("msg_peer.py's hand-written HPKE reproduces RFC 9180 A.2.1 (X25519, HKDF-SHA256, ChaCha20-Poly1305)")
+    @Test(
+        "msg_peer.py's hand-written HPKE reproduces RFC 9180 A.2.1, and the cryptography library's HPKE and it open each other's output"
+    )
     func pythonHPKEMatchesTheRFCVector() async throws {
         let run = try await Self.peer(["selftest"])
         #expect(run.status == 0 && run.ok == true, "\(run)")
         #expect(run.object["vector"] as? String == "RFC 9180 A.2.1", "\(run)")
+        let checks = run.object["checks"] as? [String: Bool] ?? [:]
+        for check in ["library sealed, hand-written opens", "hand-written sealed, library opens", "wrong info refused"]
+        {
+            #expect(checks[check] == true, "check '\(check)': \(run)")
+        }
     }
 
     @Test(

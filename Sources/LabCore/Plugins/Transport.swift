@@ -136,12 +136,17 @@ public struct FrameAnswer: Sendable {
     public var closeReason: String?
     /// What the server's own report groups this answer's steps under (e.g. the suite).
     public var group: String?
+    /// The error code this answer reports with the connection kept open (msg/1's error
+    /// answers), for the server's counts of error answers; an answer that closes the
+    /// connection is counted by its `closeReason`'s code.
+    public var errorCode: String?
 
     /// An answer.
-    public init(body: [UInt8], closeReason: String? = nil, group: String? = nil) {
+    public init(body: [UInt8], closeReason: String? = nil, group: String? = nil, errorCode: String? = nil) {
         self.body = body
         self.closeReason = closeReason
         self.group = group
+        self.errorCode = errorCode
     }
 }
 

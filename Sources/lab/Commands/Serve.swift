@@ -119,6 +119,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "msg/1's password checks that may wait for a worker; one more is answered busy.")
     var kdfQueue = 64
 
+    @Option(
+        help:
+            "msg/1's password checks of one account that may wait for the one before them (holding no worker); one more is answered busy."
+    )
+    var kdfAccountQueue = 256
+
     @Option(help: .hidden)
     var testRekeyStall: Double?
 
@@ -373,6 +379,8 @@ struct Serve: AsyncParsableCommand {
         guard self.kdfQueue >= 0 else { throw ValidationError("--kdf-queue must be 0 or more") }
         options.kdfWorkers = self.kdfWorkers
         options.kdfQueueLimit = self.kdfQueue
+        guard self.kdfAccountQueue >= 0 else { throw ValidationError("--kdf-account-queue must be 0 or more") }
+        options.accountWaitLimit = self.kdfAccountQueue
         let path =
             self.db
             ?? URL(fileURLWithPath: self.report ?? Run.defaultDirectory(named: "serve", at: Date()).path)
