@@ -131,6 +131,13 @@ struct HostileLoadTests {
         #expect(victim["ok", default: 0] == 0 && answers["unknown"]?["ok"] == nil, "a wrong password logged in: \(answers)")
         #expect(Set(answers["unknown", default: [:]].keys) == ["badCredentials"], "unknown names: \(answers["unknown"] ?? [:])")
         #expect(answers["unknown", default: [:]]["badCredentials", default: 0] >= 1, "no unknown name was tried")
+        // What the password checks cost, from the server's own recording (serverStats): a login
+        // ran the KDF for each counted failure of the victim and for each unknown name (the
+        // decoy check, so that a name's existence does not show in the time), and for no
+        // postponed or locked attempt.
+        let checks = try await Self.loginKDFRuns(port: port)
+        let expectedChecks = victim["badCredentials", default: 0] + answers["unknown", default: [:]]["badCredentials", default: 0]
+        #expect(checks == expectedChecks, "login KDF runs \(checks); victim \(victim), unknown \(answers["unknown"] ?? [:])")
 
         // Peak resident memory: measured growth under attack 19–24 MiB (ten runs, 2026-11-22,
         // throttle policy), bounded at 32 MiB: the largest seen plus a third.
@@ -173,6 +180,20 @@ struct HostileLoadTests {
             }
             """
         )
+    }
+
+    /// How many password checks (`kdf` samples) the server recorded for `login` answers.
+    static func loginKDFRuns(port: Int) async throws -> Int {
+        let endpoint = try await TCPTransport(options: TransportOptions()).remote(host: "127.0.0.1", port: port)
+        var none = NoStepRecorder()
+        let connection = try await endpoint.connect(recorder: &none)
+        let stats = try ServerStatsMessage.decodeAnswer(
+            try await connection.request(try ServerStatsMessage.request(), recorder: &none)
+        )
+        await connection.close()
+        let login = stats.groups.first { $0.name == MsgOp.login.rawValue }
+        let kdf = login?.steps.first { $0.step == Step.kdf.name }
+        return Int(kdf?.histogram.counts.reduce(0) { $0 + $1.count } ?? 0)
     }
 
     /// Registers `username` with a password nobody else knows.
