@@ -82,6 +82,10 @@ public final class MessagingService: FrameHandler, Sendable {
     /// A salt for the KDF run on unknown user names, so that they cost what a known one does.
     private let decoySalt: [UInt8]
     private let checks: PasswordChecks
+
+    /// The password-check pool (KDF runs off the event loops, bounded): to watch it, or, in
+    /// a test, to hold its workers.
+    public var passwordChecks: PasswordChecks { self.checks }
     /// One password check at a time per account.
     private let turns: AccountTurns
 

@@ -16,10 +16,49 @@ public final class PasswordChecks: Sendable {
     /// Checks that may wait for a worker.
     public let queueLimit: Int
     private let queue: OperationQueue
-    private let inFlight = Mutex(0)
+    private let admission = Mutex(Admission())
+
+    /// Checks running or waiting now, and who waits for that number to change.
+    private struct Admission {
+        var count = 0
+        var waiters: [Int: (condition: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
+        var nextWaiter = 0
+
+        /// Changes the count and removes the waiters it satisfies, for resuming.
+        mutating func change(by delta: Int) -> [CheckedContinuation<Void, Never>] {
+            self.count += delta
+            let count = self.count
+            let satisfied = self.waiters.filter { $0.value.condition(count) }
+            for key in satisfied.keys { self.waiters[key] = nil }
+            return satisfied.values.map(\.continuation)
+        }
+    }
 
     /// Checks running or waiting now.
-    public var admitted: Int { self.inFlight.withLock { $0 } }
+    public var admitted: Int { self.admission.withLock { $0.count } }
+
+    /// Returns once the number of checks running or waiting satisfies `condition` (at once if
+    /// it does now), or when the calling task is cancelled: for tests and tools that must act
+    /// when the pool is busy or free, without polling.
+    public func admitted(where condition: @escaping @Sendable (Int) -> Bool) async {
+        let id = self.admission.withLock { admission in
+            admission.nextWaiter += 1
+            return admission.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = self.admission.withLock { admission in
+                    if Task.isCancelled || condition(admission.count) { return true }
+                    admission.waiters[id] = (condition, continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = self.admission.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume()
+        }
+    }
 
     /// A pool of `workers` threads with room for `queueLimit` waiting checks.
     public init(workers: Int, queueLimit: Int) {
@@ -37,15 +76,18 @@ public final class PasswordChecks: Sendable {
     /// and throws `CancellationError` at once; one already running finishes, since a KDF run
     /// cannot be interrupted.
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> (T, UInt64) {
-        let admitted = self.inFlight.withLock { count in
-            guard count < self.workers + self.queueLimit else { return false }
-            count += 1
-            return true
+        let admitted = self.admission.withLock { admission -> [CheckedContinuation<Void, Never>]? in
+            guard admission.count < self.workers + self.queueLimit else { return nil }
+            return admission.change(by: 1)
         }
-        guard admitted else {
+        guard let admitted else {
             throw MsgFailure(code: .busy, message: "Too many password checks are waiting; try again later")
         }
-        defer { self.inFlight.withLock { $0 -= 1 } }
+        for waiter in admitted { waiter.resume() }
+        defer {
+            let satisfied = self.admission.withLock { $0.change(by: -1) }
+            for waiter in satisfied { waiter.resume() }
+        }
         let ticket = Ticket<(T, UInt64)>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -2,6 +2,7 @@ import Foundation
 import LabCore
 import LabMessaging
 import LabNIO
+import LabTesting
 import LabWire
 import Synchronization
 import Testing
@@ -97,10 +98,7 @@ import Testing
                 }
             }
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
-        // Admission is counted as each task starts; there is no event to await.
-        while checks.admitted < 3, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await withDeadline(.seconds(30), "3 checks admitted") { await checks.admitted { $0 >= 3 } }
         try #require(checks.admitted == 3)
         let refused = try await #require(throws: MsgFailure.self) { _ = try await checks.run { 0 } }
         #expect(refused.code == .busy)
@@ -113,16 +111,48 @@ import Testing
         #expect(try await checks.run { 7 }.0 == 7)
     }
 
+    @Test("admitted(where:) wakes a waiter registered before the count changes, up and down")
+    func admissionWakesWaiters() async throws {
+        let checks = PasswordChecks(workers: 1, queueLimit: 2)
+        // Waits for `condition`, telling `registered` when it was first looked at: the
+        // waiter is registered (under the pool's lock) before the count can change.
+        func waiter(_ condition: @escaping @Sendable (Int) -> Bool) async -> Task<Void, Never> {
+            let (registered, seen) = AsyncStream.makeStream(of: Void.self)
+            let task = Task {
+                await checks.admitted { count in
+                    seen.yield()
+                    return condition(count)
+                }
+            }
+            for await _ in registered { break }
+            return task
+        }
+        let gate = DispatchSemaphore(value: 0)
+        let up = await waiter { $0 >= 1 }
+        let running = Task { try await checks.run { gate.wait() } }
+        try await withDeadline(.seconds(30), "woken by the check's admission") { await up.value }
+        let down = await waiter { $0 == 0 }
+        gate.signal()
+        _ = try await running.value
+        try await withDeadline(.seconds(30), "woken by the check's end") { await down.value }
+        #expect(checks.admitted == 0)
+    }
+
     @Test("a waiting check whose task is cancelled is dropped at once, and its work never runs")
     func cancelledWaitingCheckIsDropped() async throws {
         let checks = PasswordChecks(workers: 1, queueLimit: 2)
         let gate = DispatchSemaphore(value: 0)
+        // The worker is held before the second check is queued (else that one could take the
+        // worker first and finish: the old polling version had that race too).
+        let (started, begin) = AsyncStream.makeStream(of: Void.self)
         let running = Task {
             try await checks.run { () -> Int in
+                begin.yield()
                 gate.wait()
                 return 1
             }
         }
+        for await _ in started { break }
         let ran = Mutex(false)
         let waiting = Task {
             try await checks.run { () -> Int in
@@ -130,17 +160,14 @@ import Testing
                 return 2
             }
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(30)
-        // Admission is counted as each task starts; there is no event to await.
-        while checks.admitted < 2, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await withDeadline(.seconds(30), "2 checks admitted") { await checks.admitted { $0 >= 2 } }
         try #require(checks.admitted == 2)
         var opened = false
         defer { if !opened { gate.signal() } }
         waiting.cancel()
         // Dropped while the worker is still held at the gate (without the drop, it would wait
-        // there for ever: hence a bounded look, not an await on the task).
-        while checks.admitted > 1, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        // there for ever: hence a deadline, not an await on the task).
+        try await withDeadline(.seconds(30), "the cancelled check dropped") { await checks.admitted { $0 <= 1 } }
         try #require(checks.admitted == 1, "the cancelled check still waits for the worker")
         await #expect(throws: CancellationError.self) { _ = try await waiting.value }
         opened = true
@@ -151,51 +178,59 @@ import Testing
         #expect(ran.withLock { $0 } == false, "the cancelled check's work ran")
     }
 
-    @Test("logins refused busy count nothing; the checked ones count exactly")
+    @Test("logins refused busy count nothing; once there is room, the same logins are checked and counted")
     func busyLoginsCountNothing() async throws {
         let harness = try await Harness(
-            kdf: .pbkdf2SHA256(iterations: 200_000),
+            kdf: .pbkdf2SHA256(iterations: 1_000),
             policy: .default,
             kdfWorkers: 1,
             kdfQueueLimit: 2
         )
-        // Twelve accounts, one wrong login each: the checks of one account wait for each
-        // other outside the pool, so only several accounts at once can fill its queue.
+        // Twelve accounts, one wrong login each, on connections of their own.
         let names = (0..<12).map { "target-\($0)" }
         var quiet = NoStepRecorder()
-        var prepared: [(MessagingClient, MessagingUser, IssuedCaptcha)] = []
+        var clients: [MessagingClient] = []
         for name in names {
             var owner = MessagingUser(username: name, password: "correct horse")
             let client = try await harness.client()
             try await owner.register(client, recorder: &quiet).orThrow()
-            var attacker = MessagingUser(username: name, password: "wrong password")
-            let captcha = try await attacker.solveCaptcha(client, recorder: &quiet)
-            prepared.append((client, attacker, captcha))
+            clients.append(client)
         }
-        let codes = try await withThrowingTaskGroup(of: (String, MsgErrorCode?).self) { group in
-            for (client, attacker, captcha) in prepared {
-                group.addTask {
-                    var attacker = attacker
-                    var quiet = NoStepRecorder()
-                    return (
-                        attacker.username,
-                        try await attacker.login(client, captcha: captcha, recorder: &quiet).failureCode
-                    )
+        func wrongLogins() async throws -> [String: MsgErrorCode?] {
+            try await withThrowingTaskGroup(of: (String, MsgErrorCode?).self) { group in
+                for (name, client) in zip(names, clients) {
+                    group.addTask {
+                        var attacker = MessagingUser(username: name, password: "wrong password")
+                        var quiet = NoStepRecorder()
+                        let captcha = try await attacker.solveCaptcha(client, recorder: &quiet)
+                        return (name, try await attacker.login(client, captcha: captcha, recorder: &quiet).failureCode)
+                    }
                 }
+                var codes: [String: MsgErrorCode?] = [:]
+                for try await (name, code) in group { codes[name] = code }
+                return codes
             }
-            var codes: [String: MsgErrorCode?] = [:]
-            for try await (name, code) in group { codes[name] = code }
-            return codes
         }
-        #expect(codes.values.allSatisfy { $0 == .busy || $0 == .badCredentials }, "codes: \(codes)")
-        // However many were busy (that depends on timing), only the checked ones counted.
+        // The pool's one worker held at a gate and its queue of two full: every login is
+        // refused busy, and no account counts a failure.
+        let checks = harness.service.passwordChecks
+        let gate = DispatchSemaphore(value: 0)
+        let held = (0..<3).map { _ in Task { try await checks.run { gate.wait() } } }
+        try await withDeadline(.seconds(30), "the pool full") { await checks.admitted { $0 >= 3 } }
+        let refused = try await wrongLogins()
+        for _ in held { gate.signal() }
+        for task in held { _ = try await task.value }
+        #expect(refused.count == 12 && refused.values.allSatisfy { $0 == .busy }, "codes: \(refused)")
         for name in names {
-            let failures = try #require(try await harness.state(name)).failures
-            let code = codes[name] ?? nil
-            #expect(
-                failures == (code == .badCredentials ? 1 : 0),
-                "\(name): \(failures), answered \(String(describing: code))"
-            )
+            #expect(try #require(try await harness.state(name)).failures == 0, "\(name) counted a busy login")
+        }
+        // With room again, one at a time: each is checked and counted once.
+        for name in names {
+            var attacker = MessagingUser(username: name, password: "wrong password")
+            let client = clients[names.firstIndex(of: name)!]
+            let captcha = try await attacker.solveCaptcha(client, recorder: &quiet)
+            #expect(try await attacker.login(client, captcha: captcha, recorder: &quiet).failureCode == .badCredentials)
+            #expect(try #require(try await harness.state(name)).failures == 1, "\(name)")
         }
     }
 }
