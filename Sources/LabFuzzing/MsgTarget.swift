@@ -74,7 +74,9 @@ enum MsgTarget {
         if generation == 1 {
             try? FileManager.default.removeItem(at: Self.folder)
             // At exit, before LeakSanitizer's check (registered earlier, so run later), the
-            // live fixture goes the way every replaced one went.
+            // live fixture goes the way every replaced one went. This blocks libFuzzer's
+            // thread on a task of the cooperative pool, one of whose threads the worker holds
+            // for good: it needs a pool of two threads or more (one per core; CI has two).
             atexit {
                 let done = DispatchSemaphore(value: 0)
                 Task.detached {

@@ -57,6 +57,9 @@ public final class AccountTurns: Sendable {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in ticket.arm(continuation) }
             } onCancel: {
+                // Out of the lane at once, so that it no longer takes a place under
+                // `waitLimit` (unless the turn reached it first, which `cancel` then leaves).
+                self.lanes.withLock { lanes in lanes[account]?.removeAll { $0 === ticket } }
                 ticket.cancel()
             }
         }

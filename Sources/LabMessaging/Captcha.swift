@@ -31,7 +31,8 @@ public enum CaptchaGenerator: String, Sendable, Hashable, CaseIterable, Decodabl
 
     /// The middle-square captcha for `now` (UTC): seed = the 4-digit number "ssmm"; for
     /// each character, seed = the middle 4 digits of seed² (as an 8-digit number) and the
-    /// character is `alphabet[seed % 36]`. Public: the attacker flow predicts with it.
+    /// character is `alphabet[seed % 36]`. (The `captcha-guess` attacker has a predictor of
+    /// its own, `MiddleSquarePredictor`; both are checked against independent vectors.)
     public static func midsquare(now: Date) -> String {
         let seconds = Int(now.timeIntervalSince1970.rounded(.down))
         let second = ((seconds % 60) + 60) % 60

@@ -39,7 +39,8 @@ public final class PasswordChecks: Sendable {
 
     /// Returns once the number of checks running or waiting satisfies `condition` (at once if
     /// it does now), or when the calling task is cancelled: for tests and tools that must act
-    /// when the pool is busy or free, without polling.
+    /// when the pool is busy or free, without polling. `condition` runs under the pool's lock:
+    /// it must not touch the pool (reading `admitted` there would deadlock).
     public func admitted(where condition: @escaping @Sendable (Int) -> Bool) async {
         let id = self.admission.withLock { admission in
             admission.nextWaiter += 1

@@ -239,14 +239,18 @@ public final class SocketServer: Sendable {
                             continue
                         }
                         group.addTask {
-                            await Self.serve(
+                            let record = recording?.open()
+                            let closeCode = await Self.serve(
                                 connection,
                                 handler: handler,
-                                recording: recording,
+                                record: record,
                                 mailbox: mailbox,
                                 logger: logger
                             )
+                            // The place is free before the close is counted: whoever awaits
+                            // the count may connect again at once.
                             connections.remove(connection.channel)
+                            if let record { recording?.close(record, code: closeCode) }
                         }
                     }
                 }
@@ -285,13 +289,14 @@ public final class SocketServer: Sendable {
         }
     }
 
+    /// Serves one connection until it ends; returns why it ended (the close code).
     private static func serve(
         _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>,
         handler: any FrameHandler,
-        recording: ServerRecording?,
+        record: ConnectionRecording?,
         mailbox: ServerStepMailbox?,
         logger: Logger
-    ) async {
+    ) async -> String {
         var logger = logger
         let peer = connection.channel.remoteAddress
         logger[metadataKey: "peer"] = "\(peer.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?")"
@@ -299,7 +304,6 @@ public final class SocketServer: Sendable {
         // Looked up at the first answer (the client opened it before sending) and kept.
         var box: ServerStepMailbox.Box? = nil
         var closeCode = "peer-closed"
-        let record = recording?.open()
         do {
             try await connection.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
@@ -342,7 +346,7 @@ public final class SocketServer: Sendable {
             closeCode = "io"
             logger.notice("the connection failed", metadata: ["reason": "\(error)"])
         }
-        if let record { recording?.close(record, code: closeCode) }
+        return closeCode
     }
 }
 

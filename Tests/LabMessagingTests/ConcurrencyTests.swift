@@ -369,6 +369,8 @@ import Testing
         _ = await events.next()
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
+        // Out of the account's waiting room at once, not when the turn would have reached it.
+        #expect(turns.waiting(for: 1) == 1, "the cancelled check still takes a place")
         turns.release(1)
         try await Self.value(of: next)
         #expect(turns.accounts == 0)

@@ -94,8 +94,20 @@ struct TwoHostTests {
         try await trace.expectNothingLeftBehind(comparedWith: before)
     }
 
-    @Test("two-host.sh whose reader goes away (stdout and stderr in one pipe to `head`) still tears down")
-    func closedPipeCleansUp() async throws {
+    /// How the script finds SIGPIPE, and the exit status that follows once its reader is gone.
+    /// Default (a user's shell): its trap tears down and exits 128 + 13. Ignored by whoever
+    /// started it (the script leaves that choice alone; a test process that has run NIO code
+    /// passes it on ignored): its next write fails, and it tears down and exits 1.
+    static let pipeDispositions: [(env: String, status: String)] = [
+        ("--default-signal=PIPE", "141"), ("--ignore-signal=PIPE", "1"),
+    ]
+
+    @Test(
+        "two-host.sh whose reader goes away (stdout and stderr in one pipe to `head`) still tears down",
+        arguments: pipeDispositions.map(\.env)
+    )
+    func closedPipeCleansUp(_ disposition: String) async throws {
+        let expectedStatus = try #require(Self.pipeDispositions.first { $0.env == disposition }?.status)
         let out = try Self.temporaryFolder("lab-two-host-pipe")
         defer { try? FileManager.default.removeItem(at: out) }
         // The 4th line comes once the link is up; head then exits, and the script's next write
@@ -105,7 +117,8 @@ struct TwoHostTests {
         let scriptStatus = out.appendingPathComponent("status.txt")
         // The script's own exit status (not head's, which a pipeline reports) goes to a file.
         let command =
-            "exec </dev/null >/dev/null 2>&1; \(Self.quoted(Self.script.path)) --lab \(Self.quoted(LabProcess.executable.path))"
+            "exec </dev/null >/dev/null 2>&1; env \(disposition) \(Self.quoted(Self.script.path))"
+            + " --lab \(Self.quoted(LabProcess.executable.path))"
             + " --out \(Self.quoted(out.path + "/reports")) 2>&1 | head -n 4 > \(Self.quoted(heard.path));"
             + " echo \"${PIPESTATUS[0]}\" > \(Self.quoted(scriptStatus.path))"
         let outcome = try await ChildProcess.run(
@@ -113,9 +126,8 @@ struct TwoHostTests {
             ["120", "/bin/bash", "-c", command]
         )
         #expect(outcome.status == 0, "the pipeline ended within 120 s")
-        // SIGPIPE reached the script's trap, which tore down and exited 128 + 13.
         let status = try String(contentsOf: scriptStatus, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(status == "141", "two-host.sh's exit status once its reader went away")
+        #expect(status == expectedStatus, "two-host.sh's exit status once its reader went away (\(disposition))")
         let lines = try String(contentsOf: heard, encoding: .utf8).split(separator: "\n").map(String.init)
         let namespaces = lines.first { $0.hasPrefix("two-host: namespaces ") }?.split(separator: " ").dropFirst(2).map(
             String.init

@@ -71,6 +71,9 @@ struct CheckAcceptanceTests {
         withKnownIssue("unchanged runs flagged by the host's noise (issue 19)", isIntermittent: true) {
             #expect(unchangedFlags.count <= 1, "unchanged runs flagged: \(unchangedFlags)")
         }
+        // Beyond the noise seen (at most 8 of 20 unchanged runs flagged, in this VM's slowest
+        // CI phase), a gate that flags unchanged runs is broken, not unlucky: that fails.
+        #expect(unchangedFlags.count <= 8, "unchanged runs flagged: \(unchangedFlags)")
         #expect(named >= 19, "runs with sign 15% slower that were flagged naming sign: \(named) of 20")
         #expect(others.count <= 1, "slowed runs that also flagged other steps: \(others)")
     }

@@ -28,7 +28,7 @@ struct SlowdownTests {
         ])
     }
 
-    @Test("a step timed with measure is slowed; the run succeeds")
+    @Test("a step timed with measure can be slowed: the run succeeds (by how much: the acceptance tests)")
     func measuredStep() async throws {
         let run = try await self.run("sign=10%")
         #expect(run.status == 0, "\(run.errors)")

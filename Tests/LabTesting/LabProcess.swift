@@ -152,7 +152,9 @@ public final class ServerProcess: Sendable {
         where matches: @escaping @Sendable (String) -> Bool
     ) async throws -> String {
         try await self.wait(for: description + " on stderr", timeout: timeout) { state in
-            let lines = String(decoding: state.errors, as: UTF8.self).split(separator: "\n").dropLast()
+            // Complete lines only: the piece after the last newline is still being written.
+            let lines = String(decoding: state.errors, as: UTF8.self)
+                .split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             if let line = lines.first(where: { matches(String($0)) }) { return .ready(String(line)) }
             return state.errorsClosed ? .failed("closed stderr before printing it") : .waiting
         }
