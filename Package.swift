@@ -41,7 +41,7 @@ let package = Package(
         // Scenario model, plugin protocols, registry, LabError, step timing. Imports no other lab module.
         .target(
             name: "LabCore",
-            dependencies: ["CLabSystem", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: ["CLabSystem", "CLabCounting", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: swiftSettings
         ),
         // Framing and the cx/1 property-list codec, shared by server and client.
@@ -132,6 +132,9 @@ let package = Package(
         ),
         // C library calls the Swift overlay leaves out (getrandom); headers only.
         .systemLibrary(name: "CLabSystem"),
+        // Callgrind's client requests (valgrind/callgrind.h) for counted runs, each thread's CPU
+        // time and context switches, and the `sigsuspend` that lets Valgrind 3.19 run the lab.
+        .target(name: "CLabCounting"),
         // jemalloc's statistics (mallctl); linked into every program that imports it, `lab`
         // included, where it replaces the C library's malloc.
         .systemLibrary(

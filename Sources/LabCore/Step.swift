@@ -55,6 +55,9 @@ public struct Step: Hashable, Sendable, Comparable, CustomStringConvertible {
 public protocol StepRecorder {
     /// Records that `step` took `nanoseconds`.
     mutating func record(_ step: Step, nanoseconds: UInt64)
+    /// Records one measurement of `step` with what `measure` knows beside its time (CPU
+    /// time, preemption, counted work). Recorders that only time keep `sample.nanoseconds`.
+    mutating func record(_ step: Step, sample: StepSample)
     /// Adds `amount` to the count of `outcome`: what happened rather than how long it took,
     /// e.g. a lockout flow's `attempts`, `postponed` and `locked` (a "policy outcome").
     ///
@@ -62,16 +65,23 @@ public protocol StepRecorder {
     /// or not (warm-up iterations are left out), and set-up's counts (making a client,
     /// connecting, `FlowClient.prepare`) always. Recorders that only time ignore counts.
     mutating func count(_ outcome: String, by amount: UInt64)
-    /// Whether `addWork(to:afterNanoseconds:)` does anything: only a recorder that slows
-    /// steps on purpose (the runner's under `lab run --test-slowdown`) says yes.
+    /// Whether `addWork(to:after:)` does anything: only a recorder that slows steps on
+    /// purpose (the runner's under `lab run --test-slowdown`) says yes.
     var addsWork: Bool { get }
-    /// Test-only: called by `measure` inside `step`'s timed region, right after the step's
-    /// own work (which took `nanoseconds`), so that work added here is timed, and suffers
-    /// the machine's noise, exactly like the step's.
-    mutating func addWork(to step: Step, afterNanoseconds nanoseconds: UInt64)
+    /// Test-only: called by `measure` inside `step`'s timed (and counted) region, right after
+    /// the step's own work, which `sample` measures so far (its time, and in a counted run
+    /// its instructions), so that work added here is timed, and suffers the machine's noise,
+    /// exactly like the step's.
+    mutating func addWork(to step: Step, after sample: StepSample)
 }
 
 extension StepRecorder {
+    /// Keeps the time alone.
+    @inlinable
+    public mutating func record(_ step: Step, sample: StepSample) {
+        self.record(step, nanoseconds: sample.nanoseconds)
+    }
+
     /// Ignores the count: a recorder that only times.
     @inlinable
     public mutating func count(_ outcome: String, by amount: UInt64) {}
@@ -82,7 +92,7 @@ extension StepRecorder {
 
     /// Does nothing.
     @inlinable
-    public mutating func addWork(to step: Step, afterNanoseconds nanoseconds: UInt64) {}
+    public mutating func addWork(to step: Step, after sample: StepSample) {}
 
     /// Adds one to the count of `outcome`.
     @inlinable
@@ -95,6 +105,8 @@ extension StepRecorder {
 public struct StepTimings: StepRecorder, Sendable {
     /// Each recorded step and its duration in nanoseconds.
     public private(set) var entries: [(step: Step, nanoseconds: UInt64)] = []
+    /// Each recorded step's whole sample, in the order of `entries`.
+    public private(set) var samples: [(step: Step, sample: StepSample)] = []
     /// Each outcome counted, and its total.
     public private(set) var outcomes: [String: UInt64] = [:]
 
@@ -103,7 +115,13 @@ public struct StepTimings: StepRecorder, Sendable {
 
     /// Appends one measurement.
     public mutating func record(_ step: Step, nanoseconds: UInt64) {
-        self.entries.append((step, nanoseconds))
+        self.record(step, sample: StepSample(nanoseconds: nanoseconds))
+    }
+
+    /// Appends one measurement with its whole sample.
+    public mutating func record(_ step: Step, sample: StepSample) {
+        self.entries.append((step, sample.nanoseconds))
+        self.samples.append((step, sample))
     }
 
     /// Adds `amount` to the count of `outcome`.
@@ -144,13 +162,36 @@ public enum Stopwatch {
 
 extension StepRecorder {
     /// Runs `body` and records its duration under `step` if it returns normally (with any
-    /// work the recorder adds to the step: `addWork(to:afterNanoseconds:)`).
+    /// work the recorder adds to the step: `addWork(to:after:)`), with the
+    /// thread's CPU time over it, whether the thread was preempted meanwhile, and in a
+    /// counted run the work callgrind counted (`WorkCounter`).
+    ///
+    /// The readings bracket the timed region from outside, so they add nothing to its time;
+    /// the counters' bracket holds the timed region and nothing else of the step's.
     @inlinable
     public mutating func measure<T>(_ step: Step, _ body: () throws -> T) rethrows -> T {
+        let usage = ThreadUsage.now()
+        let counted = WorkCounter.isActive ? WorkCounter.read() : nil
         let start = Stopwatch.now()
         let result = try body()
-        if self.addsWork { self.addWork(to: step, afterNanoseconds: Stopwatch.now() &- start) }
-        self.record(step, nanoseconds: Stopwatch.now() &- start)
+        if self.addsWork {
+            var done = StepSample(nanoseconds: Stopwatch.now() &- start)
+            if let counted, let now = WorkCounter.read() { done.instructions = now.instructions &- counted.instructions }
+            self.addWork(to: step, after: done)
+        }
+        let end = Stopwatch.now()
+        let countedAfter = counted == nil ? nil : WorkCounter.read()
+        let usageAfter = ThreadUsage.now()
+        var sample = StepSample(nanoseconds: end &- start)
+        if let usage, let usageAfter {
+            sample.cpuNanoseconds = usageAfter.cpuNanoseconds &- usage.cpuNanoseconds
+            sample.preempted = usageAfter.involuntarySwitches != usage.involuntarySwitches
+        }
+        if let counted, let countedAfter {
+            sample.instructions = countedAfter.instructions &- counted.instructions
+            sample.allocations = countedAfter.allocations &- counted.allocations
+        }
+        self.record(step, sample: sample)
         return result
     }
 }

@@ -181,8 +181,8 @@ final class SocketConnection: Connection {
             throw error
         }
         if let timings = link.box?.take() {
-            for (step, nanoseconds) in timings.entries {
-                recorder.record(step, nanoseconds: nanoseconds)
+            for (step, sample) in timings.samples {
+                recorder.record(step, sample: sample)
             }
         }
         return Array(response.readableBytesView)

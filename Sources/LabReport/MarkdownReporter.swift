@@ -236,6 +236,65 @@ public struct MarkdownReporter: Reporter {
                 + [Numbers.fixed(figures.opsPerSecond, 1, grouped: true)]
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
+        lines.append("")
+        lines += Self.preemption(group, rows: rows.map(\.step), unit: unit)
+        lines += Self.counts(result, group, rows: rows.map(\.step))
+        return lines
+    }
+
+    /// The samples the scheduler interrupted, and the percentiles without them; nothing for a
+    /// group without details (a server's own report, a document from before they were kept).
+    private static func preemption(_ group: GroupResult, rows: [Step], unit: TimeUnit) -> [String] {
+        let steps = rows.filter { group.details[$0] != nil }
+        guard !steps.isEmpty else { return [] }
+        var lines = [
+            "Beside the time: the share of samples during which the scheduler switched the step's thread out"
+                + " (for the exchange, any thread of this process), the percentiles of the others, and the"
+                + " thread's CPU time.",
+            "",
+            "| Step | Preempted | p50 (\(unit.name)) | p99 (\(unit.name)) | p99.9 (\(unit.name)) | CPU p50 (\(unit.name)) | CPU p99 (\(unit.name)) |",
+            "|:--|--:|--:|--:|--:|--:|--:|",
+        ]
+        func time(_ nanoseconds: UInt64) -> String {
+            Numbers.fixed(Double(nanoseconds) / unit.nanoseconds, unit.decimals, grouped: true)
+        }
+        for step in steps {
+            guard let detail = group.details[step] else { continue }
+            let total = detail.preempted + detail.unpreempted.totalCount
+            let share = total == 0 ? 0 : 100 * Double(detail.preempted) / Double(total)
+            let kept = detail.unpreempted
+            let times =
+                kept.totalCount == 0
+                ? ["—", "—", "—"]
+                : [0.5, 0.99, 0.999].map { time(kept.valueAtPercentile($0 * 100)) }
+            let cpu = detail.cpu.map { [time($0.valueAtPercentile(50)), time($0.valueAtPercentile(99))] } ?? ["—", "—"]
+            let cells = [Self.cell(step.name), "\(Numbers.fixed(share, 1))% of \(Numbers.integer(total))"] + times + cpu
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines + [""]
+    }
+
+    /// A counted run's work per step: the median over the samples and how far they spread.
+    private static func counts(_ result: RunResult, _ group: GroupResult, rows: [Step]) -> [String] {
+        let counted = rows.compactMap { step in group.details[step]?.counts.map { (step, $0) } }
+        guard !counted.isEmpty else { return [] }
+        var lines = [
+            "Counted by \(result.metadata.counter ?? "callgrind"), per sample: the same in every run of the same"
+                + " build but for work that depends on random keys (see the README, \"Counted steps\").",
+            "",
+            "| Step | Samples | Instructions p50 | Min | Max | Spread p10–p90 | Allocations p50 |",
+            "|:--|--:|--:|--:|--:|--:|--:|",
+        ]
+        for (step, counts) in counted {
+            let cells = [
+                Self.cell(step.name), Numbers.integer(counts.instructions.count),
+                Numbers.integer(counts.medianInstructions ?? 0), Numbers.integer(counts.instructions.min() ?? 0),
+                Numbers.integer(counts.instructions.max() ?? 0),
+                Numbers.fixed(100 * (counts.centralSpread ?? 0), 2) + "%",
+                Numbers.integer(counts.medianAllocations ?? 0),
+            ]
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
         return lines + [""]
     }
 

@@ -62,6 +62,15 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         public var statistics: StepStatistics
         /// Every sample, exactly.
         public var histogram: SparseHistogram
+        /// Samples whose thread was preempted while the step ran (`StepDetail`); absent in
+        /// documents written before runs kept it, and for a server's own report.
+        public var preempted: UInt64? = nil
+        /// The wall times of the samples that were not preempted.
+        public var unpreempted: SparseHistogram? = nil
+        /// The samples' CPU times; absent for steps that move between threads (the exchange).
+        public var cpu: SparseHistogram? = nil
+        /// Each sample's counted work, in a counted run (`lab run --counted`).
+        public var counts: WorkCounts? = nil
     }
 
     /// The document for `result`.
@@ -88,11 +97,16 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                 errors: group.errors,
                 iterations: group.iterations,
                 steps: group.orderedSteps.map { entry in
-                    StepEntry(
+                    let detail = group.details[entry.step]
+                    return StepEntry(
                         step: entry.step.name,
                         statistics: result.statistics(group, entry.step)
                             ?? StepStatistics(entry.histogram, window: result.measuredNanoseconds),
-                        histogram: SparseHistogram(entry.histogram)
+                        histogram: SparseHistogram(entry.histogram),
+                        preempted: detail?.preempted,
+                        unpreempted: detail.map { SparseHistogram($0.unpreempted) },
+                        cpu: detail?.cpu.map(SparseHistogram.init),
+                        counts: detail?.counts
                     )
                 },
                 outcomes: group.outcomes
@@ -114,14 +128,23 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                 throw LabError(.invalidScenario, "groups[\(groupIndex)]: group '\(group.key)' appears twice")
             }
             var steps: [Step: Histogram<UInt64>] = [:]
+            var details: [Step: StepDetail] = [:]
             for (stepIndex, entry) in group.steps.enumerated() {
                 let path = "groups[\(groupIndex)].steps[\(stepIndex)]"
                 guard steps[Step(entry.step)] == nil else {
                     throw LabError(.invalidScenario, "\(path): step '\(entry.step)' appears twice in one group")
                 }
                 steps[Step(entry.step)] = try entry.histogram.histogram(path: "\(path).histogram")
+                if let preempted = entry.preempted, let unpreempted = entry.unpreempted {
+                    details[Step(entry.step)] = StepDetail(
+                        preempted: preempted,
+                        unpreempted: try unpreempted.histogram(path: "\(path).unpreempted"),
+                        cpu: try entry.cpu?.histogram(path: "\(path).cpu"),
+                        counts: entry.counts
+                    )
+                }
             }
-            return GroupResult(
+            var result = GroupResult(
                 key: group.key,
                 flowKind: group.flowKind,
                 insecure: group.insecure,
@@ -130,6 +153,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                 iterations: group.iterations,
                 outcomes: group.outcomes
             )
+            result.details = details
+            return result
         }
         var result = RunResult(
             metadata: self.metadata,

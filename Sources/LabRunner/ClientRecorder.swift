@@ -12,9 +12,21 @@ import Synchronization
 /// package) took most of the CPU. With stripes, a client takes one uncontended lock per
 /// iteration (twice as many stripes as cores, each held for a dozen records).
 final class StepHistograms: Sendable {
+    /// One group's steps in one stripe: the time histograms, and what the samples show
+    /// beside their times.
+    struct Steps: Sendable {
+        var times: [Step: Histogram<UInt64>] = [:]
+        var details: [Step: StepDetail] = [:]
+
+        mutating func record(_ step: Step, _ sample: StepSample) {
+            self.times[step, default: StepHistograms.histogram()].record(sample.nanoseconds)
+            self.details[step, default: StepDetail()].record(sample)
+        }
+    }
+
     private final class Stripe: Sendable {
-        let groups: Mutex<[[Step: Histogram<UInt64>]]>
-        init(groups: Int) { self.groups = Mutex(Array(repeating: [:], count: groups)) }
+        let groups: Mutex<[Steps]>
+        init(groups: Int) { self.groups = Mutex(Array(repeating: Steps(), count: groups)) }
     }
 
     private let stripes: [Stripe]
@@ -31,28 +43,35 @@ final class StepHistograms: Sendable {
     func record(
         stripe: Int,
         group: Int,
-        _ entries: [(step: Step, nanoseconds: UInt64)],
-        _ extra: [(step: Step, nanoseconds: UInt64)] = []
+        _ entries: [(step: Step, sample: StepSample)],
+        _ extra: [(step: Step, sample: StepSample)] = []
     ) {
         guard !entries.isEmpty || !extra.isEmpty else { return }
         self.stripes[stripe].groups.withLock { groups in
-            for (step, nanoseconds) in entries { groups[group][step, default: Self.histogram()].record(nanoseconds) }
-            for (step, nanoseconds) in extra { groups[group][step, default: Self.histogram()].record(nanoseconds) }
+            for (step, sample) in entries { groups[group].record(step, sample) }
+            for (step, sample) in extra { groups[group].record(step, sample) }
         }
     }
 
     /// Every stripe added together, per group.
-    func merged() -> [[Step: Histogram<UInt64>]] {
-        var merged: [[Step: Histogram<UInt64>]] = []
+    func merged() -> [Steps] {
+        var merged: [Steps] = []
         for stripe in self.stripes {
             let groups = stripe.groups.withLock { $0 }
-            if merged.isEmpty { merged = Array(repeating: [:], count: groups.count) }
+            if merged.isEmpty { merged = Array(repeating: Steps(), count: groups.count) }
             for (index, steps) in groups.enumerated() {
-                for (step, histogram) in steps {
-                    if merged[index][step] == nil {
-                        merged[index][step] = histogram
+                for (step, histogram) in steps.times {
+                    if merged[index].times[step] == nil {
+                        merged[index].times[step] = histogram
                     } else {
-                        merged[index][step]!.add(histogram)
+                        merged[index].times[step]!.add(histogram)
+                    }
+                }
+                for (step, detail) in steps.details {
+                    if merged[index].details[step] == nil {
+                        merged[index].details[step] = detail
+                    } else {
+                        merged[index].details[step]!.merge(detail)
                     }
                 }
             }
@@ -108,7 +127,7 @@ struct ClientRecorder: Sendable {
     }
 
     /// Records `steps`' timings (and `extra` ones: the exchange) and adds their outcome counts.
-    mutating func record(_ group: Int, _ steps: IterationSteps, extra: [(step: Step, nanoseconds: UInt64)] = []) {
+    mutating func record(_ group: Int, _ steps: IterationSteps, extra: [(step: Step, sample: StepSample)] = []) {
         self.histograms.record(stripe: self.stripe, group: group, steps.entries, extra)
         self.count(group, steps)
     }
@@ -117,8 +136,8 @@ struct ClientRecorder: Sendable {
     mutating func keepForRound(_ group: Int, _ steps: IterationSteps, exchange: UInt64) {
         guard !self.roundSamples.isEmpty else { return }
         let round = self.roundSamples.count - 1
-        for (step, nanoseconds) in steps.entries {
-            self.roundSamples[round][group][step, default: []].append(nanoseconds)
+        for (step, sample) in steps.entries {
+            self.roundSamples[round][group][step, default: []].append(sample.nanoseconds)
         }
         self.roundSamples[round][group][.exchange, default: []].append(exchange)
     }
@@ -134,7 +153,7 @@ struct ClientRecorder: Sendable {
 /// The steps of one iteration, each summed over both sides (e.g. the client's and the
 /// server's `encode`), so every step gets one sample per iteration; and its outcome counts.
 struct IterationSteps: StepRecorder {
-    var entries: [(step: Step, nanoseconds: UInt64)] = []
+    var entries: [(step: Step, sample: StepSample)] = []
     var outcomes: [String: UInt64] = [:]
     /// Test-only: the run's slowed steps (`Plan.slowdowns`), nil in every normal run.
     let slowdown: StepSlowdown?
@@ -146,15 +165,19 @@ struct IterationSteps: StepRecorder {
 
     var addsWork: Bool { self.slowdown != nil }
 
-    mutating func addWork(to step: Step, afterNanoseconds nanoseconds: UInt64) {
-        self.slowdown?.work(step, after: nanoseconds)
+    mutating func addWork(to step: Step, after sample: StepSample) {
+        self.slowdown?.work(step, after: sample)
     }
 
     mutating func record(_ step: Step, nanoseconds: UInt64) {
+        self.record(step, sample: StepSample(nanoseconds: nanoseconds))
+    }
+
+    mutating func record(_ step: Step, sample: StepSample) {
         if let index = self.entries.firstIndex(where: { $0.step == step }) {
-            self.entries[index].nanoseconds &+= nanoseconds
+            self.entries[index].sample.add(sample)
         } else {
-            self.entries.append((step, nanoseconds))
+            self.entries.append((step, sample))
         }
     }
 
@@ -170,19 +193,26 @@ struct IterationSteps: StepRecorder {
 ///
 /// The work is rounds of integer arithmetic: P% of the step's median time so far, and from
 /// the step's `calibrationSamples`-th measurement on a fixed number of rounds, the same in
-/// every measurement.
+/// every measurement. In a counted run (`lab run --counted`) the rounds are sized in
+/// instructions instead: P% of the step's median count so far, at the count one round was
+/// measured to take in this process.
 /// Only steps timed with `StepRecorder.measure` can be slowed (cx/1's crypto and coding
 /// steps, msg/1's client-side crypto); `unslowed` names the others, and the run fails
 /// naming them.
 final class StepSlowdown: Sendable {
     /// Measurements of a step that fix its amount of added work.
-    static let calibrationSamples = 64
+    /// (8 in a counted run, where every measurement of a step counts alike.)
+    static var calibrationSamples: Int { WorkCounter.isActive ? 8 : 64 }
 
     private struct Slowed {
         var fraction: Double
         var samples: [UInt64] = []
         var rounds: Int? = nil
     }
+
+    /// In a counted run: the instructions one round of `spin` takes, measured at the first
+    /// slowed step (counting starts after set-up).
+    private let roundInstructions = Mutex<Double?>(nil)
 
     private let steps: Mutex<[Step: Slowed]>
     /// What one round of `spin` costs on this machine now, in nanoseconds.
@@ -207,24 +237,48 @@ final class StepSlowdown: Sendable {
         self.sink.store(mixed, ordering: .relaxed)
     }
 
-    /// Called inside `step`'s timed region after its own work, which took `nanoseconds`.
-    func work(_ step: Step, after nanoseconds: UInt64) {
+    /// Called inside `step`'s timed region after its own work, which `sample` measured.
+    func work(_ step: Step, after sample: StepSample) {
+        let perRound: Double
+        let measure: UInt64
+        if let instructions = sample.instructions {
+            perRound = self.instructionsPerRound()
+            measure = instructions
+        } else {
+            perRound = self.roundNanoseconds
+            measure = sample.nanoseconds
+        }
         let rounds: Int? = self.steps.withLock { steps in
             guard var slowed = steps[step] else { return nil }
             if let rounds = slowed.rounds { return rounds }
             // Until the amount is fixed, each measurement is slowed by the fraction of the
-            // median so far (its own time, the first time).
-            slowed.samples.append(nanoseconds)
+            // median so far (its own time or count, the first time).
+            slowed.samples.append(measure)
             slowed.samples.sort()
             let median = Double(slowed.samples[slowed.samples.count / 2])
-            let rounds = max(1, Int((median * slowed.fraction / self.roundNanoseconds).rounded()))
+            let rounds = max(1, Int((median * slowed.fraction / perRound).rounded()))
             if slowed.samples.count == Self.calibrationSamples { slowed.rounds = rounds }
             steps[step] = slowed
             return rounds
         }
         guard let rounds else { return }
-        let mixed = Self.spin(rounds, seed: nanoseconds)
+        let mixed = Self.spin(rounds, seed: sample.nanoseconds | 1)
         self.sink.add(mixed & 1, ordering: .relaxed)
+    }
+
+    /// The instructions one round of `spin` takes here, counted once over 100,000 rounds.
+    private func instructionsPerRound() -> Double {
+        self.roundInstructions.withLock { cached in
+            if let cached { return cached }
+            let rounds = 100_000
+            guard let before = WorkCounter.read() else { return 1 }
+            let mixed = Self.spin(rounds, seed: before.instructions | 1)
+            guard let after = WorkCounter.read() else { return 1 }
+            self.sink.add(mixed & 1, ordering: .relaxed)
+            let perRound = max(Double(after.instructions &- before.instructions) / Double(rounds), 0.01)
+            cached = perRound
+            return perRound
+        }
     }
 
     /// The slowed steps whose added work was never fixed: not timed with `measure`, or

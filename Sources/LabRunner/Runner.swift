@@ -94,6 +94,9 @@ public struct Runner: Sendable {
             if server.serverStats { serverBefore = await ServerSide.fetch(remote) }
         }
         let memory = RunMemoryProbe()
+        // A counted run counts from the servers' and clients' set-up (their keys) to the last
+        // exchange; reporting then runs at Valgrind's uninstrumented speed.
+        WorkCounter.instrument(true)
         var built: [Built] = []
         var preparedClients: [PreparedClient?] = Array(repeating: nil, count: mine.count)
         var histograms = StepHistograms(groups: 0)
@@ -188,6 +191,11 @@ public struct Runner: Sendable {
             throw error
         }
         let runEnd = Stopwatch.now()
+        WorkCounter.instrument(false)
+        if let failure = WorkCounter.failure {
+            for item in flows { await item.endpoint.shutdown() }
+            throw LabError(.unsupported, "Counting failed: \(failure)")
+        }
         let lastSample = try? calibrator?.sample()
         for item in flows { await item.endpoint.shutdown() }
         if let unslowed = self.slowdown?.unslowed, !unslowed.isEmpty {
@@ -404,6 +412,10 @@ public struct Runner: Sendable {
 
         func iterate(_ group: Int, measured: Bool, intended: UInt64?) async throws {
             var steps = IterationSteps(slowdown: self.slowdown)
+            // The exchange moves between threads as it awaits: it is marked preempted when any
+            // thread of the process was, and counted over the whole process.
+            let switches = ThreadUsage.processInvoluntarySwitches()
+            let counted = WorkCounter.isActive ? WorkCounter.read() : nil
             let start = Stopwatch.now()
             var failure: String? = nil
             // A `prepare` retried here is set-up: its time is left out of the exchange.
@@ -430,6 +442,8 @@ public struct Runner: Sendable {
                 failure = "other"
             }
             let end = Stopwatch.now()
+            let countedAfter = counted == nil ? nil : WorkCounter.read()
+            let switchesAfter = ThreadUsage.processInvoluntarySwitches()
             self.progress.finished(failed: failure != nil)
             if measured {
                 recorder.measured += 1
@@ -442,14 +456,18 @@ public struct Runner: Sendable {
                     recorder.count(group, steps)
                 } else {
                     let exchange = Self.elapsed(from: intended ?? start, to: end, excluding: setup)
-                    var extra = [(step: Step.exchange, nanoseconds: exchange)]
+                    var sample = StepSample(
+                        nanoseconds: exchange,
+                        preempted: switches != nil && switches != switchesAfter
+                    )
+                    if let counted, let countedAfter {
+                        sample.instructions = countedAfter.instructions &- counted.instructions
+                        sample.allocations = countedAfter.allocations &- counted.allocations
+                    }
+                    var extra = [(step: Step.exchange, sample: sample)]
                     if intended != nil {
-                        extra.append(
-                            (
-                                Step(Step.exchange.name + ScenarioValidator.serviceSuffix),
-                                Self.elapsed(from: start, to: end, excluding: setup)
-                            )
-                        )
+                        sample.nanoseconds = Self.elapsed(from: start, to: end, excluding: setup)
+                        extra.append((Step(Step.exchange.name + ScenarioValidator.serviceSuffix), sample))
                     }
                     recorder.record(group, steps, extra: extra)
                     recorder.keepForRound(group, steps, exchange: exchange)
@@ -562,21 +580,22 @@ public struct Runner: Sendable {
                 flowKind: item.planned.kind,
                 insecure: item.flow.isInsecure
             )
-            for (step, nanoseconds) in item.setupSteps.entries {
-                group.steps[step, default: StepHistograms.histogram()].record(nanoseconds)
+            for (step, sample) in item.setupSteps.samples {
+                group.steps[step, default: StepHistograms.histogram()].record(sample.nanoseconds)
+                group.details[step, default: StepDetail()].record(sample)
             }
             group.outcomes = item.setupSteps.outcomes
             return group
         }
         for (index, steps) in histograms.merged().enumerated() where index < built.count {
-            groups[index].merge(
-                GroupResult(
-                    key: groups[index].key,
-                    flowKind: groups[index].flowKind,
-                    insecure: groups[index].insecure,
-                    steps: steps
-                )
+            var measured = GroupResult(
+                key: groups[index].key,
+                flowKind: groups[index].flowKind,
+                insecure: groups[index].insecure,
+                steps: steps.times
             )
+            measured.details = steps.details
+            groups[index].merge(measured)
         }
         groups += serverSide.groups
         for recorder in recorders {
@@ -654,6 +673,7 @@ public struct Runner: Sendable {
             stoppedByDeadline: recorders.contains { $0.stoppedByDeadline }
         )
         result.metadata.measuredFrom = measuredFrom
+        if WorkCounter.isActive { result.metadata.counter = WorkCounter.counterName }
         // A shard is judged with the others, on the merge (`lab merge`): a count or a rate
         // cannot hold on one slice of the clients.
         result.thresholds = self.plan.shard == nil ? self.plan.thresholds.map { $0.evaluate(result) } : []

@@ -45,6 +45,9 @@ public struct GroupResult: Sendable {
     public var iterations: UInt64
     /// Outcome counts by name (`StepRecorder.count`, e.g. `locked`): measured iterations' and set-up's.
     public var outcomes: [String: UInt64]
+    /// What each step's samples show beside their times (`StepDetail`); empty for groups a
+    /// server elsewhere reported and for documents written before runs kept it.
+    public var details: [Step: StepDetail] = [:]
 
     /// A group with no measurements yet.
     public init(
@@ -94,6 +97,13 @@ public struct GroupResult: Sendable {
         for (kind, count) in other.errors { self.errors[kind, default: 0] += count }
         self.iterations += other.iterations
         for (outcome, count) in other.outcomes { self.outcomes[outcome, default: 0] += count }
+        for (step, detail) in other.details {
+            if self.details[step] == nil {
+                self.details[step] = detail
+            } else {
+                self.details[step]!.merge(detail)
+            }
+        }
     }
 }
 
@@ -199,6 +209,9 @@ public struct RunMetadata: Sendable, Codable, Equatable {
     /// The wall-clock start of the measured window (the first measured iteration's start), so
     /// `lab merge` can place shards' windows on one time line.
     public var measuredFrom: Date?
+    /// What a counted run counted with (`WorkCounter.counterName`), or nil for a run that
+    /// only timed.
+    public var counter: String?
 
     /// Metadata given directly.
     public init(

@@ -32,6 +32,16 @@ struct Run: AsyncParsableCommand {
     )
     var shard: String?
 
+    @Flag(
+        name: .long,
+        help: """
+            Count, beside timing: run under Valgrind's callgrind, where every step also reports the \
+            instructions it executed and the allocations it made, the same in every run of the same \
+            build (for `lab check`'s counted gate). Needs one client; about 50 times slower.
+            """
+    )
+    var counted = false
+
     @Option(help: .hidden)
     var testSlowdown: [String] = []
 
@@ -54,6 +64,20 @@ struct Run: AsyncParsableCommand {
                 plan.shard = shard
             }
             plan.slowdowns = try Self.slowdowns(self.testSlowdown)
+            if self.counted {
+                let clients = plan.shard.map { plan.scenario.clients.count / $0.count } ?? plan.scenario.clients.count
+                guard clients == 1, plan.shard == nil else {
+                    throw ValidationError(
+                        "--counted counts one client's work, alone: clients.count must be 1 (the scenario has \(plan.scenario.clients.count)), without --shard"
+                    )
+                }
+                if !WorkCounter.isActive {
+                    guard !WorkCounter.isUnderValgrind else {
+                        throw ValidationError("--counted starts Valgrind itself: run `lab run --counted` without valgrind")
+                    }
+                    throw ExitCode(try CountedRun.run(arguments: Array(CommandLine.arguments.dropFirst())))
+                }
+            }
             // The report folder is known before the run: the messaging service's database lives there.
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) }
@@ -63,7 +87,10 @@ struct Run: AsyncParsableCommand {
                 )
             plan.dataDirectory = directory.path
             let runner = Runner(plan: plan)
-            let display = self.quiet ? nil : ProgressDisplay(progress: runner.progress, scenario: plan.scenario)
+            // A counted run shows no progress: the display's task would run, and be counted,
+            // in the middle of the steps.
+            let display =
+                self.quiet || self.counted ? nil : ProgressDisplay(progress: runner.progress, scenario: plan.scenario)
             let watcher = display.map { display in Task { await display.watch() } }
             let result: RunResult
             do {

@@ -1,0 +1,40 @@
+// Deterministic work counts for `lab run --counted`, and each thread's CPU time and
+// involuntary context switches for every run. See counting.c.
+#ifndef C_LAB_COUNTING_H
+#define C_LAB_COUNTING_H
+
+#include <stdint.h>
+
+/// Whether the process runs under Valgrind (`RUNNING_ON_VALGRIND`): 0 outside it, where
+/// every client request below is a no-op of a few instructions.
+int c_lab_on_valgrind(void);
+
+/// Callgrind: starts (1) or stops (0) instrumenting; a no-op outside Valgrind.
+void c_lab_callgrind_instrument(int on);
+
+/// What callgrind counted from the process's start of instrumentation to now.
+typedef struct {
+    /// Guest instructions executed (callgrind's `Ir`), every thread included.
+    uint64_t instructions;
+    /// Calls into the allocator's entry points (`malloc`, `calloc`, `realloc`,
+    /// `aligned_alloc`, `posix_memalign`, `memalign`, `valloc`, `mallocx`, `rallocx`).
+    uint64_t allocations;
+} c_lab_counts;
+
+/// Reads callgrind's counters: dumps its counts since the last dump
+/// (`CALLGRIND_DUMP_STATS`), which callgrind writes to `<base>.<dump>`, then, with
+/// collection switched off so that none of this reading is counted, adds the dump's totals
+/// to `*total`, deletes the file and switches collection back on. `dump` is the 1-based
+/// number of this dump in the process. 0 on success, else an errno value (the file could
+/// not be read) or -1 (it has no `summary:` line).
+int c_lab_callgrind_read(const char *base, uint64_t dump, c_lab_counts *total);
+
+/// The calling thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`) and its
+/// involuntary context switches so far (`getrusage(RUSAGE_THREAD)`); 0 on success.
+int c_lab_thread_usage(uint64_t *cpu_nanoseconds, uint64_t *involuntary_switches);
+
+/// The whole process's involuntary context switches so far (`getrusage(RUSAGE_SELF)`);
+/// 0 on success.
+int c_lab_process_involuntary_switches(uint64_t *involuntary_switches);
+
+#endif

@@ -1,0 +1,125 @@
+import Histogram
+
+/// What a step's samples show beside their wall times: how many were preempted, the times of
+/// those that were not, CPU time, and in a counted run the work each did.
+public struct StepDetail: Sendable {
+    /// Samples during which the step's thread was switched out involuntarily
+    /// (`StepSample.preempted`).
+    public var preempted: UInt64
+    /// Wall times of the samples that were not preempted.
+    public var unpreempted: Histogram<UInt64>
+    /// CPU times of the samples that have one (none for the exchange).
+    public var cpu: Histogram<UInt64>?
+    /// The counted work of each sample, in a counted run; nil otherwise.
+    public var counts: WorkCounts?
+
+    /// No samples yet.
+    public init() {
+        self.preempted = 0
+        self.unpreempted = Self.histogram()
+        self.cpu = nil
+        self.counts = nil
+    }
+
+    /// Figures given directly (as `results.json` stores them).
+    public init(preempted: UInt64, unpreempted: Histogram<UInt64>, cpu: Histogram<UInt64>?, counts: WorkCounts?) {
+        self.preempted = preempted
+        self.unpreempted = unpreempted
+        self.cpu = cpu
+        self.counts = counts
+    }
+
+    /// Adds one sample.
+    public mutating func record(_ sample: StepSample) {
+        if sample.preempted {
+            self.preempted += 1
+        } else {
+            self.unpreempted.record(sample.nanoseconds)
+        }
+        if let cpu = sample.cpuNanoseconds {
+            if self.cpu == nil { self.cpu = Self.histogram() }
+            self.cpu!.record(cpu)
+        }
+        if let instructions = sample.instructions {
+            if self.counts == nil { self.counts = WorkCounts() }
+            self.counts!.instructions.append(instructions)
+            self.counts!.allocations.append(sample.allocations ?? 0)
+        }
+    }
+
+    /// Adds `other`'s samples (the same step, another stripe, client or shard).
+    public mutating func merge(_ other: StepDetail) {
+        self.preempted += other.preempted
+        self.unpreempted.add(other.unpreempted)
+        if let cpu = other.cpu {
+            if self.cpu == nil { self.cpu = cpu } else { self.cpu!.add(cpu) }
+        }
+        if let counts = other.counts {
+            if self.counts == nil { self.counts = counts } else { self.counts!.append(counts) }
+        }
+    }
+
+    /// A histogram like the step's time histogram: 1 ns to 1 ms to start with, three
+    /// significant digits, growing as needed.
+    public static func histogram() -> Histogram<UInt64> {
+        var histogram = Histogram<UInt64>(
+            lowestDiscernibleValue: 1,
+            highestTrackableValue: 1 << 20,
+            numberOfSignificantValueDigits: .three
+        )
+        histogram.autoResize = true
+        return histogram
+    }
+}
+
+/// The work each sample of a step did, counted (not timed) in a counted run: deterministic
+/// for the same binary, inputs and environment, whatever else the machine does.
+public struct WorkCounts: Codable, Sendable, Equatable {
+    /// Instructions each sample executed, in the order the samples ran.
+    public var instructions: [UInt64]
+    /// Calls into the allocator each sample made, in the same order.
+    public var allocations: [UInt64]
+
+    /// No samples.
+    public init(instructions: [UInt64] = [], allocations: [UInt64] = []) {
+        self.instructions = instructions
+        self.allocations = allocations
+    }
+
+    /// Appends `other`'s samples.
+    public mutating func append(_ other: WorkCounts) {
+        self.instructions += other.instructions
+        self.allocations += other.allocations
+    }
+
+    /// The median of the instruction counts (the lower middle of an even count), or nil with no samples.
+    public var medianInstructions: UInt64? { Self.median(self.instructions) }
+
+    /// The median of the allocation counts, or nil with no samples.
+    public var medianAllocations: UInt64? { Self.median(self.allocations) }
+
+    /// The relative spread of the instruction counts around their median: (largest − smallest) / median.
+    public var spread: Double? {
+        guard let median = self.medianInstructions, median > 0,
+            let low = self.instructions.min(), let high = self.instructions.max()
+        else { return nil }
+        return Double(high - low) / Double(median)
+    }
+
+    /// The relative spread of the central 80% of the samples (10th to 90th percentile) around
+    /// the median: how much the step's work varies from sample to sample, without the first
+    /// call's one-time work or a rare slow path.
+    public var centralSpread: Double? {
+        guard let median = self.medianInstructions, median > 0 else { return nil }
+        let sorted = self.instructions.sorted()
+        let low = sorted[Int(Double(sorted.count - 1) * 0.1)]
+        let high = sorted[Int((Double(sorted.count - 1) * 0.9).rounded(.up))]
+        return Double(high - low) / Double(median)
+    }
+
+    static func median(_ values: [UInt64]) -> UInt64? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        return sorted[(sorted.count - 1) / 2]
+    }
+}

@@ -1,0 +1,160 @@
+import CLabCounting
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One measurement of a step: its wall time, and what explains that time.
+///
+/// The summed sample of a step that both sides ran in one iteration (the client's and the
+/// server's `decode`) adds the figures up, and is preempted if either part was.
+public struct StepSample: Sendable, Equatable {
+    /// Wall time, in nanoseconds.
+    public var nanoseconds: UInt64
+    /// CPU time of the thread that ran the step, in nanoseconds (its CPU clock); nil for a
+    /// step not run start to end by one thread (the exchange, which awaits).
+    public var cpuNanoseconds: UInt64?
+    /// Whether the step's thread was switched out involuntarily while the step ran (the
+    /// scheduler gave its core to another thread): its wall time then includes time the
+    /// step did not use. For the exchange, which moves between threads, any involuntary
+    /// switch of the process's threads.
+    public var preempted: Bool
+    /// Instructions executed, counted by callgrind in a counted run (`lab run --counted`);
+    /// nil otherwise.
+    public var instructions: UInt64?
+    /// Calls into the allocator, counted by callgrind in a counted run; nil otherwise.
+    public var allocations: UInt64?
+
+    /// A sample.
+    public init(
+        nanoseconds: UInt64,
+        cpuNanoseconds: UInt64? = nil,
+        preempted: Bool = false,
+        instructions: UInt64? = nil,
+        allocations: UInt64? = nil
+    ) {
+        self.nanoseconds = nanoseconds
+        self.cpuNanoseconds = cpuNanoseconds
+        self.preempted = preempted
+        self.instructions = instructions
+        self.allocations = allocations
+    }
+
+    /// Adds `other` (the same step's other part in one iteration) to this sample.
+    public mutating func add(_ other: StepSample) {
+        self.nanoseconds &+= other.nanoseconds
+        self.cpuNanoseconds = Self.sum(self.cpuNanoseconds, other.cpuNanoseconds)
+        self.preempted = self.preempted || other.preempted
+        self.instructions = Self.sum(self.instructions, other.instructions)
+        self.allocations = Self.sum(self.allocations, other.allocations)
+    }
+
+    private static func sum(_ a: UInt64?, _ b: UInt64?) -> UInt64? {
+        guard let a, let b else { return nil }
+        return a &+ b
+    }
+}
+
+/// The calling thread's CPU time (its CPU clock) and involuntary context switches
+/// (`getrusage(RUSAGE_THREAD)`): two system calls.
+public struct ThreadUsage: Sendable, Equatable {
+    /// CPU time so far, in nanoseconds.
+    public var cpuNanoseconds: UInt64
+    /// Involuntary context switches so far.
+    public var involuntarySwitches: UInt64
+
+    /// Now, for the calling thread; nil if the kernel refuses (never seen on Linux).
+    @inlinable
+    public static func now() -> ThreadUsage? {
+        var cpu: UInt64 = 0
+        var switches: UInt64 = 0
+        guard c_lab_thread_usage(&cpu, &switches) == 0 else { return nil }
+        return ThreadUsage(cpuNanoseconds: cpu, involuntarySwitches: switches)
+    }
+
+    /// The process's involuntary context switches so far, every thread included.
+    public static func processInvoluntarySwitches() -> UInt64? {
+        var switches: UInt64 = 0
+        return c_lab_process_involuntary_switches(&switches) == 0 ? switches : nil
+    }
+
+    @usableFromInline
+    init(cpuNanoseconds: UInt64, involuntarySwitches: UInt64) {
+        self.cpuNanoseconds = cpuNanoseconds
+        self.involuntarySwitches = involuntarySwitches
+    }
+}
+
+/// Callgrind's counters, read by a counted run (`lab run --counted`, which runs the lab
+/// under `valgrind --tool=callgrind`): instructions and allocator calls since the run's
+/// counting began. Inactive (every reading nil, at the cost of one load) in any other run.
+///
+/// Each reading makes callgrind dump its counts since the previous reading to a file, which
+/// is read and deleted with callgrind's collection off, so the readings themselves add only
+/// a fixed few instructions to what they bracket. Readings are serialised: a counted run
+/// has one client, and under Valgrind one thread runs at a time anyway.
+public enum WorkCounter {
+    /// The environment variable through which `lab run --counted` gives the child under
+    /// Valgrind callgrind's output file (`--callgrind-out-file`).
+    public static let outputVariable = "LAB_CALLGRIND_OUT"
+
+    /// What a counted run counts with, for reports: `instructions (callgrind, valgrind-3.19.0)`.
+    public static var counterName: String {
+        let version = getenv("LAB_VALGRIND_VERSION").map { String(cString: $0) } ?? "valgrind"
+        return "instructions (callgrind, \(version))"
+    }
+
+    /// Whether this process runs under Valgrind.
+    public static var isUnderValgrind: Bool { c_lab_on_valgrind() != 0 }
+
+    private struct State {
+        var dumps: UInt64 = 0
+        var total = c_lab_counts(instructions: 0, allocations: 0)
+        var failure: String? = nil
+    }
+
+    private static let base: String? = {
+        guard c_lab_on_valgrind() != 0, let value = getenv(Self.outputVariable) else { return nil }
+        let base = String(cString: value)
+        return base.isEmpty ? nil : base
+    }()
+
+    private static let state = Mutex(State())
+
+    /// Whether this process counts: it runs under callgrind, started by `lab run --counted`.
+    @inlinable
+    public static var isActive: Bool { Self.activeFlag }
+
+    @usableFromInline
+    static let activeFlag: Bool = Self.base != nil
+
+    /// Switches callgrind's instrumentation on (from the run's first counted step) or off
+    /// (once the last has run, so that reporting runs at Valgrind's uninstrumented speed).
+    public static func instrument(_ on: Bool) {
+        guard Self.isActive else { return }
+        c_lab_callgrind_instrument(on ? 1 : 0)
+    }
+
+    /// The counts so far, or nil when not counting (or after a dump could not be read:
+    /// `failure` says why).
+    public static func read() -> (instructions: UInt64, allocations: UInt64)? {
+        guard let base = Self.base else { return nil }
+        return Self.state.withLock { state in
+            guard state.failure == nil else { return nil }
+            state.dumps += 1
+            let rc = c_lab_callgrind_read(base, state.dumps, &state.total)
+            guard rc == 0 else {
+                state.failure =
+                    rc < 0
+                    ? "callgrind's dump \(base).\(state.dumps) has no summary line"
+                    : "callgrind's dump \(base).\(state.dumps) could not be read: \(String(cString: strerror(rc)))"
+                return nil
+            }
+            return (state.total.instructions, state.total.allocations)
+        }
+    }
+
+    /// Why counting stopped, if it did.
+    public static var failure: String? { Self.state.withLock { $0.failure } }
+}
