@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -65,14 +67,14 @@ public protocol StepRecorder {
     /// or not (warm-up iterations are left out), and set-up's counts (making a client,
     /// connecting, `FlowClient.prepare`) always. Recorders that only time ignore counts.
     mutating func count(_ outcome: String, by amount: UInt64)
-    /// Whether `addWork(to:after:)` does anything: only a recorder that slows steps on
+    /// Whether `workToAdd(to:)` may return more than 0: only a recorder that slows steps on
     /// purpose (the runner's under `lab run --test-slowdown`) says yes.
     var addsWork: Bool { get }
-    /// Test-only: called by `measure` inside `step`'s timed (and counted) region, right after
-    /// the step's own work, which `sample` measures so far (its time, and in a counted run
-    /// its instructions), so that work added here is timed, and suffers the machine's noise,
-    /// exactly like the step's.
-    mutating func addWork(to step: Step, after sample: StepSample)
+    /// Test-only: the rounds of `AddedWork.spin` that `measure` runs inside `step`'s timed
+    /// (and counted) region, right after the step's own work, so that the added work is
+    /// timed and counted, and suffers the machine's noise, exactly like the step's. Asked
+    /// before the region opens, so that deciding costs the step nothing.
+    mutating func workToAdd(to step: Step) -> Int
 }
 
 extension StepRecorder {
@@ -90,9 +92,9 @@ extension StepRecorder {
     @inlinable
     public var addsWork: Bool { false }
 
-    /// Does nothing.
+    /// None.
     @inlinable
-    public mutating func addWork(to step: Step, after sample: StepSample) {}
+    public mutating func workToAdd(to step: Step) -> Int { 0 }
 
     /// Adds one to the count of `outcome`.
     @inlinable
@@ -149,6 +151,25 @@ public struct NoStepRecorder: StepRecorder {
     @inlinable public mutating func count(_ outcome: String, by amount: UInt64) {}
 }
 
+/// Test-only work added to a step (`lab run --test-slowdown`): rounds of xorshift64, which
+/// the optimizer can neither drop (the result is kept) nor fold (each round depends on the
+/// last).
+public enum AddedWork {
+    private static let sink = Atomic<UInt64>(0)
+
+    /// Runs `rounds` rounds.
+    @inline(never)
+    public static func spin(_ rounds: Int) {
+        var x = Self.sink.load(ordering: .relaxed) | 1
+        for _ in 0..<rounds {
+            x ^= x << 13
+            x ^= x >> 7
+            x ^= x << 17
+        }
+        Self.sink.store(x, ordering: .relaxed)
+    }
+}
+
 /// A monotonic clock read in nanoseconds, cheap enough for the hot path.
 public enum Stopwatch {
     /// Now, in nanoseconds since an arbitrary fixed point.
@@ -162,7 +183,7 @@ public enum Stopwatch {
 
 extension StepRecorder {
     /// Runs `body` and records its duration under `step` if it returns normally (with any
-    /// work the recorder adds to the step: `addWork(to:after:)`), with the
+    /// work the recorder adds to the step: `workToAdd(to:)`), with the
     /// thread's CPU time over it, whether the thread was preempted meanwhile, and in a
     /// counted run the work callgrind counted (`WorkCounter`).
     ///
@@ -170,15 +191,12 @@ extension StepRecorder {
     /// the counters' bracket holds the timed region and nothing else of the step's.
     @inlinable
     public mutating func measure<T>(_ step: Step, _ body: () throws -> T) rethrows -> T {
+        let added = self.addsWork ? self.workToAdd(to: step) : 0
         let usage = ThreadUsage.now()
         let counted = WorkCounter.isActive ? WorkCounter.read() : nil
         let start = Stopwatch.now()
         let result = try body()
-        if self.addsWork {
-            var done = StepSample(nanoseconds: Stopwatch.now() &- start)
-            if let counted, let now = WorkCounter.read() { done.instructions = now.instructions &- counted.instructions }
-            self.addWork(to: step, after: done)
-        }
+        if added > 0 { AddedWork.spin(added) }
         let end = Stopwatch.now()
         let countedAfter = counted == nil ? nil : WorkCounter.read()
         let usageAfter = ThreadUsage.now()

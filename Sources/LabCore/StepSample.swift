@@ -109,6 +109,7 @@ public enum WorkCounter {
     public static var isUnderValgrind: Bool { c_lab_on_valgrind() != 0 }
 
     private struct State {
+        var instrumenting = false
         var dumps: UInt64 = 0
         var total = c_lab_counts(instructions: 0, allocations: 0)
         var failure: String? = nil
@@ -133,15 +134,19 @@ public enum WorkCounter {
     /// (once the last has run, so that reporting runs at Valgrind's uninstrumented speed).
     public static func instrument(_ on: Bool) {
         guard Self.isActive else { return }
-        c_lab_callgrind_instrument(on ? 1 : 0)
+        Self.state.withLock { state in
+            c_lab_callgrind_instrument(on ? 1 : 0)
+            state.instrumenting = on
+        }
     }
 
-    /// The counts so far, or nil when not counting (or after a dump could not be read:
-    /// `failure` says why).
+    /// The counts so far, or nil when not counting: outside a counted run, outside the part
+    /// of it that is instrumented (set-up, reporting), or after a dump could not be read
+    /// (`failure` says why).
     public static func read() -> (instructions: UInt64, allocations: UInt64)? {
         guard let base = Self.base else { return nil }
         return Self.state.withLock { state in
-            guard state.failure == nil else { return nil }
+            guard state.failure == nil, state.instrumenting else { return nil }
             state.dumps += 1
             let rc = c_lab_callgrind_read(base, state.dumps, &state.total)
             guard rc == 0 else {

@@ -21,7 +21,10 @@ public struct RegressionCheck: Sendable {
         case slower
         /// Significantly faster, beyond the threshold.
         case faster
-        /// Neither.
+        /// Significantly slower or faster, but by less than the step's threshold: a change
+        /// the test found, inside the allowance for this machine's noise.
+        case withinAllowance = "significant, within the allowance"
+        /// No significant change (p ≥ α).
         case unchanged = "no significant change"
         /// Fewer rounds than `minimumRounds` on either side.
         case tooFewRounds = "too few rounds"
@@ -204,7 +207,8 @@ public struct RegressionCheck: Sendable {
         let slower = ratio >= 1
         let p = RankSum.oneSidedPValue(base, run, greater: slower)
         let beyond = slower ? ratio > 1 + threshold : ratio < 1 / (1 + threshold)
-        let verdict: Verdict = p < self.alpha && beyond ? (slower ? .slower : .faster) : .unchanged
+        let verdict: Verdict =
+            p >= self.alpha ? .unchanged : beyond ? (slower ? .slower : .faster) : .withinAllowance
         return Row(
             key: key,
             step: step,

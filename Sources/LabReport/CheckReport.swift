@@ -64,7 +64,7 @@ public struct CheckReport: Sendable {
                     + Numbers.fixed(row.run, 4).padded(11) + ("×" + Numbers.fixed(row.ratio, 3)).padded(9)
                     + String(format: "%.2g", row.pValue).padded(10)
                     + (row.verdict == .slower || row.verdict == .faster
-                        ? row.verdict.rawValue.uppercased() : row.verdict.rawValue)
+                        ? row.verdict.rawValue.uppercased() : Self.verdict(row))
             )
         }
         lines += self.check.notes.map { "  note: \($0)" }
@@ -86,7 +86,7 @@ public struct CheckReport: Sendable {
         ]
         for row in check.rows {
             let verdict =
-                row.verdict == .slower ? "🔴 **slower**" : row.verdict == .faster ? "🟢 faster" : row.verdict.rawValue
+                row.verdict == .slower ? "🔴 **slower**" : row.verdict == .faster ? "🟢 faster" : Self.verdict(row)
             lines.append(
                 "| \(MarkdownReporter.cell(row.key.description)) | \(row.step) | \(Numbers.fixed(row.baseline, 4)) | \(Numbers.fixed(row.run, 4)) | ×\(Numbers.fixed(row.ratio, 3)) | \(String(format: "%.2g", row.pValue)) | \(row.rounds.baseline) / \(row.rounds.run) | +\(Self.percent(row.threshold)) | \(verdict) |"
             )
@@ -111,6 +111,16 @@ public struct CheckReport: Sendable {
             lines.append(fields.joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A verdict that is not a change, in words that say what the test found: "×1.204,
+    /// significant, within the noise allowance of ±25%" rather than "no significant change".
+    static func verdict(_ row: RegressionCheck.Row) -> String {
+        switch row.verdict {
+        case .withinAllowance:
+            "×\(Numbers.fixed(row.ratio, 3)), significant, within the noise allowance of ±\(Self.percent(row.threshold))"
+        default: row.verdict.rawValue
+        }
     }
 
     static func label(_ row: RegressionCheck.Row) -> String {

@@ -157,16 +157,21 @@ struct IterationSteps: StepRecorder {
     var outcomes: [String: UInt64] = [:]
     /// Test-only: the run's slowed steps (`Plan.slowdowns`), nil in every normal run.
     let slowdown: StepSlowdown?
+    /// The group the iteration runs (a slowed step is slowed by its own group's amount).
+    let group: Int
+    /// How many parts of each step were recorded so far in this iteration.
+    private var parts: [Step: Int] = [:]
 
-    init(slowdown: StepSlowdown? = nil) {
+    init(slowdown: StepSlowdown? = nil, group: Int = 0) {
         self.entries.reserveCapacity(12)
         self.slowdown = slowdown
+        self.group = group
     }
 
     var addsWork: Bool { self.slowdown != nil }
 
-    mutating func addWork(to step: Step, after sample: StepSample) {
-        self.slowdown?.work(step, after: sample)
+    mutating func workToAdd(to step: Step) -> Int {
+        self.slowdown?.rounds(group: self.group, step, part: self.parts[step, default: 0]) ?? 0
     }
 
     mutating func record(_ step: Step, nanoseconds: UInt64) {
@@ -174,6 +179,10 @@ struct IterationSteps: StepRecorder {
     }
 
     mutating func record(_ step: Step, sample: StepSample) {
+        if let slowdown = self.slowdown {
+            slowdown.observe(group: self.group, step, part: self.parts[step, default: 0], sample)
+            self.parts[step, default: 0] += 1
+        }
         if let index = self.entries.firstIndex(where: { $0.step == step }) {
             self.entries[index].sample.add(sample)
         } else {
@@ -204,100 +213,109 @@ final class StepSlowdown: Sendable {
     /// (8 in a counted run, where every measurement of a step counts alike.)
     static var calibrationSamples: Int { WorkCounter.isActive ? 8 : 64 }
 
-    private struct Slowed {
-        var fraction: Double
-        var samples: [UInt64] = []
-        var rounds: Int? = nil
+    /// A slowed step of one group, and which part of it (the client's or the server's
+    /// `decode`, in the order they ran): each is slowed by its own amount, so that the
+    /// iteration's summed step is slowed by the fraction whatever its parts' sizes.
+    private struct Key: Hashable {
+        var group: Int
+        var step: Step
+        var part: Int
     }
 
-    /// In a counted run: the instructions one round of `spin` takes, measured at the first
-    /// slowed step (counting starts after set-up).
-    private let roundInstructions = Mutex<Double?>(nil)
+    private struct Slowed {
+        var samples: [UInt64] = []
+        var rounds: Int? = nil
+        /// The amount for the next sample until `rounds` is fixed.
+        var planned = 0
+        /// Whether `measure` asked for this sample's amount: a sample recorded without asking
+        /// (a step not timed by `measure` here) neither counts nor fixes anything.
+        var asked = false
+        /// What the last `rounds(group:_:part:)` added (nanoseconds, or instructions when
+        /// counted), which the sample `observe` then sees includes.
+        var added: Double = 0
+    }
 
-    private let steps: Mutex<[Step: Slowed]>
+    private let fractions: [Step: Double]
+    private let slowed = Mutex<[Key: Slowed]>([:])
     /// What one round of `spin` costs on this machine now, in nanoseconds.
     private let roundNanoseconds: Double
-    /// Where `spin`'s results go, so that the optimizer keeps the work.
-    private let sink = Atomic<UInt64>(0)
+    /// In a counted run: the instructions one round of `spin` takes (`prepareCounting`).
+    private let roundInstructions = Mutex<Double>(1)
 
     /// Nil when nothing is slowed.
     init?(_ fractions: [Step: Double]) {
         guard !fractions.isEmpty else { return nil }
-        self.steps = Mutex(fractions.mapValues { Slowed(fraction: $0) })
+        self.fractions = fractions
         // The cheapest of five timings of 100,000 rounds: the cost with the least noise in it.
         let rounds = 100_000
         var best = UInt64.max
-        var mixed: UInt64 = 0
         for _ in 0..<5 {
             let start = Stopwatch.now()
-            mixed ^= Self.spin(rounds, seed: start)
+            AddedWork.spin(rounds)
             best = min(best, Stopwatch.now() &- start)
         }
         self.roundNanoseconds = max(Double(best) / Double(rounds), 0.01)
-        self.sink.store(mixed, ordering: .relaxed)
     }
 
-    /// Called inside `step`'s timed region after its own work, which `sample` measured.
-    func work(_ step: Step, after sample: StepSample) {
-        let perRound: Double
-        let measure: UInt64
-        if let instructions = sample.instructions {
-            perRound = self.instructionsPerRound()
-            measure = instructions
-        } else {
-            perRound = self.roundNanoseconds
-            measure = sample.nanoseconds
-        }
-        let rounds: Int? = self.steps.withLock { steps in
-            guard var slowed = steps[step] else { return nil }
-            if let rounds = slowed.rounds { return rounds }
-            // Until the amount is fixed, each measurement is slowed by the fraction of the
-            // median so far (its own time or count, the first time).
-            slowed.samples.append(measure)
-            slowed.samples.sort()
-            let median = Double(slowed.samples[slowed.samples.count / 2])
-            let rounds = max(1, Int((median * slowed.fraction / perRound).rounded()))
-            if slowed.samples.count == Self.calibrationSamples { slowed.rounds = rounds }
-            steps[step] = slowed
+    /// In a counted run, once counting has started and before any step runs: counts what one
+    /// round of `spin` takes, over 100,000 rounds.
+    func prepareCounting() {
+        guard let before = WorkCounter.read() else { return }
+        let rounds = 100_000
+        AddedWork.spin(rounds)
+        guard let after = WorkCounter.read() else { return }
+        self.roundInstructions.withLock { $0 = max(Double(after.instructions &- before.instructions) / Double(rounds), 0.01) }
+    }
+
+    /// The rounds to add to `part` of `step` in `group`: the fraction of the median of the
+    /// samples `observe` saw so far (none before the first), fixed from the
+    /// `calibrationSamples`-th on. Called before the step runs, outside what it measures.
+    func rounds(group: Int, _ step: Step, part: Int) -> Int {
+        guard self.fractions[step] != nil else { return 0 }
+        let perRound = WorkCounter.isActive ? self.roundInstructions.withLock { $0 } : self.roundNanoseconds
+        return self.slowed.withLock { all in
+            let key = Key(group: group, step: step, part: part)
+            var slowed = all[key] ?? Slowed()
+            defer { all[key] = slowed }
+            let rounds = slowed.rounds ?? slowed.planned
+            slowed.added = Double(rounds) * perRound
+            slowed.asked = true
             return rounds
         }
-        guard let rounds else { return }
-        let mixed = Self.spin(rounds, seed: sample.nanoseconds | 1)
-        self.sink.add(mixed & 1, ordering: .relaxed)
     }
 
-    /// The instructions one round of `spin` takes here, counted once over 100,000 rounds.
-    private func instructionsPerRound() -> Double {
-        self.roundInstructions.withLock { cached in
-            if let cached { return cached }
-            let rounds = 100_000
-            guard let before = WorkCounter.read() else { return 1 }
-            let mixed = Self.spin(rounds, seed: before.instructions | 1)
-            guard let after = WorkCounter.read() else { return 1 }
-            self.sink.add(mixed & 1, ordering: .relaxed)
-            let perRound = max(Double(after.instructions &- before.instructions) / Double(rounds), 0.01)
-            cached = perRound
-            return perRound
+    /// Sees `part` of `step` in `group` as recorded (its time, or in a counted run its
+    /// instructions), takes out what was added to it, and plans the next sample's amount.
+    func observe(group: Int, _ step: Step, part: Int, _ sample: StepSample) {
+        guard let fraction = self.fractions[step] else { return }
+        let counted = WorkCounter.isActive
+        guard let measure = counted ? sample.instructions : sample.nanoseconds else { return }
+        let perRound = counted ? self.roundInstructions.withLock { $0 } : self.roundNanoseconds
+        self.slowed.withLock { all in
+            let key = Key(group: group, step: step, part: part)
+            var slowed = all[key] ?? Slowed()
+            defer { all[key] = slowed }
+            guard slowed.asked else { return }
+            let own = max(0, Double(measure) - slowed.added)
+            slowed.added = 0
+            slowed.asked = false
+            guard slowed.rounds == nil else { return }
+            slowed.samples.append(UInt64(own))
+            slowed.planned = max(1, Int((Self.median(slowed.samples) * fraction / perRound).rounded()))
+            if slowed.samples.count == Self.calibrationSamples { slowed.rounds = slowed.planned }
         }
     }
 
-    /// The slowed steps whose added work was never fixed: not timed with `measure`, or
-    /// measured fewer than `calibrationSamples` times.
+    /// The slowed steps whose added work was never fixed in any group: not timed with
+    /// `measure`, or measured fewer than `calibrationSamples` times.
     var unslowed: [Step] {
-        self.steps.withLock { steps in steps.filter { $0.value.rounds == nil }.map(\.key).sorted() }
+        let fixed = self.slowed.withLock { all in Set(all.filter { $0.value.rounds != nil }.map(\.key.step)) }
+        return self.fractions.keys.filter { !fixed.contains($0) }.sorted()
     }
 
-    /// `rounds` rounds of xorshift64: work the optimizer cannot drop (the result is kept) nor
-    /// fold (each round depends on the last).
-    @inline(never)
-    static func spin(_ rounds: Int, seed: UInt64) -> UInt64 {
-        var x = seed | 1
-        for _ in 0..<rounds {
-            x ^= x << 13
-            x ^= x >> 7
-            x ^= x << 17
-        }
-        return x
+    private static func median(_ values: [UInt64]) -> Double {
+        let sorted = values.sorted()
+        return Double(sorted[sorted.count / 2])
     }
 }
 

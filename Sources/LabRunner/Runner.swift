@@ -94,9 +94,6 @@ public struct Runner: Sendable {
             if server.serverStats { serverBefore = await ServerSide.fetch(remote) }
         }
         let memory = RunMemoryProbe()
-        // A counted run counts from the servers' and clients' set-up (their keys) to the last
-        // exchange; reporting then runs at Valgrind's uninstrumented speed.
-        WorkCounter.instrument(true)
         var built: [Built] = []
         var preparedClients: [PreparedClient?] = Array(repeating: nil, count: mine.count)
         var histograms = StepHistograms(groups: 0)
@@ -153,6 +150,11 @@ public struct Runner: Sendable {
         let barrier =
             scenario.load.model == .closed && scenario.load.rounds > 1
             ? RoundBarrier(parties: mine.count, calibrate: { try? calibrator?.sample() }) : nil
+        // A counted run counts from the clients' first iteration to their last: set-up (per-run
+        // keys: one sample each, an RSA key's prime search most of a run's instructions) and
+        // reporting run at Valgrind's uninstrumented speed, several times faster.
+        WorkCounter.instrument(true)
+        self.slowdown?.prepareCounting()
         let runStart = Stopwatch.now()
         let deadline = runStart &+ scenario.load.deadline.nanoseconds
         let scheduleStart = runStart &+ scenario.clients.rampUp.nanoseconds
@@ -411,7 +413,7 @@ public struct Runner: Sendable {
         }
 
         func iterate(_ group: Int, measured: Bool, intended: UInt64?) async throws {
-            var steps = IterationSteps(slowdown: self.slowdown)
+            var steps = IterationSteps(slowdown: self.slowdown, group: group)
             // The exchange moves between threads as it awaits: it is marked preempted when any
             // thread of the process was, and counted over the whole process.
             let switches = ThreadUsage.processInvoluntarySwitches()

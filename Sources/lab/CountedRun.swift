@@ -51,7 +51,7 @@ enum CountedRun {
             valgrind,
             [
                 "--tool=callgrind", "--quiet", "--instr-atstart=no", "--callgrind-out-file=\(output)",
-                "--dump-line=no", "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
+                "--dump-line=yes", "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
                 stripped.path,
             ] + arguments,
             environment: environment

@@ -6,9 +6,13 @@ import LabReport
 /// `lab check RUN --baseline BASE`: the regression gate.
 struct Check: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check a run against a baseline, step by step over its rounds; exit 2 on a regression.",
+        abstract: "Check a run against a baseline, step by step; exit 2 on a regression.",
         discussion: """
-            Both runs need rounds ("load": {"rounds": 10}): each round gives every step one median, \
+            Counted runs (lab run --counted) are checked on instructions: a step regressed when its \
+            median over the samples exceeds the baselines' by more than --count-floor plus twice the \
+            baselines' spread between processes. Timed runs are checked over their rounds: \
+
+            both runs need rounds ("load": {"rounds": 10}): each round gives every step one median, \
             divided by the calibration unit timed just before it in the same process. A step regressed \
             when its rounds are significantly slower (one-sided Mann–Whitney U, p < --alpha) and the \
             estimated ratio exceeds 1 + --threshold. Writes check.md and check.csv into --out (default: \
@@ -37,6 +41,12 @@ struct Check: AsyncParsableCommand {
     @Option(help: "The smallest slowdown called a regression in a short step.")
     var shortThreshold = "25%"
 
+    @Option(
+        help:
+            "Counted runs (lab run --counted): the smallest change in a step's median instructions called a regression, beyond which the baselines' spread widens it."
+    )
+    var countFloor = "1%"
+
     @Option(help: "Write check.md and check.csv here (default: the run's folder, if it is one).")
     var out: String?
 
@@ -59,21 +69,31 @@ struct Check: AsyncParsableCommand {
             let runURL = Compare.resultsURL(self.run)
             guard !self.baseline.isEmpty else { throw ValidationError("give at least one --baseline") }
             let baseURLs = self.baseline.map(Compare.resultsURL)
+            let run = try ResultsDocument.load(from: runURL)
+            let baselines = try baseURLs.map { try ResultsDocument.load(from: $0) }
+            let baselineLabel =
+                baseURLs.count == 1 ? Compare.label(for: baseURLs[0], index: 0) : "\(baseURLs.count) baselines"
+            let directory = self.out.map { URL(fileURLWithPath: $0) } ?? self.runFolder()
+            if CountedCheck.isCounted(run) || baselines.contains(where: CountedCheck.isCounted) {
+                guard let floor = Compare.fraction(self.countFloor), floor >= 0, floor < 1 else {
+                    throw ValidationError("--count-floor must be a percentage such as 1%; got '\(self.countFloor)'")
+                }
+                let check = try CountedCheck(run: run, baselines: baselines, floor: floor)
+                let report = CountedCheckReport(check, baseline: baselineLabel, run: Compare.label(for: runURL, index: 1))
+                if let directory { _ = try report.write(to: directory) }
+                print(self.quiet ? report.summary() : report.terminal())
+                if !check.regressions.isEmpty { throw ExitCode(2) }
+                return
+            }
             let check = try RegressionCheck(
-                run: try ResultsDocument.load(from: runURL),
-                baselines: try baseURLs.map { try ResultsDocument.load(from: $0) },
+                run: run,
+                baselines: baselines,
                 threshold: threshold,
                 alpha: self.alpha,
                 shortStep: self.shortStep,
                 shortThreshold: shortThreshold
             )
-            let report = CheckReport(
-                check,
-                baseline: baseURLs.count == 1
-                    ? Compare.label(for: baseURLs[0], index: 0) : "\(baseURLs.count) baselines",
-                run: Compare.label(for: runURL, index: 1)
-            )
-            let directory = self.out.map { URL(fileURLWithPath: $0) } ?? self.runFolder()
+            let report = CheckReport(check, baseline: baselineLabel, run: Compare.label(for: runURL, index: 1))
             if let directory { _ = try report.write(to: directory) }
             print(self.quiet ? report.summary() : report.terminal())
             if !check.regressions.isEmpty { throw ExitCode(2) }

@@ -1,0 +1,303 @@
+import Foundation
+import LabCore
+
+/// `lab check` on counted runs (`lab run --counted`): per step, the median instruction count
+/// over the run's samples against the baselines'.
+///
+/// Counts do not move with the machine's load, so the gate can be tight: a step is flagged
+/// when its median moved by more than its allowance, `floor` plus `spreadFactor` times the
+/// largest distance of one baseline process's median from the pooled median (the baselines
+/// are runs of one build in separate processes). Most steps repeat to the instruction, so
+/// their allowance is the floor; a step whose work depends on each run's random keys (Ed25519
+/// verification is variable-time; RSA key generation searches for primes) shows that in its
+/// spread, and gets a wider allowance. Steps with fewer than `minimumSamples` samples on
+/// either side (a per-run key generation: one sample, its first call's one-time work
+/// included) are reported and not judged. A change of fewer than `minimumChange` instructions
+/// is never flagged: a step of a few thousand instructions moves by a few hundred with the
+/// heap's layout alone (an allocation served from a fresh slab), which the baselines of one
+/// build need not show.
+public struct CountedCheck: Sendable {
+    /// What the check decided about one step.
+    public enum Verdict: String, Sendable, Codable {
+        /// More instructions than the allowance lets through: a regression.
+        case more = "more work"
+        /// Fewer, beyond the allowance.
+        case less = "less work"
+        /// Within the allowance.
+        case unchanged = "within the allowance"
+        /// Fewer than `minimumSamples` samples on either side.
+        case tooFewSamples = "too few samples"
+    }
+
+    /// One step of one group.
+    public struct Row: Sendable {
+        /// The group.
+        public var key: GroupKey
+        /// The step.
+        public var step: String
+        /// The median of the baseline processes' medians, in instructions.
+        public var baseline: Double
+        /// The run's median, in instructions.
+        public var run: Double
+        /// run ÷ baseline.
+        public var ratio: Double
+        /// The largest relative distance of one baseline process's median from `baseline`.
+        public var spread: Double
+        /// The change allowed, relative: `floor + spreadFactor × spread`, or `minimumChange`
+        /// instructions if that is more.
+        public var allowance: Double
+        /// Samples on each side (the baselines' summed).
+        public var samples: (baseline: Int, run: Int)
+        /// Median allocator calls on each side (the baselines': of the pooled samples).
+        public var allocations: (baseline: UInt64, run: UInt64)
+        /// The decision.
+        public var verdict: Verdict
+    }
+
+    /// Samples each side needs before a step gets a verdict.
+    public static let minimumSamples = 5
+
+    /// Every step both sides counted, in group then report order.
+    public var rows: [Row]
+    /// Facts a reader should know: differences in build, counter, providers; steps one side lacks.
+    public var notes: [String]
+    /// The smallest change flagged in a step that repeats exactly, e.g. 0.01.
+    public var floor: Double
+    /// How many times the baselines' spread a step may move beyond the floor.
+    public var spreadFactor: Double
+    /// The smallest change, in instructions, ever flagged.
+    public var minimumChange: Double
+
+    /// The steps that did more work.
+    public var regressions: [Row] { self.rows.filter { $0.verdict == .more } }
+
+    /// Whether `result` is a counted run.
+    public static func isCounted(_ result: RunResult) -> Bool {
+        result.metadata.counter != nil
+    }
+
+    /// Checks `run` against `baselines`. Throws `.invalidScenario` (exit 1) when they cannot
+    /// be compared: a side that was not counted, or builds of different configurations.
+    public init(
+        run: RunResult,
+        baselines: [RunResult],
+        floor: Double = 0.01,
+        spreadFactor: Double = 2,
+        minimumChange: Double = 1_000
+    ) throws {
+        guard let first = baselines.first else { throw LabError(.invalidScenario, "`lab check` needs a baseline") }
+        for (name, result) in [("The run", run)] + baselines.map({ ("A baseline", $0) })
+        where !Self.isCounted(result) {
+            throw LabError(
+                .invalidScenario,
+                "\(name) (\(result.metadata.scenario), \(result.metadata.command)) was timed, not counted; a counted check compares runs of `lab run --counted` only"
+            )
+        }
+        for result in [run] + baselines where result.metadata.build != first.metadata.build {
+            throw LabError(
+                .invalidScenario,
+                "The runs were counted in different build configurations (\(first.metadata.build), \(result.metadata.build)); their counts do not compare. Record the baseline with the build the check runs"
+            )
+        }
+        self.floor = floor
+        self.spreadFactor = spreadFactor
+        self.minimumChange = minimumChange
+        self.rows = []
+        self.notes = []
+        var notes: [String] = []
+        if run.metadata.counter != first.metadata.counter {
+            notes.append(
+                "The baseline was counted with \(first.metadata.counter ?? "?"), the run with \(run.metadata.counter ?? "?")."
+            )
+        }
+        let runProviders = run.metadata.providers.map { "\($0.name) \($0.version)" }.sorted()
+        let baseProviders = first.metadata.providers.map { "\($0.name) \($0.version)" }.sorted()
+        if runProviders != baseProviders {
+            notes.append(
+                "Providers differ: baseline \(baseProviders.joined(separator: ", ")); run \(runProviders.joined(separator: ", "))."
+            )
+        }
+        if run.metadata.machine.cpu != first.metadata.machine.cpu {
+            notes.append(
+                "The baseline was counted on \(first.metadata.machine.cpu), the run on \(run.metadata.machine.cpu): libraries that pick code by CPU features (BoringSSL, OpenSSL) may run other code."
+            )
+        }
+        var rows: [Row] = []
+        let keys = Set(baselines.flatMap { $0.groups.map(\.key) })
+        for key in keys.sorted() {
+            guard let group = run.groups.first(where: { $0.key == key }) else {
+                notes.append("The run has no group '\(key)'.")
+                continue
+            }
+            let baseGroups = baselines.compactMap { $0.groups.first { $0.key == key } }
+            var steps = Set(baseGroups.flatMap { $0.details.compactMap { $0.value.counts == nil ? nil : $0.key } })
+            steps.formIntersection(group.details.compactMap { $0.value.counts == nil ? nil : $0.key })
+            for step in steps.sorted(by: Step.reportOrdering) {
+                guard let counts = group.details[step]?.counts else { continue }
+                rows.append(self.row(key, step, run: counts, baselines: baseGroups.compactMap { $0.details[step]?.counts }))
+            }
+        }
+        for group in run.groups where !keys.contains(group.key) {
+            notes.append("Only the run has the group '\(group.key)'.")
+        }
+        self.rows = rows
+        self.notes = notes
+    }
+
+    private func row(_ key: GroupKey, _ step: Step, run: WorkCounts, baselines: [WorkCounts]) -> Row {
+        let judged = baselines.filter { $0.instructions.count >= Self.minimumSamples }
+        let medians = (judged.isEmpty ? baselines : judged).compactMap(\.medianInstructions).map { Double($0) }
+        let baseline = Self.median(medians)
+        let spread = baseline > 0 ? medians.map { abs($0 / baseline - 1) }.max() ?? 0 : 0
+        let median = Double(run.medianInstructions ?? 0)
+        let ratio = baseline > 0 ? median / baseline : 1
+        let allowance = max(
+            self.floor + self.spreadFactor * spread,
+            baseline > 0 ? self.minimumChange / baseline : 0
+        )
+        let pooled = WorkCounts(allocations: baselines.flatMap(\.allocations))
+        let verdict: Verdict =
+            judged.isEmpty || run.instructions.count < Self.minimumSamples
+            ? .tooFewSamples
+            : ratio > 1 + allowance ? .more : ratio < 1 / (1 + allowance) ? .less : .unchanged
+        return Row(
+            key: key,
+            step: step.name,
+            baseline: baseline,
+            run: median,
+            ratio: ratio,
+            spread: spread,
+            allowance: allowance,
+            samples: (baselines.reduce(0) { $0 + $1.instructions.count }, run.instructions.count),
+            allocations: (pooled.medianAllocations ?? 0, run.medianAllocations ?? 0),
+            verdict: verdict
+        )
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+}
+
+/// Writes a `CountedCheck`: `check.md`, `check.csv`, and a table for the terminal.
+public struct CountedCheckReport: Sendable {
+    /// The CSV header: one row per group and step.
+    public static let columns = [
+        "flow", "suite", "provider", "transport", "step", "baseline_instructions", "run_instructions", "ratio",
+        "baseline_spread", "allowance", "samples_baseline", "samples_run", "baseline_allocations", "run_allocations",
+        "verdict",
+    ]
+
+    /// What to write.
+    public var check: CountedCheck
+    /// The baseline's and the run's labels.
+    public var labels: (baseline: String, run: String)
+
+    /// A report of `check`.
+    public init(_ check: CountedCheck, baseline: String, run: String) {
+        self.check = check
+        self.labels = (baseline, run)
+    }
+
+    /// Writes `check.md` and `check.csv` into `directory`; returns their URLs.
+    public func write(to directory: URL) throws -> [URL] {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw LabError(.storage, "Cannot create \(directory.path)", cause: UnderlyingError(describing: error))
+        }
+        return try [(CheckReport.markdownName, self.markdown()), (CheckReport.csvName, self.csv())].map { name, text in
+            let url = directory.appendingPathComponent(name)
+            try writeText(text, to: url)
+            return url
+        }
+    }
+
+    /// One line: the verdict in words.
+    public func summary() -> String {
+        let regressions = self.check.regressions
+        let judged = self.check.rows.filter { $0.verdict != .tooFewSamples }.count
+        guard !regressions.isEmpty else {
+            return
+                "No regression in \(judged) counted steps (allowance \(CheckReport.percent(self.check.floor)) + \(Numbers.fixed(self.check.spreadFactor, 0))× the baselines' spread, and at least \(Numbers.integer(UInt64(self.check.minimumChange))) instructions)."
+        }
+        return "REGRESSION in \(regressions.count) of \(judged) counted steps: "
+            + regressions.map { "\(Self.label($0)) ×\(Numbers.fixed($0.ratio, 4)) (allowed ±\(Self.percent($0.allowance)))" }
+            .joined(separator: ", ")
+    }
+
+    /// The terminal table.
+    public func terminal() -> String {
+        let width = max(24, self.check.rows.map { Self.label($0).count }.max() ?? 0) + 2
+        var lines = ["\(self.labels.run) vs \(self.labels.baseline) (baseline), in instructions (median over samples):"]
+        lines.append(
+            "  " + "step".padded(width) + "baseline".padded(14) + "run".padded(14) + "ratio".padded(10)
+                + "allowed".padded(10) + "verdict"
+        )
+        for row in self.check.rows {
+            lines.append(
+                "  " + Self.label(row).padded(width) + Numbers.integer(UInt64(row.baseline)).padded(14)
+                    + Numbers.integer(UInt64(row.run)).padded(14) + ("×" + Numbers.fixed(row.ratio, 4)).padded(10)
+                    + ("±" + Self.percent(row.allowance)).padded(10)
+                    + (row.verdict == .more || row.verdict == .less
+                        ? row.verdict.rawValue.uppercased() : row.verdict.rawValue)
+            )
+        }
+        lines += self.check.notes.map { "  note: \($0)" }
+        lines.append(self.summary())
+        return lines.joined(separator: "\n")
+    }
+
+    /// `check.md`.
+    public func markdown() -> String {
+        let check = self.check
+        var lines = [
+            "# Regression check (counted) — crypto-lab", "",
+            "**\(MarkdownReporter.cell(self.labels.run))** against the baseline **\(MarkdownReporter.cell(self.labels.baseline))**.",
+            "",
+            "Both were counted under callgrind (`lab run --counted`): each sample of a step reports the instructions it executed, the same in every run of the same build except for work that depends on each run's random keys. A step **regressed** when its median over the run's samples exceeds the baselines' median (the median of each baseline process's median) by more than its allowance: \(CheckReport.percent(check.floor)) plus \(Numbers.fixed(check.spreadFactor, 0)) times the largest distance of one baseline process's median from the pooled one (the Spread column), and never less than \(Numbers.integer(UInt64(check.minimumChange))) instructions (a small step moves that much with the heap's layout). Steps with fewer than \(CountedCheck.minimumSamples) samples on a side are not judged.",
+            "", "**\(self.summary())**", "",
+            "| Group | Step | Baseline (instructions) | Run | Ratio | Spread | Allowance | Samples | Allocations | Verdict |",
+            "|:--|:--|--:|--:|--:|--:|--:|--:|--:|:--|",
+        ]
+        for row in check.rows {
+            let verdict = row.verdict == .more ? "🔴 **more work**" : row.verdict == .less ? "🟢 less work" : row.verdict.rawValue
+            lines.append(
+                "| \(MarkdownReporter.cell(row.key.description)) | \(row.step) | \(Numbers.integer(UInt64(row.baseline))) | \(Numbers.integer(UInt64(row.run))) | ×\(Numbers.fixed(row.ratio, 4)) | \(Self.percent(row.spread)) | ±\(Self.percent(row.allowance)) | \(row.samples.baseline) / \(row.samples.run) | \(row.allocations.baseline) / \(row.allocations.run) | \(verdict) |"
+            )
+        }
+        if !check.notes.isEmpty {
+            lines += ["", "## Notes", ""] + check.notes.map { "- \(MarkdownReporter.cell($0))" }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `check.csv`.
+    public func csv() -> String {
+        var lines = [Self.columns.joined(separator: ",")]
+        for row in self.check.rows {
+            let fields =
+                [row.key.flow, row.key.suite, row.key.provider, row.key.transport, row.step].map(CSVReporter.quoted)
+                + [
+                    Numbers.fixed(row.baseline, 1), Numbers.fixed(row.run, 1), Numbers.fixed(row.ratio, 5),
+                    Numbers.fixed(row.spread, 5), Numbers.fixed(row.allowance, 5), String(row.samples.baseline),
+                    String(row.samples.run), String(row.allocations.baseline), String(row.allocations.run),
+                    CSVReporter.quoted(row.verdict.rawValue),
+                ]
+            lines.append(fields.joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func label(_ row: CountedCheck.Row) -> String {
+        "\(row.key.flow) \(row.key.suite) \(row.key.provider) · \(row.step)"
+    }
+
+    /// Two decimals below 1%, one above.
+    static func percent(_ fraction: Double) -> String {
+        Numbers.fixed(fraction * 100, fraction < 0.01 ? 2 : 1) + "%"
+    }
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The counted regression gate (README, "The regression gate"): Scenarios/ci-gate.json run
+# under callgrind (`lab run --counted`), every step's median instruction count checked
+# against the committed baseline runs in Benchmarks/gate/ (`lab check`).
+#
+#   bash scripts/gate.sh check                one counted run against the baseline: exit 2 on a regression
+#   bash scripts/gate.sh record [RUNS]        record a new baseline: RUNS counted runs (default 5)
+#   bash scripts/gate.sh check -- ARGS...     extra `lab run` arguments (tests: --test-slowdown decode=3%)
+#
+# Options: --lab PATH (default .build/debug/lab, the debug build scripts/test makes), --out DIR
+# (where the run and check.md go; default .build/gate). The baseline must come from the
+# same build configuration and machine class as the check: record it with the debug build,
+# on the kind of machine CI runs on, and commit Benchmarks/gate/ with the change that moved
+# the counts, saying why.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+lab=.build/debug/lab
+out=.build/gate
+scenario=Scenarios/ci-gate.json
+baseline=Benchmarks/gate
+command=${1:-}
+[ $# -gt 0 ] && shift
+runs=5
+extra=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --lab) lab="$2"; shift 2 ;;
+        --out) out="$2"; shift 2 ;;
+        --) shift; extra=("$@"); break ;;
+        [0-9]*) runs="$1"; shift ;;
+        *) echo "gate.sh: unknown argument '$1'" >&2; exit 64 ;;
+    esac
+done
+
+case "$command" in
+    check)
+        shopt -s nullglob
+        files=("$baseline"/run-*.json)
+        [ ${#files[@]} -gt 0 ] || { echo "gate.sh: no baseline in $baseline (bash scripts/gate.sh record)" >&2; exit 1; }
+        baselines=()
+        for file in "${files[@]}"; do baselines+=(--baseline "$file"); done
+        rm -rf "$out"
+        "$lab" run "$scenario" --counted --quiet --out "$out/run" ${extra[@]+"${extra[@]}"}
+        "$lab" check "$out/run" "${baselines[@]}" --out "$out"
+        ;;
+    record)
+        swift build --product lab
+        work=$(mktemp -d)
+        trap 'rm -rf "$work"' EXIT
+        # Counts do not depend on what else runs: two runs at a time, one per core.
+        for i in $(seq 1 "$runs"); do
+            while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+            "$lab" run "$scenario" --counted --quiet --out "$work/$i" &
+        done
+        while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n; done
+        rm -rf "$baseline"
+        mkdir -p "$baseline"
+        for i in $(seq 1 "$runs"); do
+            [ -f "$work/$i/results.json" ] || { echo "gate.sh: run $i failed" >&2; exit 1; }
+            cp "$work/$i/results.json" "$baseline/run-$i.json"
+        done
+        dirty=false
+        [ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
+        python3 - "$baseline" "$runs" "$(git rev-parse HEAD 2>/dev/null || echo unknown)" "$dirty" \
+            "$(swift --version 2>/dev/null | head -1)" <<'PY'
+import json, sys
+folder, runs, commit, dirty, toolchain = sys.argv[1:6]
+first = json.load(open(f"{folder}/run-1.json"))["metadata"]
+json.dump({
+    "scenario": "Scenarios/ci-gate.json",
+    "runs": int(runs),
+    "commit": commit,
+    "dirty": dirty == "true",
+    "toolchain": toolchain,
+    "build": first["build"],
+    "counter": first["counter"],
+    "providers": first["providers"],
+    "cpu": first["machine"]["cpu"],
+    "recorded": first["startedAt"],
+}, open(f"{folder}/provenance.json", "w"), indent=2, sort_keys=True)
+PY
+        echo "Benchmarks/gate: $runs counted runs of $scenario (provenance.json says from what)"
+        ;;
+    *)
+        echo "usage: bash scripts/gate.sh check|record [RUNS] [--lab PATH] [--out DIR] [-- lab run arguments]" >&2
+        exit 64
+        ;;
+esac
