@@ -11,6 +11,8 @@ apt_packages=(
   avahi-utils                     # avahi-browse, avahi-publish-service: the tests' independent DNS-SD peer
   iproute2                        # ip: scripts/services.sh turns on multicast on lo
   libjemalloc-dev                 # allocation statistics
+  valgrind                        # counted runs (lab run --counted) and valgrind/callgrind.h, which the build includes
+  binutils                        # objcopy: counted runs strip the debug information Valgrind 3.19 cannot read
   libsqlite3-dev                  # the messaging service's store (GRDB on the system SQLite)
   sqlite3                         # the sqlite3 command line (the tests read the store independently)
   pkg-config                      # SwiftPM finds the system libraries with it

@@ -25,7 +25,7 @@ struct Check: AsyncParsableCommand {
 
     @Option(
         help:
-            "A baseline: a results.json or a report folder; repeat it for runs of one build in separate processes (Benchmarks/baseline/*.json), whose spread then widens each step's threshold."
+            "A baseline: a results.json or a report folder; repeat it for runs of one build in separate processes (Benchmarks/gate/run-*.json), whose spread then widens each step's threshold."
     )
     var baseline: [String]
 

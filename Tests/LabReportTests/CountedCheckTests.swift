@@ -1,0 +1,143 @@
+import Foundation
+import Histogram
+import LabCore
+import LabReport
+import Testing
+
+/// `lab check` on counted runs, on hand-made counts: what is flagged, what is allowed, and
+/// what cannot be compared.
+struct CountedCheckTests {
+    static let key = GroupKey(flow: "cx", suite: "x25519", provider: "swift-crypto", transport: "in-process")
+
+    /// A counted run: `steps` maps a step to its samples' instruction counts.
+    static func run(_ steps: [Step: [UInt64]], counter: String? = "instructions (callgrind, valgrind-3.19.0)") -> RunResult {
+        var group = GroupResult(key: Self.key, flowKind: "cx", insecure: false)
+        for (step, counts) in steps {
+            var histogram = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+            var detail = StepDetail()
+            for count in counts {
+                histogram.record(count / 100)
+                detail.record(StepSample(nanoseconds: count / 100, instructions: count, allocations: 3))
+            }
+            group.steps[step] = histogram
+            group.details[step] = detail
+        }
+        var metadata = RunMetadata(
+            scenario: "ci-gate",
+            startedAt: Date(timeIntervalSince1970: 0),
+            build: "debug",
+            machine: MachineInfo(hostname: "h", cpu: "c", cores: 2, memoryBytes: 1, os: "o", kernel: "k"),
+            providers: [ProviderInfo(name: "swift-crypto", version: "4")],
+            transport: "in-process",
+            clients: 1,
+            load: "closed",
+            command: "lab run --counted"
+        )
+        metadata.counter = counter
+        return RunResult(
+            metadata: metadata,
+            scenarioText: "",
+            groups: [group],
+            measuredNanoseconds: 1,
+            totalNanoseconds: 1,
+            plannedIterations: 10,
+            completedIterations: 10,
+            warmupIterations: 0,
+            stoppedByDeadline: false
+        )
+    }
+
+    /// Ten samples around `median`: the first call's extra work in the first.
+    static func samples(_ median: UInt64) -> [UInt64] {
+        [median + median / 50] + Array(repeating: median, count: 9)
+    }
+
+    static func verdicts(_ check: CountedCheck) -> [String: CountedCheck.Verdict] {
+        Dictionary(uniqueKeysWithValues: check.rows.map { ($0.step, $0.verdict) })
+    }
+
+    @Test("The same counts: nothing flagged, and the baseline's figure is the median of its processes' medians")
+    func unchanged() throws {
+        let baselines = [100_000, 100_200, 99_900].map { Self.run([.decode: Self.samples(UInt64($0))]) }
+        let check = try CountedCheck(run: Self.run([.decode: Self.samples(100_000)]), baselines: baselines)
+        let row = try #require(check.rows.first)
+        #expect(row.baseline == 100_000 && row.run == 100_000 && row.ratio == 1)
+        #expect(abs(row.spread - 0.002) < 1e-12 && abs(row.allowance - 0.014) < 1e-12)
+        #expect(row.samples == (30, 10) && row.allocations == (3, 3))
+        #expect(check.regressions.isEmpty && row.verdict == .unchanged)
+    }
+
+    @Test("3% more in one step is flagged, naming it alone; 3% less is said too, and is no regression")
+    func moreWork() throws {
+        let baseline = Self.run([.decode: Self.samples(200_000), .sign: Self.samples(2_500_000)])
+        let slower = try CountedCheck(
+            run: Self.run([.decode: Self.samples(206_000), .sign: Self.samples(2_500_000)]),
+            baselines: [baseline]
+        )
+        #expect(Self.verdicts(slower) == ["decode": .more, "sign": .unchanged])
+        #expect(slower.regressions.map(\.step) == ["decode"])
+        let report = CountedCheckReport(slower, baseline: "b", run: "r")
+        #expect(report.summary().hasPrefix("REGRESSION in 1 of 2 counted steps: cx x25519 swift-crypto · decode ×1.0300"))
+        #expect(report.csv().contains(",decode,200000.0,206000.0,1.03000,"))
+        let faster = try CountedCheck(
+            run: Self.run([.decode: Self.samples(194_000), .sign: Self.samples(2_500_000)]),
+            baselines: [baseline]
+        )
+        #expect(Self.verdicts(faster)["decode"] == .less && faster.regressions.isEmpty)
+    }
+
+    @Test("A step whose baselines spread (random keys) is allowed twice its spread beyond the floor")
+    func spreadWidens() throws {
+        let baselines = [4_200_000, 4_284_000, 4_242_000].map { Self.run([.verify: Self.samples(UInt64($0))]) }
+        // Spread: 42,000 / 4,242,000 ≈ 0.99%; allowance ≈ 1% + 2 × 0.99% ≈ 2.98%.
+        let within = try CountedCheck(run: Self.run([.verify: Self.samples(4_360_000)]), baselines: baselines)
+        #expect(Self.verdicts(within)["verify"] == .unchanged)
+        let beyond = try CountedCheck(run: Self.run([.verify: Self.samples(4_380_000)]), baselines: baselines)
+        #expect(Self.verdicts(beyond)["verify"] == .more)
+    }
+
+    @Test("A small step must move by 1,000 instructions: the heap's layout moves it by a few hundred")
+    func minimumChange() throws {
+        let baseline = Self.run([.keygenSession: Self.samples(2_941)])
+        let layout = try CountedCheck(run: Self.run([.keygenSession: Self.samples(3_118)]), baselines: [baseline])
+        #expect(Self.verdicts(layout)["keygen.session"] == .unchanged)
+        let real = try CountedCheck(run: Self.run([.keygenSession: Self.samples(4_100)]), baselines: [baseline])
+        #expect(Self.verdicts(real)["keygen.session"] == .more)
+    }
+
+    @Test("Fewer than 5 samples (a per-run key) are reported, never judged")
+    func tooFewSamples() throws {
+        let check = try CountedCheck(
+            run: Self.run([.keygenServer: [9_000_000]]),
+            baselines: [Self.run([.keygenServer: [3_000_000]])]
+        )
+        #expect(Self.verdicts(check)["keygen.server"] == .tooFewSamples && check.regressions.isEmpty)
+    }
+
+    @Test("A timed run, or another build, cannot be checked against counted baselines")
+    func refusesWhatDoesNotCompare() throws {
+        let counted = Self.run([.decode: Self.samples(1_000)])
+        #expect(throws: LabError.self) {
+            try CountedCheck(run: Self.run([.decode: Self.samples(1_000)], counter: nil), baselines: [counted])
+        }
+        var release = counted
+        release.metadata.build = "release"
+        #expect(throws: LabError.self) { try CountedCheck(run: release, baselines: [counted]) }
+    }
+
+    @Test("results.json keeps each step's preemption, CPU times and counts")
+    func documentRoundTrip() throws {
+        var result = Self.run([.sign: Self.samples(2_575_297)])
+        var detail = result.groups[0].details[.sign]!
+        detail.record(StepSample(nanoseconds: 4_000_000, cpuNanoseconds: 60_000, preempted: true, instructions: 2_575_297))
+        result.groups[0].details[.sign] = detail
+        let data = try ResultsDocument(result).encoded()
+        let back = try ResultsDocument.decode(data).runResult()
+        let kept = try #require(back.groups.first?.details[.sign])
+        #expect(kept.preempted == 1)
+        #expect(kept.unpreempted == detail.unpreempted && kept.unpreempted.totalCount == 10)
+        #expect(kept.cpu?.totalCount == 1 && kept.cpu == detail.cpu)
+        #expect(kept.counts == detail.counts && kept.counts?.instructions.count == 11)
+        #expect(back.metadata.counter == result.metadata.counter)
+    }
+}
