@@ -45,6 +45,10 @@ case "$command" in
         "$lab" check "$out/run" "${baselines[@]}" --out "$out"
         ;;
     record)
+        # Whether the tree the baseline is counted from has changes not committed (the
+        # baseline's own files aside).
+        dirty=false
+        [ -z "$(git status --porcelain --untracked-files=no -- . ":!$baseline" 2>/dev/null)" ] || dirty=true
         swift build --product lab
         work=$(mktemp -d)
         trap 'rm -rf "$work"' EXIT
@@ -60,8 +64,6 @@ case "$command" in
             [ -f "$work/$i/results.json" ] || { echo "gate.sh: run $i failed" >&2; exit 1; }
             cp "$work/$i/results.json" "$baseline/run-$i.json"
         done
-        dirty=false
-        [ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
         python3 - "$baseline" "$runs" "$(git rev-parse HEAD 2>/dev/null || echo unknown)" "$dirty" \
             "$(swift --version 2>/dev/null | head -1)" <<'PY'
 import json, sys
