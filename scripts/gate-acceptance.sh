@@ -7,17 +7,18 @@
 # unchanged runs (the largest and smallest median, relative). Two runs at a time; about 20
 # minutes for the default 60 runs here. Exit 1 if a criterion fails.
 #
-#   bash scripts/gate-acceptance.sh [RUNS]
+#   bash scripts/gate-acceptance.sh [RUNS]        (LAB=path/to/lab to count another build than .build/debug/lab)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
 work=${GATE_ACCEPTANCE_OUT:-.build/gate-acceptance}
+lab=${LAB:-.build/debug/lab}
 rm -rf "$work"
 mkdir -p "$work"
 one() { # kind index [lab run arguments]
     local kind=$1 index=$2
     shift 2
-    bash scripts/gate.sh check --out "$work/$kind-$index" -- "$@" > "$work/$kind-$index.log" 2>&1 || true
+    bash scripts/gate.sh check --lab "$lab" --out "$work/$kind-$index" -- "$@" > "$work/$kind-$index.log" 2>&1 || true
 }
 for index in $(seq 1 "$runs"); do
     for kind in same decode sign; do
