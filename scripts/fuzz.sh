@@ -9,7 +9,7 @@
 # --max-len B (the longest input, default 16384), --release, --no-build (reuse the build),
 # --build-only (build, fuzz nothing). The targets are built -Onone (Fuzz/.build/debug) unless
 # --release: for CI's 60-second runs the build costs more than the fuzzing, and the debug
-# build takes 35% less CPU than the optimised one, which fuzzes 2–3 times as many inputs per
+# build takes 35–38% less CPU than the optimised one, which fuzzes 2–5 times as many inputs per
 # second (README, "Fuzzing": both builds' times and speeds); long runs want --release
 # (Fuzz/.build/release). Inputs that reach new code go to a scratch corpus
 # (Fuzz/.build/corpus/<target>), never into the repository; `--merge` folds that scratch
