@@ -22,7 +22,11 @@ let package = Package(
         .executable(name: "lab", targets: ["lab"]),
         // For the benchmark package in Benchmarks/: its cases, built and tested here.
         .library(name: "LabBenchmarks", targets: ["LabBenchmarks"]),
-        .library(name: "LabFuzzing", targets: ["LabFuzzing"]),
+        // For the fuzz package in Fuzz/: one fuzz target each (the tests use LabFuzzing).
+        .library(name: "LabFuzzFrame", targets: ["LabFuzzFrame"]),
+        .library(name: "LabFuzzCX", targets: ["LabFuzzCX"]),
+        .library(name: "LabFuzzMsg", targets: ["LabFuzzMsg"]),
+        .library(name: "LabFuzzScenario", targets: ["LabFuzzScenario"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -72,14 +76,41 @@ let package = Package(
             dependencies: ["LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging"],
             swiftSettings: swiftSettings
         ),
-        // The fuzz targets (frame, cx, msg, scenario) and their properties: Fuzz/ runs them
-        // under libFuzzer, the tests over the committed corpus.
+        // The fuzz targets and their properties, a module each (and LabFuzzSupport, what they
+        // share), so that each fuzzer in Fuzz/ links, instruments and scans only what its target
+        // reaches: `frame` neither swift-crypto nor GRDB, none of them NIO but `frame`.
+        // LabFuzzing gathers the four for the tests over the committed corpus.
+        .target(name: "LabFuzzSupport", swiftSettings: swiftSettings),
+        .target(
+            name: "LabFuzzFrame",
+            dependencies: [
+                "LabFuzzSupport", "LabCore", "LabWire", "LabFraming", .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LabFuzzCX",
+            dependencies: ["LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "LabFuzzMsg",
+            dependencies: ["LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabMessaging"],
+            swiftSettings: swiftSettings
+        ),
+        // `lab validate`'s registries: the providers, cx/1's and the messaging flows (LabMessaging,
+        // GRDB with it) and the validator itself (LabRunner).
+        .target(
+            name: "LabFuzzScenario",
+            dependencies: [
+                "LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging",
+                "LabRunner",
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "LabFuzzing",
-            dependencies: [
-                "LabCore", "LabWire", "LabFraming", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging",
-                "LabRunner", .product(name: "NIOCore", package: "swift-nio"),
-            ],
+            dependencies: ["LabFuzzFrame", "LabFuzzCX", "LabFuzzMsg", "LabFuzzScenario"],
             swiftSettings: swiftSettings
         ),
         // Avahi's Bonjour-compatible dns_sd API.

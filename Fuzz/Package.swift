@@ -10,17 +10,20 @@ import struct Foundation.URL
 // The lab is the folder above; SwiftPM names a path dependency after its folder.
 let lab = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
-let targets = ["frame", "cx", "msg", "scenario"]
+// Each fuzzer and the lab's module with its target (LabFuzzFrame, …): a fuzzer links only
+// the modules its target reaches, so `frame` builds without swift-crypto or GRDB, and
+// libFuzzer scans only the coverage counters of the code the target can reach.
+let targets = ["frame": "LabFuzzFrame", "cx": "LabFuzzCX", "msg": "LabFuzzMsg", "scenario": "LabFuzzScenario"]
 
 let package = Package(
     name: "crypto-lab-fuzz",
     platforms: [.macOS(.v15)],
     dependencies: [.package(path: "..")],
     targets: [.target(name: "CLibFuzzer", path: "Targets/CLibFuzzer")]
-        + targets.map { name in
+        + targets.sorted(by: { $0.key < $1.key }).map { name, module in
             .executableTarget(
                 name: "fuzz-\(name)",
-                dependencies: ["CLibFuzzer", .product(name: "LabFuzzing", package: lab)],
+                dependencies: ["CLibFuzzer", .product(name: module, package: lab)],
                 path: "Targets/\(name)"
             )
         }

@@ -1,10 +1,10 @@
 import CLibFuzzer
-import LabFuzzing
+import LabFuzzCX
 
-/// One input to the `cx` target (LabFuzzing, `FuzzTarget.cx`).
+/// One input to the `cx` target (LabFuzzCX, `CXTarget`).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    FuzzTarget.cx.fuzz(data, count)
+    CXTarget.fuzz(data, count)
     return 0
 }
 

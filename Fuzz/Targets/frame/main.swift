@@ -1,10 +1,10 @@
 import CLibFuzzer
-import LabFuzzing
+import LabFuzzFrame
 
-/// One input to the `frame` target (LabFuzzing, `FuzzTarget.frame`).
+/// One input to the `frame` target (LabFuzzFrame, `FrameTarget`).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    FuzzTarget.frame.fuzz(data, count)
+    FrameTarget.fuzz(data, count)
     return 0
 }
 

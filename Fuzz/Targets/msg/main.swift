@@ -1,10 +1,10 @@
 import CLibFuzzer
-import LabFuzzing
+import LabFuzzMsg
 
-/// One input to the `msg` target (LabFuzzing, `FuzzTarget.msg`).
+/// One input to the `msg` target (LabFuzzMsg, `MsgTarget`).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    FuzzTarget.msg.fuzz(data, count)
+    MsgTarget.fuzz(data, count)
     return 0
 }
 

@@ -1,10 +1,10 @@
 import CLibFuzzer
-import LabFuzzing
+import LabFuzzScenario
 
-/// One input to the `scenario` target (LabFuzzing, `FuzzTarget.scenario`).
+/// One input to the `scenario` target (LabFuzzScenario, `ScenarioTarget`).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    FuzzTarget.scenario.fuzz(data, count)
+    ScenarioTarget.fuzz(data, count)
     return 0
 }
 

@@ -1,5 +1,6 @@
 import LabCore
 import LabFraming
+import LabFuzzSupport
 import LabWire
 import NIOCore
 
@@ -11,8 +12,15 @@ import NIOCore
 /// the rest is the stream. Properties: the same frames and the same error from both; every
 /// frame within 1...limit; the frames, framed again, are exactly the bytes consumed; only a
 /// bad length (zero, over the limit) is an error, and bytes left at the end a truncated frame.
-enum FrameTarget {
-    static func run(_ input: [UInt8]) throws {
+public enum FrameTarget {
+    /// One input from libFuzzer (`Fuzz/Targets/frame`), on libFuzzer's thread: no task, no
+    /// allocation that outlives the input (libFuzzer takes one for a leak and runs LeakSanitizer).
+    public static func fuzz(_ data: UnsafePointer<UInt8>?, _ count: Int) {
+        fuzzInput("frame", data, count, Self.run)
+    }
+
+    /// Runs one input; throws `FuzzFailure` when a property does not hold.
+    public static func run(_ input: [UInt8]) throws {
         guard input.count >= 2 else { return }
         let framing = Framing(
             style: input[0] & 1 == 0 ? .u32be : .u64le,

@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabCrypto
+import LabFuzzSupport
 import LabMessaging
 import LabSwiftCrypto
 import LabWire
@@ -17,7 +18,7 @@ import LabWire
 /// dictionary has an `op` key (whatever its values), the answer has a boolean `ok` and keeps
 /// the connection open, and a refusal carries an `error` that is one of msg/1's codes and a
 /// `message`.
-enum MsgTarget {
+public enum MsgTarget {
     private struct Fixture: Sendable {
         var router: ProtocolRouter
         var token: String
@@ -119,6 +120,12 @@ enum MsgTarget {
     /// leak (and run LeakSanitizer on every input).
     private static let worker = Worker()
 
+    /// One input from libFuzzer (`Fuzz/Targets/msg`): libFuzzer's thread hands it to the
+    /// worker and waits for it.
+    public static func fuzz(_ data: UnsafePointer<UInt8>?, _ count: Int) {
+        fuzzInput("msg", data, count, Self.runBlocking)
+    }
+
     /// Runs one input from a thread outside the concurrency pool (libFuzzer's), waiting for it.
     static func runBlocking(_ input: [UInt8]) throws {
         try Self.worker.run(input)
@@ -158,7 +165,8 @@ enum MsgTarget {
         }
     }
 
-    static func run(_ input: [UInt8]) async throws {
+    /// Runs one input; throws `FuzzFailure` when a property does not hold.
+    public static func run(_ input: [UInt8]) async throws {
         let fixture = await Self.fixtures.next()
         var body = input
         if var request = try? PropertyListDictionary(decoding: input), request.contains(MsgKey.token),

@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabCrypto
+import LabFuzzSupport
 import LabMessaging
 import LabOpenSSL
 import LabRunner
@@ -15,7 +16,7 @@ import LabWire
 ///
 /// Properties: a scenario is either a plan or at least one problem; every problem names a
 /// JSON path that starts at the root (`$`) and says what was expected.
-enum ScenarioTarget {
+public enum ScenarioTarget {
     private static let plugins = Plugins(
         providers: ProviderRegistry([SwiftCryptoProvider.self, OpenSSLProvider.self]),
         flows: FlowRegistry([CXFlow.self] + MessagingFlows.all),
@@ -23,7 +24,14 @@ enum ScenarioTarget {
         reporters: ["csv", "markdown", "json"]
     )
 
-    static func run(_ input: [UInt8]) throws {
+    /// One input from libFuzzer (`Fuzz/Targets/scenario`), on libFuzzer's thread: no task, no
+    /// allocation that outlives the input (libFuzzer takes one for a leak and runs LeakSanitizer).
+    public static func fuzz(_ data: UnsafePointer<UInt8>?, _ count: Int) {
+        fuzzInput("scenario", data, count, Self.run)
+    }
+
+    /// Runs one input; throws `FuzzFailure` when a property does not hold.
+    public static func run(_ input: [UInt8]) throws {
         switch ScenarioValidator.validate(data: Data(input), plugins: Self.plugins) {
         case .success:
             break

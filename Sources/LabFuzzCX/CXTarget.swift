@@ -1,5 +1,6 @@
 import LabCore
 import LabCrypto
+import LabFuzzSupport
 import LabOpenSSL
 import LabSwiftCrypto
 import LabWire
@@ -16,7 +17,7 @@ import LabWire
 /// one the server offers. Client properties: a reply that decodes encodes and decodes back to
 /// itself; a client opening any reply fails with a `LabError` (no fuzzed reply can carry a
 /// valid signature and wrapped key for the client's fresh key) or yields the payload.
-enum CXTarget {
+public enum CXTarget {
     private struct Fixture: Sendable {
         var servers: [Server]
         var clients: [Client]
@@ -70,7 +71,14 @@ enum CXTarget {
         }
     }
 
-    static func run(_ input: [UInt8]) throws {
+    /// One input from libFuzzer (`Fuzz/Targets/cx`), on libFuzzer's thread: no task, no
+    /// allocation that outlives the input (libFuzzer takes one for a leak and runs LeakSanitizer).
+    public static func fuzz(_ data: UnsafePointer<UInt8>?, _ count: Int) {
+        fuzzInput("cx", data, count, Self.run)
+    }
+
+    /// Runs one input; throws `FuzzFailure` when a property does not hold.
+    public static func run(_ input: [UInt8]) throws {
         guard let selector = input.first else { return }
         let body = Array(input.dropFirst())
         if selector & 1 == 0 {
