@@ -65,8 +65,7 @@ struct Run: AsyncParsableCommand {
             }
             plan.slowdowns = try Self.slowdowns(self.testSlowdown)
             if self.counted {
-                let clients = plan.shard.map { plan.scenario.clients.count / $0.count } ?? plan.scenario.clients.count
-                guard clients == 1, plan.shard == nil else {
+                guard plan.scenario.clients.count == 1, plan.shard == nil else {
                     throw ValidationError(
                         "--counted counts one client's work, alone: clients.count must be 1 (the scenario has \(plan.scenario.clients.count)), without --shard"
                     )
