@@ -26,12 +26,17 @@ public struct CheckReport: Sendable {
 
     /// Writes both files into `directory`; returns their URLs.
     public func write(to directory: URL) throws -> [URL] {
+        try Self.write(markdown: self.markdown(), csv: self.csv(), to: directory)
+    }
+
+    /// Writes `check.md` and `check.csv` into `directory` (made if missing); returns their URLs.
+    static func write(markdown: String, csv: String, to directory: URL) throws -> [URL] {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
             throw LabError(.storage, "Cannot create \(directory.path)", cause: UnderlyingError(describing: error))
         }
-        return try [(Self.markdownName, self.markdown()), (Self.csvName, self.csv())].map { name, text in
+        return try [(Self.markdownName, markdown), (Self.csvName, csv)].map { name, text in
             let url = directory.appendingPathComponent(name)
             try writeText(text, to: url)
             return url

@@ -204,16 +204,7 @@ public struct CountedCheckReport: Sendable {
 
     /// Writes `check.md` and `check.csv` into `directory`; returns their URLs.
     public func write(to directory: URL) throws -> [URL] {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw LabError(.storage, "Cannot create \(directory.path)", cause: UnderlyingError(describing: error))
-        }
-        return try [(CheckReport.markdownName, self.markdown()), (CheckReport.csvName, self.csv())].map { name, text in
-            let url = directory.appendingPathComponent(name)
-            try writeText(text, to: url)
-            return url
-        }
+        try CheckReport.write(markdown: self.markdown(), csv: self.csv(), to: directory)
     }
 
     /// One line: the verdict in words.

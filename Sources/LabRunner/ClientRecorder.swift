@@ -84,15 +84,7 @@ final class StepHistograms: Sendable {
     /// Grown from nothing, each histogram resized a dozen times on the way to its largest
     /// sample, and the package's resize appends zeros through unspecialised generic code:
     /// 2.6% of an in-process x25519 run's measured phase went there (perf, release).
-    static func histogram() -> Histogram<UInt64> {
-        var histogram = Histogram<UInt64>(
-            lowestDiscernibleValue: 1,
-            highestTrackableValue: 1 << 20,
-            numberOfSignificantValueDigits: .three
-        )
-        histogram.autoResize = true
-        return histogram
-    }
+    static func histogram() -> Histogram<UInt64> { StepDetail.histogram() }
 }
 
 /// One simulated client's measurements: counts per group, its measured window and its

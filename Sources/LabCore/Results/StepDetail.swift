@@ -59,8 +59,11 @@ public struct StepDetail: Sendable {
         }
     }
 
-    /// A histogram like the step's time histogram: 1 ns to 1 ms to start with, three
-    /// significant digits, growing as needed.
+    /// A step's histogram: 1 ns to 1 ms (90 KiB) to start with, three significant digits,
+    /// growing past that. Grown from nothing, each histogram resized a dozen times on the
+    /// way to its largest sample, and the package's resize appends zeros through
+    /// unspecialised generic code: 2.6% of an in-process x25519 run's measured phase went
+    /// there (perf, release).
     public static func histogram() -> Histogram<UInt64> {
         var histogram = Histogram<UInt64>(
             lowestDiscernibleValue: 1,
