@@ -160,3 +160,39 @@ struct MarkdownReporterTests {
         #expect(Self.imageLinks(report).isEmpty)
     }
 }
+
+/// The lines under a group's table that explain its times: preemption, CPU time, counts.
+struct StepDetailReportTests {
+    @Test("report.md gives each step's preempted share, its percentiles without those samples, and CPU time")
+    func preemptedShareAndPercentilesWithout() throws {
+        var result = Fixture.result()
+        var detail = StepDetail()
+        // 99 samples of 100 µs on the CPU, and one of 4.1 ms whose thread was switched out.
+        for _ in 0..<99 { detail.record(StepSample(nanoseconds: 100_000, cpuNanoseconds: 98_000)) }
+        detail.record(StepSample(nanoseconds: 4_100_000, cpuNanoseconds: 101_000, preempted: true))
+        result.groups[0].details[.wrap] = detail
+        let report = MarkdownReporter(options: ReportOptions(charts: false)).render(result).first { $0.name == "report.md" }?.text ?? ""
+        let row = report.split(separator: "\n").first { $0.hasPrefix("| wrap | 1.0% of 100 |") }
+        // p50, p99 and p99.9 of the 99 unpreempted samples; the CPU time's p50 and p99 (µs).
+        // (HDR histograms of three significant digits: 98 µs reads as its bucket's top, 98.05.)
+        #expect(row == "| wrap | 1.0% of 100 | 100.00 | 100.00 | 100.00 | 98.05 | 98.05 |", "\(row ?? "no row")")
+        #expect(report.contains("Beside the time: the share of samples during which the scheduler switched"))
+        // A group without details (here the lockout flow's) gets no such table.
+        #expect(report.components(separatedBy: "Beside the time").count == 2)
+    }
+
+    @Test("report.md lists a counted run's median instructions per step")
+    func countedTable() throws {
+        var result = Fixture.result()
+        result.metadata.counter = "instructions (callgrind, valgrind-3.19.0)"
+        var detail = StepDetail()
+        for count: UInt64 in [2_575_297, 2_575_297, 2_575_303, 2_576_731] {
+            detail.record(StepSample(nanoseconds: 50_000, instructions: count, allocations: 6))
+        }
+        let x25519 = try #require(result.groups.firstIndex { $0.key.suite == "x25519" })
+        result.groups[x25519].details[.verify] = detail
+        let report = MarkdownReporter(options: ReportOptions(charts: false)).render(result).first { $0.name == "report.md" }?.text ?? ""
+        #expect(report.contains("Counted by instructions (callgrind, valgrind-3.19.0), per sample"))
+        #expect(report.contains("| verify | 4 | 2,575,297 | 2,575,297 | 2,576,731 | 0.06% | 6 |"), "\(report)")
+    }
+}
