@@ -16,10 +16,15 @@ public struct StepSample: Sendable, Equatable {
     /// step not run start to end by one thread (the exchange, which awaits).
     public var cpuNanoseconds: UInt64?
     /// Whether the step's thread was switched out involuntarily while the step ran (the
-    /// scheduler gave its core to another thread): its wall time then includes time the
-    /// step did not use. For the exchange, which moves between threads, any involuntary
-    /// switch of the process's threads.
+    /// scheduler gave its core to another thread), or spent more than `offCPUAllowance` of
+    /// the step off its CPU without such a switch (the host took the virtual CPU away:
+    /// steal time, which the guest's scheduler does not see): its wall time then includes
+    /// time the step did not use. For the exchange, which moves between threads and has no
+    /// CPU time, any involuntary switch of the process's threads.
     public var preempted: Bool
+
+    /// Wall time beyond its CPU time that marks a sample as preempted: 100 µs.
+    public static let offCPUAllowance: UInt64 = 100_000
     /// Instructions executed, counted by callgrind in a counted run (`lab run --counted`);
     /// nil otherwise.
     public var instructions: UInt64?

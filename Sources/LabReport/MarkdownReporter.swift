@@ -248,9 +248,9 @@ public struct MarkdownReporter: Reporter {
         let steps = rows.filter { group.details[$0] != nil }
         guard !steps.isEmpty else { return [] }
         var lines = [
-            "Beside the time: the share of samples during which the scheduler switched the step's thread out"
-                + " (for the exchange, any thread of this process), the percentiles of the others, and the"
-                + " thread's CPU time.",
+            "Beside the time: the share of samples preempted (the step's thread switched out, or off its CPU"
+                + " for over 100 µs; for the exchange, any thread of this process switched out), the percentiles"
+                + " of the others, and the thread's CPU time.",
             "",
             "| Step | Preempted | p50 (\(unit.name)) | p99 (\(unit.name)) | p99.9 (\(unit.name)) | CPU p50 (\(unit.name)) | CPU p99 (\(unit.name)) |",
             "|:--|--:|--:|--:|--:|--:|--:|",

@@ -176,7 +176,7 @@ struct StepDetailReportTests {
         // p50, p99 and p99.9 of the 99 unpreempted samples; the CPU time's p50 and p99 (µs).
         // (HDR histograms of three significant digits: 98 µs reads as its bucket's top, 98.05.)
         #expect(row == "| wrap | 1.0% of 100 | 100.00 | 100.00 | 100.00 | 98.05 | 98.05 |", "\(row ?? "no row")")
-        #expect(report.contains("Beside the time: the share of samples during which the scheduler switched"))
+        #expect(report.contains("Beside the time: the share of samples preempted (the step's thread switched out"))
         // A group without details (here the lockout flow's) gets no such table.
         #expect(report.components(separatedBy: "Beside the time").count == 2)
     }
