@@ -105,10 +105,10 @@ extension StepRecorder {
 
 /// The steps of one or more exchanges, in the order they ran, and the outcomes counted.
 public struct StepTimings: StepRecorder, Sendable {
-    /// Each recorded step and its duration in nanoseconds.
-    public private(set) var entries: [(step: Step, nanoseconds: UInt64)] = []
-    /// Each recorded step's whole sample, in the order of `entries`.
+    /// Each recorded step's whole sample, in the order they ran.
     public private(set) var samples: [(step: Step, sample: StepSample)] = []
+    /// Each recorded step and its duration in nanoseconds, in the order they ran.
+    public var entries: [(step: Step, nanoseconds: UInt64)] { self.samples.map { ($0.step, $0.sample.nanoseconds) } }
     /// Each outcome counted, and its total.
     public private(set) var outcomes: [String: UInt64] = [:]
 
@@ -122,7 +122,6 @@ public struct StepTimings: StepRecorder, Sendable {
 
     /// Appends one measurement with its whole sample.
     public mutating func record(_ step: Step, sample: StepSample) {
-        self.entries.append((step, sample.nanoseconds))
         self.samples.append((step, sample))
     }
 
@@ -132,12 +131,12 @@ public struct StepTimings: StepRecorder, Sendable {
     }
 
     /// The distinct steps recorded.
-    public var steps: Set<Step> { Set(self.entries.map(\.step)) }
+    public var steps: Set<Step> { Set(self.samples.map(\.step)) }
 
     /// The summed duration of every measurement of `step`, or nil if it never ran.
     public func total(_ step: Step) -> UInt64? {
-        let matching = self.entries.filter { $0.step == step }
-        return matching.isEmpty ? nil : matching.reduce(0) { $0 + $1.nanoseconds }
+        let matching = self.samples.filter { $0.step == step }
+        return matching.isEmpty ? nil : matching.reduce(0) { $0 + $1.sample.nanoseconds }
     }
 }
 

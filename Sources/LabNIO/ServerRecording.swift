@@ -54,12 +54,12 @@ public final class ServerRecording: Sendable {
             } else {
                 self.exchanges[group, default: 0] += 1
             }
-            for (step, nanoseconds) in timings.entries {
+            for (step, sample) in timings.samples {
                 self.steps[group, default: [:]][
                     step,
                     default: Histogram<UInt64>(numberOfSignificantValueDigits: .three)
                 ]
-                .record(nanoseconds)
+                .record(sample.nanoseconds)
             }
         }
     }

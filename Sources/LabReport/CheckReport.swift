@@ -107,7 +107,7 @@ public struct CheckReport: Sendable {
         var lines = [Self.columns.joined(separator: ",")]
         for row in self.check.rows {
             let fields =
-                [row.key.flow, row.key.suite, row.key.provider, row.key.transport, row.step].map(CSVReporter.quoted)
+                Self.keyFields(row.key, step: row.step)
                 + [
                     Numbers.fixed(row.baseline, 6), Numbers.fixed(row.run, 6), Numbers.fixed(row.ratio, 4),
                     String(format: "%.3g", row.pValue), String(row.rounds.baseline), String(row.rounds.run),
@@ -126,6 +126,11 @@ public struct CheckReport: Sendable {
             "×\(Numbers.fixed(row.ratio, 3)), significant, within the noise allowance of ±\(Self.percent(row.threshold))"
         default: row.verdict.rawValue
         }
+    }
+
+    /// The CSV's first columns, quoted: flow, suite, provider, transport, step.
+    static func keyFields(_ key: GroupKey, step: String) -> [String] {
+        [key.flow, key.suite, key.provider, key.transport, step].map(CSVReporter.quoted)
     }
 
     static func label(_ row: RegressionCheck.Row) -> String {

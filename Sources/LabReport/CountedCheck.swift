@@ -271,7 +271,7 @@ public struct CountedCheckReport: Sendable {
         var lines = [Self.columns.joined(separator: ",")]
         for row in self.check.rows {
             let fields =
-                [row.key.flow, row.key.suite, row.key.provider, row.key.transport, row.step].map(CSVReporter.quoted)
+                CheckReport.keyFields(row.key, step: row.step)
                 + [
                     Numbers.fixed(row.baseline, 1), Numbers.fixed(row.run, 1), Numbers.fixed(row.ratio, 5),
                     Numbers.fixed(row.spread, 5), Numbers.fixed(row.allowance, 5), String(row.samples.baseline),

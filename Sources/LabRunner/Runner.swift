@@ -100,7 +100,7 @@ public struct Runner: Sendable {
         do {
             for planned in self.plan.flows {
                 var setup = StepTimings()
-                for (step, nanoseconds) in discovery.entries { setup.record(step, nanoseconds: nanoseconds) }
+                for (step, sample) in discovery.samples { setup.record(step, sample: sample) }
                 let flow = try planned.make(&setup, self.plan.dataDirectory)
                 let endpoint: any TransportEndpoint
                 if let remote {

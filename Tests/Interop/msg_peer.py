@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Independent msg/1 client for crypto-lab, written only from the documentation:
-README.md "## The messaging service (msg/1)" and "### msg/1 reference", and
-../shared/PROTOCOL.md §1 (framing). It shares no code with the Swift implementation.
+README.md "## The messaging service (msg/1)" and "### msg/1 reference", and the
+framing README.md gives (`server.framing`: each body after its length, u32be by
+default). It shares no code with the Swift implementation.
 
 HPKE (RFC 9180, base mode, DHKEM(X25519, HKDF-SHA256) / HKDF-SHA256 / ChaCha20-Poly1305)
 is the `cryptography` library's (48 or later: `hpke.Suite`, which takes `info` and no
