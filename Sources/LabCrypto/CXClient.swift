@@ -57,6 +57,7 @@ public struct CXClient<P: CryptoProvider>: Sendable {
         self.options = options
         (self.privateKey, self.publicKey, self.rsaBits) = try Self.makeKey(
             options.suite,
+            lifetime: options.keyLifetime,
             provider: provider,
             recorder: &recorder
         )
@@ -70,6 +71,7 @@ public struct CXClient<P: CryptoProvider>: Sendable {
         if self.options.keyLifetime == .perExchange, self.usedKey {
             (self.privateKey, self.publicKey, self.rsaBits) = try Self.makeKey(
                 self.options.suite,
+                lifetime: .perExchange,
                 provider: self.provider,
                 recorder: &recorder
             )
@@ -168,11 +170,12 @@ public struct CXClient<P: CryptoProvider>: Sendable {
 
     private static func makeKey(
         _ suite: any Suite,
+        lifetime: KeyLifetime,
         provider: P,
         recorder: inout some StepRecorder
     ) throws -> (P.PrivateKey, [UInt8], Int?) {
         try recorder.measure(.keygenClient) {
-            let key = try provider.generatePrivateKey(suite.clientKey)
+            let key = try FixedKeys.key(suite.clientKey, fixed: lifetime == .fixed, provider: provider)
             let publicKey = try provider.publicKey(for: key)
             return (key, try provider.encode(publicKey), provider.rsaBits(of: publicKey))
         }

@@ -39,7 +39,7 @@ public struct CXFlow: Flow {
                 expected: "an integer from 1 to 4194304",
                 isValid: { (1...4_194_304).contains($0) }
             )
-            self.clientKeys = object.optional("clientKeys", expected: "\"per-run\" or \"per-exchange\"") ?? .perRun
+            self.clientKeys = object.optional("clientKeys", expected: KeyLifetime.expectation) ?? .perRun
             self.stall = object.optional("stall", expected: "an object with 'after' and 'duration'")
         }
     }
@@ -116,6 +116,16 @@ public struct CXFlow: Flow {
             problems.append(
                 ("options.legacy", "a legacy request selects 'classic'; suite '\(id)' cannot be sent that way")
             )
+        }
+        // Fixed keys exist for every key type but only some RSA sizes.
+        let fixed = [
+            (options.clientKeys == .fixed, suite.clientKey, "options.clientKeys"),
+            (setup.startsServer && setup.serverKeys == .fixed, suite.serverKey, "server.keys"),
+        ]
+        for (isFixed, spec, field) in fixed where isFixed {
+            if let reason = FixedKeys.missing(spec) {
+                problems.append(("options.rsaBits", "\(field) is \"fixed\", but \(reason)"))
+            }
         }
         var seen = Set<String>()
         // A server elsewhere brings its own provider: only the clients' must support the suite.

@@ -105,10 +105,10 @@ public struct CXServer<P: CryptoProvider>: Sendable {
         for suite in options.suites {
             try SuiteRegistry.requireSupport(suite, by: provider, others: others)
             suites[suite.id] = suite
-            if options.keyLifetime == .perRun {
+            if options.keyLifetime.isKeptForRun {
                 let id = ServerKeys.ID(suite: suite.id, spec: suite.serverKey)
                 madeKeys[id] = try keys.key(id) {
-                    try Self.makeKey(suite.serverKey, provider: provider, recorder: &recorder)
+                    try Self.makeKey(suite.serverKey, lifetime: options.keyLifetime, provider: provider, recorder: &recorder)
                 }
             }
         }
@@ -211,22 +211,29 @@ public struct CXServer<P: CryptoProvider>: Sendable {
             throw CXErrorReply(code: .badPublicKey, message: error.message)
         }
         do {
-            guard self.options.keyLifetime == .perRun else {
-                return try Self.makeKey(spec, provider: self.provider, recorder: &recorder)
+            let lifetime = self.options.keyLifetime
+            guard lifetime.isKeptForRun else {
+                return try Self.makeKey(spec, lifetime: lifetime, provider: self.provider, recorder: &recorder)
             }
             let id = ServerKeys.ID(suite: suite.id, spec: spec)
             if let key = self.madeKeys[id] { return key }
             return try self.keys.key(id) {
-                try Self.makeKey(spec, provider: self.provider, recorder: &recorder)
+                try Self.makeKey(spec, lifetime: lifetime, provider: self.provider, recorder: &recorder)
             }
         } catch let error as LabError where error.code == .unsupported {
             throw CXErrorReply(code: .unsupported, message: error.message)
         }
     }
 
-    private static func makeKey(_ spec: KeySpec, provider: P, recorder: inout some StepRecorder) throws -> ServerKey {
+    private static func makeKey(
+        _ spec: KeySpec,
+        lifetime: KeyLifetime,
+        provider: P,
+        recorder: inout some StepRecorder
+    ) throws -> ServerKey {
+        // A fixed key is decoded, not made, but timed under the same step: it is set-up either way.
         try recorder.measure(.keygenServer) {
-            let key = try provider.generatePrivateKey(spec)
+            let key = try FixedKeys.key(spec, fixed: lifetime == .fixed, provider: provider)
             return ServerKey(privateKey: key, encodedPublicKey: try provider.encode(try provider.publicKey(for: key)))
         }
     }

@@ -10,7 +10,8 @@ import LabCore
 /// are runs of one build in separate processes). Most steps repeat to the instruction, so
 /// their allowance is the floor; a step whose work depends on each run's random keys (Ed25519
 /// verification is variable-time; RSA key generation searches for primes) shows that in its
-/// spread, and gets a wider allowance. Steps with fewer than `minimumSamples` samples on
+/// spread, and gets a wider allowance, unless the scenario fixes its keys (`"keys": "fixed"`,
+/// as the CI gate's does). Steps with fewer than `minimumSamples` samples on
 /// either side (a per-run key generation: one sample, its first call's one-time work
 /// included) are reported and not judged. A change of fewer than `minimumChange` instructions
 /// is never flagged: a step of a few thousand instructions moves by a few hundred with the

@@ -653,6 +653,21 @@ def cmd_serve(a):
     return 0
 
 # ---------------------------------------------------------------- CLI
+def cmd_public_key(a):
+    """Prints {"public": hex}: the wire encoding (§2.6) of the private key's public half."""
+    data = bytes.fromhex(a.private)
+    if a.type == "rsa":
+        public = rsa_pub_der(ser.load_der_private_key(data, None).public_key())
+    elif a.type == "x25519":
+        public = x25519.X25519PrivateKey.from_private_bytes(data).public_key().public_bytes_raw()
+    elif a.type == "ed25519":
+        public = ed25519.Ed25519PrivateKey.from_private_bytes(data).public_key().public_bytes_raw()
+    elif a.type == "mlkem768":
+        public = mlkem.MLKEM768PrivateKey.from_seed_bytes(data).public_key().public_bytes_raw()
+    else:
+        public = mldsa.MLDSA65PrivateKey.from_seed_bytes(data).public_key().public_bytes_raw()
+    print(json.dumps({"public": public.hex()}))
+
 def main():
     def nonneg(s):
         if int(s) < 0:
@@ -700,9 +715,12 @@ def main():
     v.add_argument("--suites", type=suite_list, default=list(SUITES), metavar="LIST")
     v.add_argument("--max-frame-bytes", type=positive, default=MAX_FRAME)
     v.add_argument("--idle-timeout", type=float, default=30.0, help="seconds")
+    k = sub.add_parser("public-key", help="the public key of a private key (the lab's fixed keys)")
+    k.add_argument("--type", choices=("rsa", "x25519", "ed25519", "mlkem768", "mldsa65"), required=True)
+    k.add_argument("--private", required=True, help="hex: PKCS#1 or PKCS#8 DER for RSA, raw key or seed otherwise")
     a = p.parse_args()
     commands = {"request": cmd_request, "open": cmd_open, "respond": cmd_respond,
-                "exchange": cmd_exchange, "serve": cmd_serve}
+                "exchange": cmd_exchange, "serve": cmd_serve, "public-key": cmd_public_key}
     return commands[a.cmd](a) or 0
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ struct CountedRunTests {
     static let scenario = #"""
         {
           "name": "counted",
-          "server": { "transport": "in-process", "provider": "swift-crypto" },
+          "server": { "transport": "in-process", "provider": "swift-crypto", "keys": "fixed" },
           "clients": { "count": 1 },
           "load": { "model": "closed", "iterations": 12, "warmupIterations": 2 },
           "flows": [ { "flow": "cx", "suite": "x25519", "options": { "clientKeys": "per-exchange" } } ],
@@ -61,10 +61,22 @@ struct CountedRunTests {
         // within 0.5% (Ed25519 signing, to a few instructions in 2.6 million: 0.01%).
         let signs = (Double(a.medians["sign"] ?? 0), Double(b.medians["sign"] ?? 1))
         #expect(signs.0 > 100_000 && abs(signs.0 / signs.1 - 1) < 0.0001, "\(a.medians) vs \(b.medians)")
+        // The rest within 0.5%, or within 1,000 instructions, the smallest change `lab check`
+        // judges: each run's heap and the Swift runtime's metadata caches are laid out a little
+        // differently, and that moves a step by a few hundred instructions (0.5-1% of the
+        // 45,000 of AES-GCM's encrypt and decrypt).
         for step in ["decode", "encode", "wrap", "unwrap", "keygen.client", "encrypt", "decrypt"] {
             let x = Double(a.medians[step] ?? 0)
             let y = Double(b.medians[step] ?? 1)
-            #expect(x > 0 && abs(x / y - 1) < 0.005, "\(step): \(x) vs \(y)")
+            #expect(x > 0 && abs(x - y) < max(0.005 * y, 1_000), "\(step): \(x) vs \(y)")
+        }
+        // The server's fixed key signs the same payload alike in both processes, and Ed25519
+        // verification, variable-time, then does the same work: 1-3% apart with keys drawn
+        // at random, the same count to 0.01% with the fixed one.
+        for (step, within) in [("verify", 0.0001), ("exchange", 0.0005)] {
+            let x = Double(a.medians[step] ?? 0)
+            let y = Double(b.medians[step] ?? 1)
+            #expect(x > 1_000_000 && abs(x / y - 1) < within, "\(step): \(x) vs \(y)")
         }
         let report = try String(contentsOf: outs[0].appendingPathComponent("report.md"), encoding: .utf8)
         #expect(report.contains("Counted by instructions (callgrind, valgrind-"))

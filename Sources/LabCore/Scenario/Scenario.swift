@@ -189,7 +189,7 @@ public struct ServerSpec: Sendable, Decodable {
         let object = ScenarioObject(decoder, keys: Self.keys)
         self.transport = object.optional("transport", expected: "a transport name") ?? self.transport
         self.provider = object.optional("provider", expected: "a provider name") ?? self.provider
-        self.keys = object.optional("keys", expected: "\"per-run\" or \"per-exchange\"") ?? self.keys
+        self.keys = object.optional("keys", expected: KeyLifetime.expectation) ?? self.keys
         self.framing =
             object.optional(
                 "framing",

@@ -45,7 +45,7 @@ struct Serve: AsyncParsableCommand {
     )
     var suites: String?
 
-    @Option(help: "When the server makes its signing keys: per-run or per-exchange.")
+    @Option(help: "When the server makes its signing keys: per-run, per-exchange or fixed (the lab's published test keys).")
     var keys = "per-run"
 
     @Option(help: "The frame length encoding: u32be or u64le (the 2009 sample's).")
@@ -262,7 +262,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--framing must be u32be or u64le")
         }
         guard let lifetime = KeyLifetime(rawValue: self.keys) else {
-            throw ValidationError("--keys must be per-run or per-exchange")
+            throw ValidationError("--keys must be per-run, per-exchange or fixed")
         }
         guard let idle = TimeSpan(parsing: self.idleTimeout), idle > .zero else {
             throw ValidationError("--idle-timeout must be \(TimeSpan.expectation)")
