@@ -119,7 +119,7 @@ let package = Package(
             pkgConfig: "avahi-compat-libdns_sd",
             providers: [.apt(["libavahi-compat-libdnssd-dev"])]
         ),
-        // DNS-SD: advertise, browse, resolve (PROTOCOL.md §3), driven from Swift concurrency.
+        // DNS-SD: advertise, browse, resolve (docs/protocol.md §3), driven from Swift concurrency.
         .target(
             name: "LabDiscovery",
             dependencies: ["LabCore", "CLabDNSSD", .product(name: "Logging", package: "swift-log")],

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the fuzzers' seed corpus (Fuzz/Corpus/<target>/seed-*) from PROTOCOL.md alone.
+"""Writes the fuzzers' seed corpus (Fuzz/Corpus/<target>/seed-*) from docs/protocol.md alone.
 
 The bodies are encoded by Python's plistlib, not by the lab, so the seeds also carry an
 independent encoder's layout of every message. Keys are real (python `cryptography`): the

@@ -1,4 +1,4 @@
-/// When a side makes its long-lived key pair (PROTOCOL.md §2.6).
+/// When a side makes its long-lived key pair (docs/protocol.md §2.6).
 public enum KeyLifetime: String, Sendable, Codable, CaseIterable {
     /// Once, at start, reused for every exchange (the 2009 sample's behaviour; the default).
     case perRun = "per-run"

@@ -144,7 +144,7 @@ public struct CXClient<P: CryptoProvider>: Sendable {
         return plaintext
     }
 
-    /// Refuses a server RSA key whose size is not this client's (PROTOCOL.md §2.4: "RSA, same
+    /// Refuses a server RSA key whose size is not this client's (docs/protocol.md §2.4: "RSA, same
     /// encoding and size"); nil (not RSA, or not parsed) passes, for the provider to judge.
     private func checkServerKeySize(_ serverBits: Int?) throws {
         guard let own = self.rsaBits, let serverBits, serverBits != own else { return }

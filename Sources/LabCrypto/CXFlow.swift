@@ -2,7 +2,7 @@ import LabCore
 import LabWire
 import Synchronization
 
-/// The `cx` flow: one cx/1 exchange per iteration (PROTOCOL.md §2).
+/// The `cx` flow: one cx/1 exchange per iteration (docs/protocol.md §2).
 ///
 /// The server side is a `CXServer` for the entry's suite; each simulated client owns a
 /// `CXClient` whose key pair lives for the run unless `clientKeys` says otherwise.

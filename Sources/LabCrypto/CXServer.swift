@@ -35,7 +35,7 @@ public struct CXServerAnswer: Sendable {
 /// records its steps into the caller's recorder. The only state connections share is the
 /// per-run signing keys (`ServerKeys`, behind locks).
 ///
-/// An RSA suite's server key has the client key's size (PROTOCOL.md §2.4): with per-run
+/// An RSA suite's server key has the client key's size (docs/protocol.md §2.4): with per-run
 /// keys, the size the suite was made with is made at start and any other size the suite
 /// allows on first use, then kept for the run; with per-exchange keys, every exchange makes
 /// one of the client's size.

@@ -1,4 +1,4 @@
-/// The message the server encrypts and signs (PROTOCOL.md §2.5).
+/// The message the server encrypts and signs (docs/protocol.md §2.5).
 public enum Payload {
     /// The 2009 sample's 426-character text.
     public static let loremIpsum =

@@ -1,6 +1,6 @@
 import LabCore
 
-/// An algorithm set for cx/1 (PROTOCOL.md §2.4), written once over `CryptoProvider`.
+/// An algorithm set for cx/1 (docs/protocol.md §2.4), written once over `CryptoProvider`.
 ///
 /// A suite says which keys the two sides make and how the session key is wrapped and the
 /// message sealed; `CXServer` and `CXClient` drive the exchange around it.
@@ -27,7 +27,7 @@ public protocol Suite: Sendable {
     /// Server: the signing key to answer the client key `clientKey` (which `wrap` accepted) with.
     ///
     /// `serverKey` by default; an RSA suite answers with a key of the client key's size
-    /// (PROTOCOL.md §2.4, "RSA, same encoding and size"). Throws `.badPublicKey` for a key
+    /// (docs/protocol.md §2.4, "RSA, same encoding and size"). Throws `.badPublicKey` for a key
     /// the suite does not allow.
     func serverKey(forClientKey clientKey: [UInt8]) throws -> KeySpec
     /// Client: recovers the session key from `cryptoK` with its own key pair.

@@ -4,7 +4,7 @@ import LabCore
 /// PKCS#7 padding only when the length needs it, RSASSA-PKCS1-v1_5 over SHA-1. Insecure by design.
 public struct ClassicSuite: RSASuite {
     public static let id = "classic"
-    /// The RSA sizes PROTOCOL.md allows.
+    /// The RSA sizes docs/protocol.md §2.4 allows.
     public static let allowedRSABits = [512, 1024, 2048]
     /// The 2009 sample's size.
     public static let defaultRSABits = 512
@@ -56,7 +56,7 @@ public struct ClassicSuite: RSASuite {
 /// `rsa-modern`: RSA-OAEP-SHA256 wrap of a 32-byte key, AES-256-GCM, RSASSA-PSS-SHA256.
 public struct RSAModernSuite: RSASuite, AEADSuite {
     public static let id = "rsa-modern"
-    /// The RSA sizes PROTOCOL.md allows.
+    /// The RSA sizes docs/protocol.md §2.4 allows.
     public static let allowedRSABits = [2048, 3072, 4096]
     /// The smallest allowed size.
     public static let defaultRSABits = 2048

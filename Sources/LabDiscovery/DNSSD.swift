@@ -9,7 +9,7 @@ import Glibc
 import Darwin
 #endif
 
-/// DNS-SD (PROTOCOL.md §3) through the Bonjour-compatible `dns_sd` API (Avahi's on Linux),
+/// DNS-SD (docs/protocol.md §3) through the Bonjour-compatible `dns_sd` API (Avahi's on Linux),
 /// driven from Swift concurrency.
 ///
 /// No thread is blocked per call: every `DNSServiceRef`'s socket is watched by a dispatch read

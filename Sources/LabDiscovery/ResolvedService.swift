@@ -20,7 +20,7 @@ public struct ResolvedService: Sendable, Hashable {
         self.addresses = addresses
     }
 
-    /// The lab's TXT records (PROTOCOL.md §3), or `nil` if they are missing or malformed.
+    /// The lab's TXT records (docs/protocol.md §3), or `nil` if they are missing or malformed.
     public var server: ServerTXT? {
         ServerTXT(records: self.txt)
     }

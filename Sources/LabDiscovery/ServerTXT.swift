@@ -1,5 +1,5 @@
-/// The TXT records of a lab server (PROTOCOL.md §3): `proto=cx/1,msg/1`, `suites=<comma list>`
-/// and `tls=0|1`.
+/// The TXT records of a lab server (docs/protocol.md §3): `proto=cx/1,msg/1`,
+/// `suites=<comma list>` and `tls=0|1`.
 public struct ServerTXT: Sendable, Hashable {
     /// The key of the protocol list.
     public static let protocolsKey = "proto"

@@ -2,7 +2,7 @@ import LabCore
 import LabWire
 import NIOCore
 
-/// Cuts the inbound byte stream into frame bodies (PROTOCOL.md §1).
+/// Cuts the inbound byte stream into frame bodies (docs/protocol.md §1).
 ///
 /// A zero or over-limit length throws as soon as the header is in, before any of the body is
 /// buffered, so an oversized frame never costs its size in memory. Bytes left over when the

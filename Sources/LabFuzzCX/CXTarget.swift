@@ -12,7 +12,7 @@ import LabWire
 /// of the input as its body.
 ///
 /// The server is `CXServer`, which `lab serve`'s cx/1 handler calls for every frame. Server
-/// properties: the answer is a cx/1 reply (PROTOCOL.md §2.3), a response exactly when
+/// properties: the answer is a cx/1 reply (docs/protocol.md §2.3), a response exactly when
 /// the connection stays open, an error with a code of §2.3 otherwise; a response's suite is
 /// one the server offers. Client properties: a reply that decodes encodes and decodes back to
 /// itself; a client opening any reply fails with a `LabError` (no fuzzed reply can carry a

@@ -169,7 +169,7 @@ public struct StoredMessage: Sendable, Equatable {
     }
 }
 
-/// msg/1 bodies are flat dictionaries (PROTOCOL.md §1), so lists of messages travel packed
+/// msg/1 bodies are flat dictionaries (docs/protocol.md §1), so lists of messages travel packed
 /// in one data value. Every integer is big-endian.
 ///
 /// - `fetch`'s `messages`: per message `id` u64, `keyVersion` u32, sender length u8,

@@ -6,7 +6,7 @@ import NIOCore
 ///
 /// It sits between the frame codec and the connection's reader, counting requests read and
 /// answers written: while an answer is still being computed, the silence is the server's, not
-/// an idle peer's (PROTOCOL.md §1), and the connection stays open.
+/// an idle peer's (docs/protocol.md §1), and the connection stays open.
 final class IdleTimeoutHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer

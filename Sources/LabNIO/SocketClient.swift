@@ -230,7 +230,7 @@ final class AnswerHandler: ChannelInboundHandler {
     private var timerArmed = false
     /// Why no more requests can go, once the connection closed or failed.
     private var ended: LabError?
-    /// A frame the server sent before any request (PROTOCOL.md §2.3: a `busy` refusal comes
+    /// A frame the server sent before any request (docs/protocol.md §2.3: a `busy` refusal comes
     /// at once, then the close); the first request gets it as its answer.
     private var early: ByteBuffer?
     private var sentAny = false

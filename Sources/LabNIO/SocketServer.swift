@@ -260,7 +260,7 @@ public final class SocketServer: Sendable {
         }
     }
 
-    /// Answers `busy` (PROTOCOL.md §2.3; `ok` false for msg/1 clients) and closes, within
+    /// Answers `busy` (docs/protocol.md §2.3; `ok` false for msg/1 clients) and closes, within
     /// `ConnectionSet.refusalTimeout` (a TLS peer that never finishes its handshake included).
     private static func refuseBusy(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, limit: Int) async {
         let channel = connection.channel

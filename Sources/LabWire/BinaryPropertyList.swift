@@ -1,6 +1,6 @@
 import LabCore
 
-/// A native codec for the bodies of cx/1 and msg/1 (PROTOCOL.md §1): Apple's binary property
+/// A native codec for the bodies of cx/1 and msg/1 (docs/protocol.md §1): Apple's binary property
 /// list format `bplist00`, restricted to one flat dictionary of string keys.
 ///
 /// The layout, as CoreFoundation's `CFBinaryPList.c` writes it: the 8-byte header, the objects,

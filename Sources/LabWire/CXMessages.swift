@@ -1,6 +1,6 @@
 import LabCore
 
-/// A cx/1 request (PROTOCOL.md §2.1), or the 2009 client's raw key (§2.2).
+/// A cx/1 request (docs/protocol.md §2.1), or the 2009 client's raw key (§2.2).
 public struct CXRequest: Sendable, Equatable {
     /// The suite id (`classic` for a legacy request).
     public var suite: String
@@ -38,7 +38,7 @@ public struct CXRequest: Sendable, Equatable {
     }
 }
 
-/// A cx/1 response (PROTOCOL.md §2.3).
+/// A cx/1 response (docs/protocol.md §2.3).
 public struct CXResponse: Sendable, Equatable {
     /// The echoed suite id; nil in an answer to a legacy request.
     public var suite: String?
@@ -108,7 +108,7 @@ public struct CXResponse: Sendable, Equatable {
     }
 }
 
-/// The error codes a cx/1 server answers with (PROTOCOL.md §2.3).
+/// The error codes a cx/1 server answers with (docs/protocol.md §2.3).
 public enum CXErrorCode: String, Sendable, CaseIterable {
     case unknownSuite
     case badPublicKey

@@ -1,6 +1,6 @@
 import LabCore
 
-/// How a frame's length is written (PROTOCOL.md §1).
+/// How a frame's length is written (docs/protocol.md §1).
 public enum FramingStyle: String, Sendable, CaseIterable, Codable {
     /// A 4-byte unsigned big-endian length: the default.
     case u32be

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent reference peer for the crypto-lab cx/1 exchange, written only from
-PROTOCOL.md (§1 framing, §2 cx/1) to cross-check another implementation.
+docs/protocol.md (§1 framing, §2 cx/1) to cross-check another implementation.
 
 Two ways to talk (CLI: see main()):
 - files, one frame per file: `request`, `open` (client), `respond` (server);

@@ -42,7 +42,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 # ---------------------------------------------------------------- constants (from the docs)
-MAX_FRAME = 5 * 1024 * 1024                 # PROTOCOL.md §1: default maxFrameBytes
+MAX_FRAME = 5 * 1024 * 1024                 # docs/protocol.md §1: default maxFrameBytes
 PASSWORD_LABEL = "crypto-lab msg/1 password"  # README: the first line of a sealed password's info
 CHAT_KEY_LABEL = "crypto-lab msg/1 chat key"  # README: the first line of a wrapped chat key's info
 # README: HPKE base mode, DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, ChaCha20-Poly1305.

@@ -5,7 +5,7 @@ import LabWire
 import Testing
 
 /// The lab against an independent implementation (Python's `cryptography` + `plistlib`,
-/// written from PROTOCOL.md alone): each side opens what the other produced.
+/// written from docs/protocol.md alone): each side opens what the other produced.
 struct InteropTests {
     struct Case: Sendable, CustomStringConvertible {
         var suite: SuiteCase

@@ -8,7 +8,8 @@ import LabTesting
 import LabWire
 import Testing
 
-/// The server answers every bad request with the error PROTOCOL.md §2.3 names, and never crashes.
+/// The server answers every bad request with the error docs/protocol.md §2.3 names, and never
+/// crashes.
 struct ServerInputTests {
     static func server() throws -> CXServer<OpenSSLProvider> {
         var steps = NoStepRecorder()

@@ -9,7 +9,7 @@ import Testing
 
 @testable import LabCrypto
 
-/// PROTOCOL.md §2.4: for `classic` and `rsa-modern` the server's key is "RSA, same encoding
+/// docs/protocol.md §2.4: for `classic` and `rsa-modern` the server's key is "RSA, same encoding
 /// and size" as the client's, whatever size the server was set up with.
 struct ServerKeySizeTests {
     /// A server set up for one size, and clients of another, on a pair of providers.

@@ -11,7 +11,7 @@ import NIOCore
 import Testing
 
 /// Bad input from the network ends that one connection, with its reason logged, and the server
-/// goes on serving everyone else (PROTOCOL.md §1).
+/// goes on serving everyone else (docs/protocol.md §1).
 ///
 /// Serialized: the stalling peer's case uses a 1 s idle timeout, which honest clients must
 /// not hit while the 100-client case loads both cores.
@@ -222,7 +222,7 @@ struct HostileInputTests {
     }
 }
 
-/// The connection limit: one connection over it is answered `busy` (PROTOCOL.md §2.3) and
+/// The connection limit: one connection over it is answered `busy` (docs/protocol.md §2.3) and
 /// closed, and a place freed is served again.
 struct ConnectionLimitTests {
     @Test("the connection after the limit is answered busy; a freed place is served again")

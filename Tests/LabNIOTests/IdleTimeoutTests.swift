@@ -5,7 +5,7 @@ import LabTesting
 import LabWire
 import Testing
 
-/// The idle timeout is for idle peers (PROTOCOL.md §1): a server slower than the timeout to
+/// The idle timeout is for idle peers (docs/protocol.md §1): a server slower than the timeout to
 /// answer does not cut off the client that waits for it.
 struct IdleTimeoutTests {
     /// Answers after `delay`, echoing the body.

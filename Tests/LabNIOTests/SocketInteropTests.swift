@@ -6,7 +6,7 @@ import LabTesting
 import Testing
 
 /// The lab against an independent cx/1 implementation (`Tests/Interop/cx_peer.py`: Python's
-/// `cryptography` + `plistlib`, written from PROTOCOL.md alone) over real TCP sockets on
+/// `cryptography` + `plistlib`, written from docs/protocol.md alone) over real TCP sockets on
 /// loopback: the Python client against `lab serve`, and the lab's client (the runner, with a
 /// scenario naming the server's `address`) against the Python server. Every suite, both
 /// framings, the legacy request, both providers wherever both can do the suite.
@@ -272,7 +272,7 @@ struct SocketInteropTests {
         #expect(server.errors.contains("answered unsupported (pq)"), "\(server.errors)")
     }
 
-    // MARK: - Where the lab and PROTOCOL.md disagree
+    // MARK: - Where implementations may disagree (docs/protocol.md §2.4)
 
     @Test("§2.4: an RSA suite's server key has the client key's size (\"RSA, same encoding and size\")")
     func rsaServerKeyHasClientKeySize() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import LabCore
 
 /// Drives `Tests/Interop/cx_peer.py`, an independent cx/1 implementation written from
-/// PROTOCOL.md alone with Python's `cryptography` and `plistlib`.
+/// docs/protocol.md alone with Python's `cryptography` and `plistlib`.
 public struct PythonPeer: Sendable {
     /// What one invocation printed and how it ended.
     public struct Result: Sendable {

@@ -16,7 +16,7 @@ public struct DiscoveredServer: Sendable, Hashable {
     public var host: String
     /// The port.
     public var port: Int
-    /// The TXT record's keys and values (PROTOCOL.md §3: `proto`, `suites`, `tls`).
+    /// The TXT record's keys and values (docs/protocol.md §3: `proto`, `suites`, `tls`).
     public var txt: [String: String]
 
     /// A found server.

@@ -31,7 +31,7 @@ extension Transport {
 
 /// The server settings a transport needs.
 public struct TransportOptions: Sendable, Hashable {
-    /// `u32be` or `u64le` (PROTOCOL.md §1).
+    /// `u32be` or `u64le` (docs/protocol.md §1).
     public var framing: String
     /// The largest frame body either side accepts.
     public var maxFrameBytes: Int

@@ -14,7 +14,7 @@ import Logging
 import UnixSignals
 
 /// `lab serve`: a cx/1 server on real sockets, for `lab run` on this host or another, or for
-/// any client written from PROTOCOL.md.
+/// any client written from docs/protocol.md.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve cx/1 and msg/1 over TCP or TLS until SIGINT or SIGTERM.",
