@@ -2,7 +2,7 @@ import ArgumentParser
 import LabCore
 
 extension LabError.Code {
-    /// The exit code DESIGN.md gives this kind of failure: 1 bad input or usage, 3 the run failed.
+    /// The exit code the README's command table gives this kind of failure: 1 bad input or usage, 3 the run failed.
     var exitCode: ExitCode {
         switch self {
         case .invalidScenario, .unknownPlugin, .unknownSuite, .unsupported: ExitCode(1)
@@ -23,7 +23,7 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
         }
         throw error.code.exitCode
     } catch let error as ValidationError {
-        // Bad options found while running: exit 1, as DESIGN.md gives bad input or usage.
+        // Bad options found while running: exit 1, as the README gives bad input or usage.
         var standardError = StandardError()
         print("error: \(error.message)", to: &standardError)
         throw ExitCode(1)

@@ -682,7 +682,7 @@ def main():
     def suite_list(s):
         return [x.strip() for x in s.split(",") if x.strip()]
 
-    p = argparse.ArgumentParser(description="cx/1 reference peer (PROTOCOL.md §1-§2)")
+    p = argparse.ArgumentParser(description="cx/1 reference peer (docs/protocol.md §1-§2)")
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("request", help="client: make key pair, write request frame")
     o = sub.add_parser("open", help="client: check the server's response frame")
