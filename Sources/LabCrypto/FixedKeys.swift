@@ -27,10 +27,12 @@ public enum FixedKeys {
         return "there is no fixed \(spec) key; fixed keys exist for \(sizes) only (and every other key type)"
     }
 
-    /// A private key for `spec`: the fixed one, decoded, or a fresh one.
+    /// A private key for `spec`: the fixed one, decoded, or a fresh one. Throws `.unsupported`
+    /// for an RSA size without a fixed key (a scenario is refused before it runs; `lab serve
+    /// --keys fixed` answers a client of that size `unsupported`).
     public static func key<P: CryptoProvider>(_ spec: KeySpec, fixed: Bool, provider: P) throws -> P.PrivateKey {
         guard fixed else { return try provider.generatePrivateKey(spec) }
-        if let reason = Self.missing(spec) { throw LabError(.invalidScenario, reason) }
+        if let reason = Self.missing(spec) { throw LabError(.unsupported, reason) }
         return try provider.decodePrivateKey(Self.privateKey(spec), type: spec.type)
     }
 

@@ -58,9 +58,33 @@ struct FixedKeysTests {
         #expect(FixedKeys.missing(.rsa(bits: 2048, use: .signature)) == nil)
         let reason = try #require(FixedKeys.missing(.rsa(bits: 3072, use: .encryption)))
         #expect(reason.contains("RSA-3072") && reason.contains("RSA-512 and RSA-2048"), "\(reason)")
-        #expect(throws: LabError.self) {
+        let error = #expect(throws: LabError.self) {
             try FixedKeys.key(.rsa(bits: 3072, use: .encryption), fixed: true, provider: try OpenSSLProvider())
         }
+        // `unsupported`, which a server answers a client of that size (ServerKeySizeTests).
+        #expect(error?.code == .unsupported)
+    }
+
+    @Test("A server with fixed keys answers a client of an RSA size without one `unsupported`")
+    func serverRefusesSizeWithoutFixedKey() throws {
+        let provider = try OpenSSLProvider()
+        var steps = StepTimings()
+        let server = try CXServer(
+            provider: provider,
+            options: CXServerOptions(
+                suites: [try SuiteRegistry.builtIn.make("rsa-modern", options: SuiteOptions())],
+                keyLifetime: .fixed
+            ),
+            recorder: &steps
+        )
+        var client = try CXClient(
+            provider: provider,
+            options: CXClientOptions(suite: try SuiteRegistry.builtIn.make("rsa-modern", options: SuiteOptions(rsaBits: 3072))),
+            recorder: &steps
+        )
+        let answer = server.respond(to: try client.makeRequest(recorder: &steps), recorder: &steps)
+        #expect(answer.error?.code == .unsupported, "\(answer.error?.message ?? "no error")")
+        #expect(answer.error?.message.contains("RSA-3072") == true, "\(answer.error?.message ?? "")")
     }
 
     /// The client key a new client sends, and the server key a new server answers with.
