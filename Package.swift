@@ -11,7 +11,7 @@ let swiftSettings: [SwiftSetting] = [
 ]
 
 // `LAB_WITHOUT_JEMALLOC=1 swift build --sanitize=address …`: AddressSanitizer must own malloc,
-// and jemalloc linked into the same process frees what ASan allocated (README, "Fuzzing").
+// and jemalloc linked into the same process frees what ASan allocated (docs/hardening.md, "Fuzzing").
 // Without jemalloc the lab reports no heap figures.
 let withoutJemalloc = ProcessInfo.processInfo.environment["LAB_WITHOUT_JEMALLOC"] == "1"
 

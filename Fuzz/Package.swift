@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// The lab's libFuzzer targets: build and run them with `bash scripts/fuzz.sh` (README, "Fuzzing").
+// The lab's libFuzzer targets: build and run them with `bash scripts/fuzz.sh` (docs/hardening.md, "Fuzzing").
 // Built on its own, with `-sanitize=fuzzer,address -parse-as-library` applied to every module,
 // so that the lab's own build never carries the instrumentation.
 import PackageDescription

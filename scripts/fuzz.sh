@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (Fuzz/, README "Fuzzing") and runs each of them.
+# Builds the libFuzzer targets (Fuzz/, docs/hardening.md, "Fuzzing") and runs each of them.
 #
 #   bash scripts/fuzz.sh                         every target for 60 s (what CI runs)
 #   bash scripts/fuzz.sh --seconds 600 cx msg    two targets, ten minutes each
@@ -10,7 +10,7 @@
 # --build-only (build, fuzz nothing). The targets are built -Onone (Fuzz/.build/debug) unless
 # --release: for CI's 60-second runs the build costs more than the fuzzing, and the debug
 # build takes 35–38% less CPU than the optimised one, which fuzzes 2–5 times as many inputs per
-# second (README, "Fuzzing": both builds' times and speeds); long runs want --release
+# second (docs/hardening.md, "Fuzzing": both builds' times and speeds); long runs want --release
 # (Fuzz/.build/release). Inputs that reach new code go to a scratch corpus
 # (Fuzz/.build/corpus/<target>), never into the repository; `--merge` folds that scratch
 # corpus, minimised, back into Fuzz/Corpus/<target>. A crash, leak, hang (10 s per input),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The counted regression gate (README, "The regression gate"): Scenarios/ci-gate.json run
+# The counted regression gate (docs/performance.md, "Counted steps and the regression gate"): Scenarios/ci-gate.json run
 # under callgrind (`lab run --counted`), every step's median instruction count checked
 # against the committed baseline runs in Benchmarks/gate/ (`lab check`).
 #

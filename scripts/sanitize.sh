@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test suite under AddressSanitizer (README, "Fuzzing"): a debug build of everything with
+# The test suite under AddressSanitizer (docs/hardening.md, "Fuzzing"): a debug build of everything with
 # --sanitize=address in .build/asan, without jemalloc (ASan must own malloc), then the suites
 # in scripts/test's passes. Skipped, since they measure what ASan changes: the tests that
 # judge time (lab compare's and lab check's acceptance, the runner's open-model schedule,

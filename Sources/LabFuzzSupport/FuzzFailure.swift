@@ -1,5 +1,5 @@
 /// What every fuzz target module shares: the failure a broken property throws, the check that
-/// throws it, and the hand-over from libFuzzer (README, "Fuzzing"). Each target is a module of
+/// throws it, and the hand-over from libFuzzer (docs/hardening.md, "Fuzzing"). Each target is a module of
 /// its own (LabFuzzFrame, LabFuzzCX, LabFuzzMsg, LabFuzzScenario) so that its fuzzer in `Fuzz/`
 /// links, and libFuzzer instruments and scans after every input, only the code that target
 /// reaches; LabFuzzing gathers the four for the tests.

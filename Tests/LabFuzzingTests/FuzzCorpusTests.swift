@@ -4,7 +4,7 @@ import LabFuzzing
 import Testing
 
 /// The fuzz targets over the committed corpus and every input a fuzzer once found: a past
-/// crash or broken property stays fixed (README, "Fuzzing").
+/// crash or broken property stays fixed (docs/hardening.md, "Fuzzing").
 struct FuzzCorpusTests {
     /// `Fuzz/` in this checkout.
     static let fuzzFolder = URL(fileURLWithPath: #filePath)

@@ -16,7 +16,7 @@ import Testing
 /// each hostile connection for the reason its bytes call for, the seed policy postpones and
 /// then locks the attacked account, and the server's peak memory grows by no more than the
 /// measured growth and a stated margin. `scripts/hostile-load.sh 10` runs it ten times in a
-/// row (README, "Hardening").
+/// row (docs/hardening.md).
 @Suite(.serialized)
 struct HostileLoadTests {
     static let maxFrameBytes = 65_536
