@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A timed step; the names are the ones every report uses (README, "Reports").
+/// A timed step; the names are the ones every report uses (docs/reports.md).
 public struct Step: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The report name, e.g. `keygen.client`.
     public let name: String

@@ -4,7 +4,7 @@ import LabFuzzMsg
 import LabFuzzScenario
 
 /// The parsers that read untrusted bytes, each as a fuzz target: the frame decoder, the cx/1
-/// server and reply decoder, the msg/1 server and the scenario parser (issue 8, README
+/// server and reply decoder, the msg/1 server and the scenario parser (issue 8, docs/hardening.md,
 /// "Fuzzing").
 ///
 /// A target feeds one input to the code under test and checks properties that must hold for

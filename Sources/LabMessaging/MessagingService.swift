@@ -61,7 +61,7 @@ public struct MessagingOptions: Sendable, Hashable {
     }
 }
 
-/// The msg/1 server: answers one request body at a time (README, "msg/1 reference").
+/// The msg/1 server: answers one request body at a time (docs/messaging.md, "msg/1 reference").
 ///
 /// Error answers keep the connection open (a wrong password is not a protocol error); a
 /// body that is not a property-list dictionary with an `op` key is answered `badRequest`

@@ -280,7 +280,8 @@ public struct MarkdownReporter: Reporter {
         guard !counted.isEmpty else { return [] }
         var lines = [
             "Counted by \(result.metadata.counter ?? "callgrind"), per sample: the same in every run of the same"
-                + " build but for work that depends on random keys (see the README, \"Counted steps\").",
+                + " build to a few hundred instructions (the heap's layout), but for work that depends on random keys"
+                + " (docs/performance.md, \"Counted steps and the regression gate\").",
             "",
             "| Step | Samples | Instructions p50 | Min | Max | Spread p10–p90 | Allocations p50 |",
             "|:--|--:|--:|--:|--:|--:|--:|",

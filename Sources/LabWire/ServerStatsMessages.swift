@@ -2,7 +2,7 @@ import LabCore
 
 /// The lab's `serverStats` request: a client (`lab run` against a `lab serve` elsewhere) asks
 /// the server for its own step histograms, on the same framing and connection as cx/1 and
-/// msg/1. A lab extension, not part of docs/protocol.md; the README documents it.
+/// msg/1. A lab extension, not part of docs/protocol.md; docs/several-hosts.md documents it.
 ///
 /// - Request: `{op: "serverStats"}`.
 /// - Answer: `{op: "serverStats", ok: true, stats: <data>}`, where `stats` is a UTF-8 JSON

@@ -9,7 +9,7 @@ import LabWire
 import Testing
 
 /// msg/1 spoken by an independent client: `Tests/Interop/msg_peer.py`, written from the
-/// README's msg/1 reference and docs/protocol.md §1 alone (Python's `plistlib` and
+/// docs/messaging.md's msg/1 reference and docs/protocol.md §1 alone (Python's `plistlib` and
 /// `cryptography`, with the library's HPKE), against a real `lab serve` over TCP on loopback.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct MsgInteropTests {

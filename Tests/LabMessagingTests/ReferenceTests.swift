@@ -6,7 +6,7 @@ import LabNIO
 import LabWire
 import Testing
 
-/// What the README's msg/1 reference says, point by point, where an outside client found it
+/// What docs/messaging.md's msg/1 reference says, point by point, where an outside client found it
 /// silent or wrong (issue 18, point 10).
 @Suite struct ReferenceTests {
     /// A login request's fields, filled by hand.

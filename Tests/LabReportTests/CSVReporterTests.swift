@@ -6,7 +6,7 @@ import SwiftCSV
 import Testing
 
 struct CSVReporterTests {
-    /// The header the README documents, spelled out so a change to `columns` is a test failure.
+    /// The header docs/reports.md documents, spelled out so a change to `columns` is a test failure.
     static let documentedHeader =
         "flow,suite,provider,transport,step,count,errors,min_us,p50_us,p90_us,p99_us,p99_9_us,max_us,mean_us,"
         + "stddev_us,ops_per_s"

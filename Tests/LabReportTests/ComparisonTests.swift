@@ -12,7 +12,7 @@ import FoundationXML
 
 /// `Comparison`'s statistics and verdicts on histograms made to order, checked against SciPy.
 struct ComparisonTests {
-    /// `comparison.csv`'s header as the README documents it, spelled out so that a change to
+    /// `comparison.csv`'s header as docs/several-hosts.md documents it, spelled out so that a change to
     /// the columns is a test failure.
     static let documentedHeader =
         "flow,suite,provider,transport,step,run,role,count,p50_us,p99_us,ops_per_s,p50_ratio,p99_ratio,ops_ratio,"

@@ -2,10 +2,10 @@ import Foundation
 import LabTesting
 import Testing
 
-/// What the README states about the repository's own shape, checked against the files.
+/// What docs/architecture.md states about the repository's own shape, checked against the files.
 struct DocumentationTests {
     static func readme() throws -> String {
-        try String(contentsOf: RepositoryPaths.root.appendingPathComponent("README.md"), encoding: .utf8)
+        try String(contentsOf: RepositoryPaths.root.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
     }
 
     /// The names of the package's non-test targets, read from Package.swift's text.
@@ -18,10 +18,10 @@ struct DocumentationTests {
         return manifest.matches(of: pattern).compactMap { $0.output[1].substring.map(String.init) }
     }
 
-    @Test("The README's module table names every target of Package.swift")
+    @Test("The module table of docs/architecture.md names every target of Package.swift")
     func moduleTableIsComplete() throws {
         let readme = try Self.readme()
-        let start = try #require(readme.range(of: "\n## What is here\n"), "the README has a 'What is here' section")
+        let start = try #require(readme.range(of: "\n## What is here\n"), "docs/architecture.md has a 'What is here' section")
         let section = readme[start.upperBound...]
         let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
         // The first column of each table row: `LabOpenSSL`, `CLabOpenSSL` | ...
@@ -32,6 +32,6 @@ struct DocumentationTests {
         let targets = try Self.targets()
         #expect(targets.count >= 20, "targets read from Package.swift: \(targets)")
         let missing = targets.filter { !firstColumns.contains("`\($0)`") }
-        #expect(missing.isEmpty, "modules missing from the README's table: \(missing)")
+        #expect(missing.isEmpty, "modules missing from the table in docs/architecture.md: \(missing)")
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A scenario file: the experiment `lab run` carries out. Every field but `name` and `flows`
-/// has a default; README.md lists them all.
+/// has a default; docs/scenarios.md lists them all.
 public struct Scenario: Sendable, Decodable {
     /// Names the run and its report folder (`Reports/<name>/…`).
     public var name: String
