@@ -225,13 +225,13 @@ let package = Package(
         ),
         .testTarget(
             name: "LabCoreTests",
-            dependencies: ["LabCore", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: ["LabCore", "LabTesting", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "LabWireTests", dependencies: ["LabCore", "LabWire"], swiftSettings: swiftSettings),
+        .testTarget(name: "LabWireTests", dependencies: ["LabCore", "LabWire", "LabTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LabFuzzingTests",
-            dependencies: ["LabCore", "LabFuzzing"],
+            dependencies: ["LabCore", "LabFuzzing", "LabTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

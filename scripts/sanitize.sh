@@ -13,15 +13,14 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:suppressions
 bash scripts/setup.sh
 bash scripts/services.sh
 swift build --build-tests --sanitize=address --scratch-path .build/asan
+# The tiers of scripts/test's passes (Tests/LabTesting/TestTier.swift), less the suites
+# that judge time or heap figures.
 timing='LabRunnerTests.CompareAcceptanceTests|LabRunnerTests.CheckAcceptanceTests|LabRunnerTests.RunnerTests|LabDiscoveryTests.DNSSDTests|MemoryTests|IdleMemoryTests|LabNIOTests.HostileLoadTests'
-cpu_bound='LabCoreTests|LabWireTests|LabCryptoTests|LabReportTests|LabFuzzingTests'
-load='LabNIOTests.SocketScenarioTests|LabNIOTests.HostileInputTests|LabNIOTests.TwoHostTests|LabRunnerTests.ShardMergeTests|LabMessagingTests'
-daemon='LabDiscoveryTests.DaemonRestartTests'
 source scripts/test-pass.sh
 status=0
-run() { test_pass "asan $1" --scratch-path .build/asan "${@:2}" || status=1; }
-run cpu-bound --filter "$cpu_bound"
-run load --filter "$load"
-run rest --skip "$cpu_bound|$load|$timing|$daemon"
-run daemon-restart --filter "$daemon"
+run() { LAB_TEST_TIERS=$2 test_pass "asan $1" --scratch-path .build/asan --skip "$timing" || status=1; }
+run cpu-bound unit
+run load load
+run integration integration
+run daemon-restart daemon-restart
 exit "$status"

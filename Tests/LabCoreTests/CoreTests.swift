@@ -1,7 +1,8 @@
 import LabCore
+import LabTesting
 import Testing
 
-struct CoreTests {
+@Suite(.tier(.unit)) struct CoreTests {
     @Test("Hex round-trips and rejects non-hex")
     func hex() {
         let bytes: [UInt8] = [0x00, 0x7f, 0x80, 0xff, 0x0a]
@@ -47,7 +48,7 @@ struct CoreTests {
 }
 
 /// `SecureRandom`: one kernel call per buffer, and bytes that look random.
-struct SecureRandomTests {
+@Suite(.tier(.unit)) struct SecureRandomTests {
     @Test("SecureRandom gives the asked count, never the same twice, every byte value about equally often")
     func bytes() {
         #expect(SecureRandom.bytes(0).isEmpty)

@@ -1,9 +1,10 @@
 import Foundation
 import LabCore
+import LabTesting
 import Testing
 
 /// Outcome counts: recorders, merged groups, thresholds.
-struct OutcomeTests {
+@Suite(.tier(.unit)) struct OutcomeTests {
     /// A recorder written before outcomes existed: it only times.
     struct TimingOnly: StepRecorder {
         var recorded = 0

@@ -1,10 +1,11 @@
 import Foundation
 import Histogram
 import LabCore
+import LabTesting
 import Testing
 
 /// The primitive bound and the `efficiency` threshold on results made to order.
-struct PrimitiveBoundTests {
+@Suite(.tier(.unit)) struct PrimitiveBoundTests {
     /// A run of `clients` clients on `cores` cores whose single group did `exchanges` exchanges
     /// in `seconds`, each spending 100 µs in sign and 50 µs in verify, plus 1 set-up key.
     static func result(clients: Int, cores: Int, exchanges: Int, seconds: Double) -> RunResult {

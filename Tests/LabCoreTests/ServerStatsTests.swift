@@ -1,10 +1,11 @@
 import Foundation
 import Histogram
 import LabCore
+import LabTesting
 import Testing
 
 /// The server's totals, differenced: what a run gets from `serverStats` before and after.
-struct ServerStatsTests {
+@Suite(.tier(.unit)) struct ServerStatsTests {
     static func stats(_ groups: [ServerStats.Group]) -> ServerStats {
         ServerStats(
             provider: ProviderInfo(name: "openssl", version: "OpenSSL 3"),

@@ -1,9 +1,10 @@
 import Foundation
 import LabCore
+import LabTesting
 import Testing
 
 /// What `measure` records beside the time.
-struct StepSampleTests {
+@Suite(.tier(.unit)) struct StepSampleTests {
     @Test("measure marks a step that spent its time off the CPU as preempted, with its CPU time")
     func offCPUIsPreempted() throws {
         var timings = StepTimings()

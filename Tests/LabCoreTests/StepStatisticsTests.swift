@@ -1,11 +1,12 @@
 import Histogram
 import LabCore
+import LabTesting
 import Testing
 
 /// `StepStatistics` computes the mean and standard deviation itself (the package's own
 /// properties run unspecialised): the figures must stay those of `Histogram.mean` and
 /// `Histogram.stdDeviation`, to the bit.
-struct StepStatisticsTests {
+@Suite(.tier(.unit)) struct StepStatisticsTests {
     @Test("Mean and standard deviation equal the histogram package's, to the bit", arguments: [1, 2, 50, 10_000])
     func momentsMatchThePackage(samples: Int) {
         var histogram = Histogram<UInt64>(numberOfSignificantValueDigits: .three)

@@ -1,9 +1,10 @@
 import LabBenchmarks
+import LabTesting
 import Testing
 
 /// The micro-benchmarks of `Benchmarks/` (a package of its own, not built by CI) take their
 /// cases from the lab: each one must still build here and run once.
-struct BenchmarkCasesTests {
+@Suite(.tier(.unit)) struct BenchmarkCasesTests {
     @Test("Every micro-benchmark case runs once, names are unique, and each returns something to consume")
     func everyCaseRuns() throws {
         let cases = try BenchmarkCases.primitives() + BenchmarkCases.exchange()

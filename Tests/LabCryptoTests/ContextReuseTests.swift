@@ -1,12 +1,13 @@
 import LabCore
 import LabOpenSSL
 import LabSwiftCrypto
+import LabTesting
 import Testing
 
 /// The openssl provider reuses its OpenSSL contexts (cipher contexts keep their key
 /// schedule when the next call has the same key; RSA contexts are kept per key): every
 /// reuse must give what a fresh computation gives, here swift-crypto's.
-struct ContextReuseTests {
+@Suite(.tier(.unit)) struct ContextReuseTests {
     @Test("AES-CBC on reused contexts: same key with new IVs, a new key, the old key again, both directions")
     func cbcReuse() throws {
         let openssl = try OpenSSLProvider()

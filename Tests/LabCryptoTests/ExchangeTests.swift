@@ -6,7 +6,7 @@ import LabWire
 import Testing
 
 /// cx/1 end to end, in process: every suite on every provider pair.
-struct ExchangeTests {
+@Suite(.tier(.unit)) struct ExchangeTests {
     static let pairs: [String] = SuiteCase.all.flatMap { suite in
         Providers.names.flatMap { client in Providers.names.map { server in "\(suite) \(client) \(server)" } }
     }

@@ -7,7 +7,7 @@ import Testing
 
 /// The checks above can fail: a provider with one broken primitive fails its vectors and
 /// its exchanges, whichever way it is broken.
-struct FaultDetectionTests {
+@Suite(.tier(.unit)) struct FaultDetectionTests {
     /// Runs `file` on `base` with its primitive broken by `fault`.
     static func tally<P: CryptoProvider>(_ file: String, on base: P, fault: ProviderFault) throws -> VectorTally {
         let primitive = WycheproofFiles.all.first { $0.name == file }!.primitive

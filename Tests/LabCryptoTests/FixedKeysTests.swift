@@ -10,7 +10,7 @@ import Testing
 
 /// `"keys": "fixed"` and `"clientKeys": "fixed"`: the lab's published test keys, the same in
 /// every run (for the counted gate).
-struct FixedKeysTests {
+@Suite(.tier(.unit)) struct FixedKeysTests {
     /// Every key with a fixed form, and its type as `cx_peer.py public-key` names it.
     static let specs: [(KeySpec, String)] = [
         (.rsa(bits: 512, use: .encryption), "rsa"), (.rsa(bits: 512, use: .signature), "rsa"),

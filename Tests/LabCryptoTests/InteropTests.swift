@@ -6,7 +6,7 @@ import Testing
 
 /// The lab against an independent implementation (Python's `cryptography` + `plistlib`,
 /// written from docs/protocol.md alone): each side opens what the other produced.
-struct InteropTests {
+@Suite(.tier(.unit)) struct InteropTests {
     struct Case: Sendable, CustomStringConvertible {
         var suite: SuiteCase
         var provider: String

@@ -10,7 +10,7 @@ import Testing
 
 /// The server answers every bad request with the error docs/protocol.md §2.3 names, and never
 /// crashes.
-struct ServerInputTests {
+@Suite(.tier(.unit)) struct ServerInputTests {
     static func server() throws -> CXServer<OpenSSLProvider> {
         var steps = NoStepRecorder()
         return try CXServer(

@@ -11,7 +11,7 @@ import Testing
 
 /// docs/protocol.md §2.4: for `classic` and `rsa-modern` the server's key is "RSA, same encoding
 /// and size" as the client's, whatever size the server was set up with.
-struct ServerKeySizeTests {
+@Suite(.tier(.unit)) struct ServerKeySizeTests {
     /// A server set up for one size, and clients of another, on a pair of providers.
     struct Case: Sendable, CustomStringConvertible {
         var suite: String

@@ -5,7 +5,7 @@ import LabWire
 import Testing
 
 /// A response altered in flight is refused with a specific error, never a crash or a wrong plaintext.
-struct TamperTests {
+@Suite(.tier(.unit)) struct TamperTests {
     /// Each suite on each provider that can do it (client and server on the same one).
     static let cases: [String] = SuiteCase.all.filter { $0.rsaBits != 2048 || $0.id != "classic" }.flatMap { suite in
         Providers.names.compactMap { name in

@@ -4,7 +4,7 @@ import LabTesting
 import Testing
 
 /// Every provider against every published vector file for the primitives it offers.
-struct WycheproofTests {
+@Suite(.tier(.unit)) struct WycheproofTests {
     static let cases: [(provider: String, file: String)] = BuiltInPlugins.providers.names.flatMap { provider in
         WycheproofFiles.all.map { (provider, $0.name) }
     }

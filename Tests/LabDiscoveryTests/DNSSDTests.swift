@@ -7,7 +7,7 @@ import Testing
 
 /// DNS-SD against the real avahi-daemon, checked with Avahi's own tools; these fail (they do
 /// not skip) when the daemon is not running: `scripts/services.sh` starts it.
-struct DNSSDTests {
+@Suite(.tier(.integration)) struct DNSSDTests {
     @Test func advertisementIsListedByAvahiBrowseUntilCancelled() async throws {
         try Avahi.requireDaemon()
         let browser = try Avahi.Browser(DNSSD.defaultType)

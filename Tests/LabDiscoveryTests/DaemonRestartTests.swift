@@ -7,7 +7,7 @@ import Testing
 /// Issue 8: `lab serve --advertise` survives avahi-daemon going away and coming back, and
 /// registers its instance again. Stops the machine's avahi-daemon for a few seconds, so
 /// `scripts/test` runs it alone, after every other discovery test.
-@Suite(.serialized) struct DaemonRestartTests {
+@Suite(.tier(.daemonRestart), .serialized) struct DaemonRestartTests {
     static let services = RepositoryPaths.root.appendingPathComponent("scripts/services.sh")
 
     @Test("lab serve registers its instance again after avahi-daemon restarts")

@@ -1,8 +1,9 @@
 import LabCore
 import LabDiscovery
+import LabTesting
 import Testing
 
-struct TXTRecordTests {
+@Suite(.tier(.unit)) struct TXTRecordTests {
     @Test func serverRecordsRoundTrip() throws {
         let server = ServerTXT(suites: ["x25519", "p256", "mlkem768"], tls: true)
         let bytes = try TXTRecord.encode(server.records)

@@ -1,11 +1,12 @@
 import Foundation
 import LabCore
 import LabFuzzing
+import LabTesting
 import Testing
 
 /// The fuzz targets over the committed corpus and every input a fuzzer once found: a past
 /// crash or broken property stays fixed (docs/hardening.md, "Fuzzing").
-struct FuzzCorpusTests {
+@Suite(.tier(.unit)) struct FuzzCorpusTests {
     /// `Fuzz/` in this checkout.
     static let fuzzFolder = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

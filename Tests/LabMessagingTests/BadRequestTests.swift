@@ -3,11 +3,12 @@ import GRDB
 import LabCore
 import LabMessaging
 import LabNIO
+import LabTesting
 import LabWire
 import Testing
 
 /// Bad requests get an error answer and change nothing in the store.
-@Suite struct BadRequestTests {
+@Suite(.tier(.load)) struct BadRequestTests {
     /// Every row of every table, as text: what "nothing changed" compares.
     static func snapshot(_ store: MessagingStore) throws -> [String] {
         let queue = try DatabaseQueue(path: store.path)
@@ -246,7 +247,7 @@ import Testing
 }
 
 /// Where a body goes on `lab serve`'s port, and how msg/1 answers one it cannot read.
-@Suite struct ContainerValueTests {
+@Suite(.tier(.load)) struct ContainerValueTests {
     /// cx/1's stand-in: answers a marker and closes, as a cx/1 error would.
     struct CXStandIn: FrameHandler {
         func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {

@@ -1,11 +1,12 @@
 import Foundation
 import LabCore
 import LabMessaging
+import LabTesting
 import Testing
 
 /// Captchas asked for and never answered cannot grow the server: beyond its capacity the
 /// oldest unanswered one goes, and only that one.
-struct CaptchaCapacityTests {
+@Suite(.tier(.load)) struct CaptchaCapacityTests {
     @Test("beyond its capacity the service drops the oldest unanswered captchas, and only those")
     func oldestCaptchasGoFirst() async throws {
         let harness = try await Harness(captchaCapacity: 5)

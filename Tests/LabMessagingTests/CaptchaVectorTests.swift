@@ -8,7 +8,7 @@ import Testing
 /// `Tests/Interop/midsquare-vectors.txt` (every "ssmm" of an hour, and a few far-apart
 /// times). The server's generator and the `captcha-guess` attacker's own predictor must
 /// each give every vector.
-struct CaptchaVectorTests {
+@Suite(.tier(.unit)) struct CaptchaVectorTests {
     static let vectorsFile = RepositoryPaths.interop.appendingPathComponent("midsquare-vectors.txt")
 
     static func vectors() throws -> [(time: Date, captcha: String)] {

@@ -7,7 +7,7 @@ import Testing
 /// `CryptoProvider` offers: swift-crypto's `ChaChaPoly`, the AEAD inside its HPKE, is
 /// checked here against Wycheproof's `chacha20_poly1305_test.json`, and the check is shown
 /// able to fail both ways.
-struct ChaChaPolyVectorTests {
+@Suite(.tier(.unit)) struct ChaChaPolyVectorTests {
     /// Seals `message`; nil if refused.
     typealias Seal = @Sendable (_ message: [UInt8], _ key: [UInt8], _ nonce: [UInt8], _ aad: [UInt8]) -> [UInt8]?
     /// Opens `sealed` (ciphertext ‖ tag); nil if refused.

@@ -9,7 +9,7 @@ import Testing
 
 /// 100 wrong passwords at once on one account, over real sockets: the counters must end
 /// exactly where the policy says, with no update lost and none counted past the gate.
-@Suite(.serialized) struct ConcurrencyTests {
+@Suite(.tier(.load), .serialized) struct ConcurrencyTests {
     static let attempts = 100
 
     @Test(arguments: [LockoutPolicy.seedDefault, LockoutPolicy.default])
@@ -84,7 +84,7 @@ import Testing
 
 /// Password checks run off the event loops, a bounded number at once: beyond the queue, a
 /// check is refused `busy` at once, and through the service it counts nothing.
-@Suite(.serialized) struct PasswordCheckLimitTests {
+@Suite(.tier(.load), .serialized) struct PasswordCheckLimitTests {
     @Test("with its worker busy and its queue full, the next check is refused busy at once")
     func checksBeyondTheQueueAreBusy() async throws {
         let checks = PasswordChecks(workers: 1, queueLimit: 2)
@@ -237,7 +237,7 @@ import Testing
 
 /// One password check per account at a time: logins that arrive while the account is being
 /// checked wait their turn (no worker, no place in the queue) and read its state then.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct AccountTurnsTests {
+@Suite(.tier(.load), .serialized, .timeLimit(.minutes(1))) struct AccountTurnsTests {
     /// Counts the KDF runs of one request.
     struct KDFCounter: StepRecorder {
         var runs = 0

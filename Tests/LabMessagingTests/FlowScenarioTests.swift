@@ -5,7 +5,7 @@ import Testing
 
 /// The messaging flows as scenarios: each runs with zero errors and counts the outcomes its
 /// policy dictates.
-@Suite struct FlowScenarioTests {
+@Suite(.tier(.load)) struct FlowScenarioTests {
     static let cheap = #""kdf": "pbkdf2-sha256", "pbkdf2Iterations": 1000"#
 
     static func run(

@@ -5,7 +5,7 @@ import LabTesting
 import Testing
 
 /// The password KDFs against published vectors and against Python's hashlib.
-@Suite struct KDFTests {
+@Suite(.tier(.unit)) struct KDFTests {
     @Test func pbkdf2MatchesWycheproof() throws {
         let file = try WycheproofFile("pbkdf2_hmacsha256_test.json")
         var checked = 0

@@ -13,7 +13,7 @@ import Testing
 /// restarted on the same SQLite file. After every kill an audit finds every acknowledged operation applied, the one in
 /// flight either applied whole or not at all, and nothing half-applied: every stored message
 /// opens with exactly one chat key, the same for all, and that key's version is the chat's.
-@Suite(.serialized) struct KillRestartTests {
+@Suite(.tier(.load), .serialized) struct KillRestartTests {
     static let kills = 50
 
     /// What the client was told: acknowledged operations, and the one in flight at the kill.
@@ -259,7 +259,7 @@ import Testing
 
 /// A client process killed in the middle of its exchanges leaves `lab serve` serving everyone
 /// else, cx/1 and msg/1 alike.
-@Suite(.serialized) struct KilledClientTests {
+@Suite(.tier(.load), .serialized) struct KilledClientTests {
     static func scenario(_ folder: URL, port: Int, clients: Int, iterations: Int) throws -> URL {
         let file = folder.appendingPathComponent("clients-\(clients).json")
         try """

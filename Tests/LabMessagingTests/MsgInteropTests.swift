@@ -11,7 +11,7 @@ import Testing
 /// msg/1 spoken by an independent client: `Tests/Interop/msg_peer.py`, written from the
 /// docs/messaging.md's msg/1 reference and docs/protocol.md §1 alone (Python's `plistlib` and
 /// `cryptography`, with the library's HPKE), against a real `lab serve` over TCP on loopback.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.tier(.load), .serialized, .timeLimit(.minutes(2)))
 struct MsgInteropTests {
     /// How long a server may take to print a line or to stop.
     static let wait = Duration.seconds(20)

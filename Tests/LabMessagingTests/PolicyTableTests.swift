@@ -1,11 +1,12 @@
 import Foundation
 import LabCore
 import LabMessaging
+import LabTesting
 import Testing
 
 /// The lockout tables, walked through the service on the virtual clock: every attempt is a
 /// real msg/1 request, and the counters are read back from the SQLite file.
-@Suite struct PolicyTableTests {
+@Suite(.tier(.load)) struct PolicyTableTests {
     @Test func seedPolicyWalksTheReferenceTable() async throws {
         let harness = try await Harness(policy: .seedDefault)
         var (user, client) = try await harness.registered("alice")

@@ -3,12 +3,13 @@ import Foundation
 import LabCore
 import LabMessaging
 import LabNIO
+import LabTesting
 import LabWire
 import Testing
 
 /// What docs/messaging.md's msg/1 reference says, point by point, where an outside client found it
 /// silent or wrong (issue 18, point 10).
-@Suite struct ReferenceTests {
+@Suite(.tier(.load)) struct ReferenceTests {
     /// A login request's fields, filled by hand.
     static func login(
         _ request: inout PropertyListDictionary,

@@ -10,7 +10,7 @@ import Testing
 /// A rekey of a 10,000-message chat is one transaction: `lab serve` is killed (SIGKILL)
 /// halfway through its writes, and after a restart every message decrypts with exactly one
 /// of the two keys, the same one for all, and none is lost.
-@Suite(.serialized) struct RekeyCrashTests {
+@Suite(.tier(.load), .serialized) struct RekeyCrashTests {
     static let history = 10_000
 
     static func serve(_ database: String, stall: Bool) async throws -> (ServerProcess, any TransportEndpoint) {

@@ -8,7 +8,7 @@ import Testing
 /// Issue 8's secrets: nothing the lab prints, logs or reports holds a password, a key or a
 /// plaintext, even at trace level; the files it writes that do hold secrets are its owner's
 /// alone; a TLS key file others can read is reported, not used silently.
-@Suite(.serialized) struct SecretsTests {
+@Suite(.tier(.load), .serialized) struct SecretsTests {
     @Test("no password, chat key or plaintext in lab serve's and lab run's output, logs and reports")
     func noSecretInLogsOrReports() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("secrets-" + UUID().uuidString)

@@ -7,7 +7,7 @@ import LabWire
 import Testing
 
 /// msg/1 as `lab serve` serves it: its virtual clock, and its closing count of error answers.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.tier(.load), .serialized, .timeLimit(.minutes(2)))
 struct ServeMsgTests {
     /// A client of `served` over TCP, and its endpoint to shut down.
     static func connect(_ served: MsgInteropTests.Served) async throws -> (MessagingClient, any TransportEndpoint) {

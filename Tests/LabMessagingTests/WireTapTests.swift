@@ -8,7 +8,7 @@ import Testing
 
 /// A `chat` scenario over tcp through a wire tap (a relay that records every byte both
 /// ways): no plaintext message, no password and no chat key appears in what it captured.
-@Suite(.serialized) struct WireTapTests {
+@Suite(.tier(.load), .serialized) struct WireTapTests {
     @Test func chatOverTCPShowsNoSecretsOnTheWire() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tap-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -8,7 +8,7 @@ import Testing
 
 /// `lab serve --advertise` as real mDNS clients see it, and a scenario that finds it by DNS-SD.
 /// Needs avahi-daemon (`scripts/services.sh`, run by the README's test command).
-struct DiscoveryScenarioTests {
+@Suite(.tier(.integration)) struct DiscoveryScenarioTests {
     @Test("avahi-browse lists lab serve --advertise with its port and TXT; a discover scenario finds and uses it")
     func advertisedServerIsFoundByAvahiAndByTheLab() async throws {
         let name = "lab-test-\(UUID().uuidString.prefix(8))"

@@ -15,7 +15,7 @@ import Testing
 ///
 /// Serialized: the stalling peer's case uses a 1 s idle timeout, which honest clients must
 /// not hit while the 100-client case loads both cores.
-@Suite(.serialized)
+@Suite(.tier(.load), .serialized)
 struct HostileInputTests {
     /// A cx/1 server (x25519 on swift-crypto) on loopback with a short idle timeout and a
     /// 64 KiB frame limit, logging into `log` and totalling closes in `recording`.
@@ -224,7 +224,7 @@ struct HostileInputTests {
 
 /// The connection limit: one connection over it is answered `busy` (docs/protocol.md §2.3) and
 /// closed, and a place freed is served again.
-struct ConnectionLimitTests {
+@Suite(.tier(.integration)) struct ConnectionLimitTests {
     @Test("the connection after the limit is answered busy; a freed place is served again")
     func overTheLimitIsBusy() async throws {
         let server = try await HostileInputTests.Server.start(idleTimeout: .seconds(30), maxConnections: 3)

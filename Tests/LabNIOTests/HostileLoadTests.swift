@@ -17,7 +17,7 @@ import Testing
 /// then locks the attacked account, and the server's peak memory grows by no more than the
 /// measured growth and a stated margin. `scripts/hostile-load.sh 10` runs it ten times in a
 /// row (docs/hardening.md).
-@Suite(.serialized)
+@Suite(.tier(.hostileLoad), .serialized)
 struct HostileLoadTests {
     static let maxFrameBytes = 65_536
     static let honestClients = 1_000

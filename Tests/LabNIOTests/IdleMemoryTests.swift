@@ -8,7 +8,7 @@ import Testing
 
 /// The idle model against a `lab serve` in another process: every client connected, then the
 /// heap each costs on both sides.
-struct IdleMemoryTests {
+@Suite(.tier(.load)) struct IdleMemoryTests {
     @Test("500 idle clients over loopback tcp to lab serve: under 64 KiB of heap each, in both processes")
     func idleClientsStayWithinBudget() async throws {
         let (server, address) = try await LabProcess.serve(["--suites", "x25519", "--no-messaging"])

@@ -7,7 +7,7 @@ import Testing
 
 /// The idle timeout is for idle peers (docs/protocol.md §1): a server slower than the timeout to
 /// answer does not cut off the client that waits for it.
-struct IdleTimeoutTests {
+@Suite(.tier(.integration)) struct IdleTimeoutTests {
     /// Answers after `delay`, echoing the body.
     struct SlowHandler: FrameHandler {
         let delay: Duration

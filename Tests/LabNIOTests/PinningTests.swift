@@ -10,7 +10,7 @@ import Testing
 /// The pinned `tls` client trusts exactly one server identity and refuses a man in the middle
 /// before any request is sent. Certificates come from openssl (`generate-certs.sh`), and the
 /// fingerprints the tests expect are computed by openssl too.
-struct PinningTests {
+@Suite(.tier(.integration)) struct PinningTests {
     static func tls(serving name: String, pin: CertificatePin, certificates: TestCertificates) throws -> any Transport {
         try TLSTransport(
             options: TransportOptions(

@@ -8,7 +8,7 @@ import Testing
 /// The client's response timeout (the transport's idle timeout): a request with no answer
 /// fails with `timedOut`, counted from when that request was sent, not from an earlier one,
 /// and the connection reopens for the next request.
-struct ResponseTimeoutTests {
+@Suite(.tier(.integration)) struct ResponseTimeoutTests {
     /// Echoes each u32be-framed body at once on its event loop, except bodies starting with
     /// 0xFF, which it never answers. It runs on NIO's threads alone, so that its answers come
     /// in time even while other tests keep Swift's task threads busy.

@@ -8,7 +8,7 @@ import Testing
 
 /// `lab serve` as an operator runs it: the port file, a run against it, a clean stop on
 /// SIGINT with its own report.
-struct ServeCommandTests {
+@Suite(.tier(.integration)) struct ServeCommandTests {
     @Test("lab serve: port file, u64le framing, clean stop on SIGINT with the server's own report")
     func serveStopsCleanlyAndReports() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-serve-\(UUID().uuidString)")

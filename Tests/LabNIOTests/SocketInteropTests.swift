@@ -10,7 +10,7 @@ import Testing
 /// loopback: the Python client against `lab serve`, and the lab's client (the runner, with a
 /// scenario naming the server's `address`) against the Python server. Every suite, both
 /// framings, the legacy request, both providers wherever both can do the suite.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.tier(.integration), .timeLimit(.minutes(1)))
 struct SocketInteropTests {
     /// Exchanges per Python client (one connection each).
     static let exchanges = 5

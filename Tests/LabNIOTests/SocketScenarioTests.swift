@@ -7,7 +7,7 @@ import LabTesting
 import Testing
 
 /// The shipped socket scenarios run clean and their reports show `connect` and `exchange` per transport.
-struct SocketScenarioTests {
+@Suite(.tier(.load)) struct SocketScenarioTests {
     static func plan(_ name: String) throws -> Plan {
         let path = RepositoryPaths.root.appendingPathComponent("Scenarios/\(name).json").path
         switch ScenarioValidator.validate(file: path, plugins: BuiltInPlugins.all) {

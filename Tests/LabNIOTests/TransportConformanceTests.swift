@@ -3,7 +3,7 @@ import LabTesting
 import Testing
 
 /// Every transport passes the same suite (`TransportConformance` in LabTesting).
-struct TransportConformanceTests {
+@Suite(.tier(.integration)) struct TransportConformanceTests {
     static let framings = ["u32be", "u64le"]
 
     @Test(arguments: TransportConformance.transports, Self.framings)

@@ -11,7 +11,7 @@ import Testing
 ///
 /// Runs as root (CI does): the script creates namespaces and mounts tmpfs. Serialized: each run
 /// counts the machine's mounts before and after, which another run in between would change.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.tier(.load), .serialized, .timeLimit(.minutes(3)))
 struct TwoHostTests {
     static let script = RepositoryPaths.root.appendingPathComponent("Scenarios/two-host/two-host.sh")
 

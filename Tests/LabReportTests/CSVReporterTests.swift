@@ -2,10 +2,11 @@ import Foundation
 import Histogram
 import LabCore
 import LabReport
+import LabTesting
 import SwiftCSV
 import Testing
 
-struct CSVReporterTests {
+@Suite(.tier(.unit)) struct CSVReporterTests {
     /// The header docs/reports.md documents, spelled out so a change to `columns` is a test failure.
     static let documentedHeader =
         "flow,suite,provider,transport,step,count,errors,min_us,p50_us,p90_us,p99_us,p99_9_us,max_us,mean_us,"

@@ -6,7 +6,7 @@ import Testing
 
 /// `lab check`'s statistics and verdicts on rounds made to order; the exact rank-sum test
 /// checked against SciPy.
-struct CheckTests {
+@Suite(.tier(.unit)) struct CheckTests {
     static let key = GroupKey(flow: "cx", suite: "x25519", provider: "swift-crypto", transport: "in-process")
 
     /// `rounds` rounds whose `sign` median is about `sign` ns and `encrypt` about 10 µs, each

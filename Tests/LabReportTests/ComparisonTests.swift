@@ -11,7 +11,7 @@ import FoundationXML
 #endif
 
 /// `Comparison`'s statistics and verdicts on histograms made to order, checked against SciPy.
-struct ComparisonTests {
+@Suite(.tier(.unit)) struct ComparisonTests {
     /// `comparison.csv`'s header as docs/several-hosts.md documents it, spelled out so that a change to
     /// the columns is a test failure.
     static let documentedHeader =

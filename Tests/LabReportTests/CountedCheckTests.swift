@@ -2,11 +2,12 @@ import Foundation
 import Histogram
 import LabCore
 import LabReport
+import LabTesting
 import Testing
 
 /// `lab check` on counted runs, on hand-made counts: what is flagged, what is allowed, and
 /// what cannot be compared.
-struct CountedCheckTests {
+@Suite(.tier(.unit)) struct CountedCheckTests {
     static let key = GroupKey(flow: "cx", suite: "x25519", provider: "swift-crypto", transport: "in-process")
 
     /// A counted run: `steps` maps a step to its samples' instruction counts.

@@ -1,13 +1,14 @@
 import Foundation
 import LabCore
 import LabReport
+import LabTesting
 import Testing
 
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
 
-struct MarkdownReporterTests {
+@Suite(.tier(.unit)) struct MarkdownReporterTests {
     /// Summary rows whose values depend on when and where a run happened.
     static let volatileRows = ["Started", "Duration", "Host", "CPU", "Cores", "Memory", "OS", "Kernel"]
 
@@ -162,7 +163,7 @@ struct MarkdownReporterTests {
 }
 
 /// The lines under a group's table that explain its times: preemption, CPU time, counts.
-struct StepDetailReportTests {
+@Suite(.tier(.unit)) struct StepDetailReportTests {
     @Test("report.md gives each step's preempted share, its percentiles without those samples, and CPU time")
     func preemptedShareAndPercentilesWithout() throws {
         var result = Fixture.result()

@@ -1,11 +1,12 @@
 import Foundation
 import LabCore
 import LabReport
+import LabTesting
 import SwiftCSV
 import Testing
 
 /// Outcome counts in every report: `results.json`, `report.md`, `outcomes.csv`.
-struct OutcomeReportTests {
+@Suite(.tier(.unit)) struct OutcomeReportTests {
     /// The fixture with outcomes counted by the lockout group and by the x25519 group.
     static func result() -> RunResult {
         var result = Fixture.result()

@@ -1,9 +1,10 @@
 import Foundation
 import LabCore
 import LabReport
+import LabTesting
 import Testing
 
-struct ReporterRegistryTests {
+@Suite(.tier(.unit)) struct ReporterRegistryTests {
     @Test func listsTheBuiltInReporters() throws {
         #expect(ReporterRegistry.builtIn.names == ["csv", "markdown", "json"])
         #expect(try ReporterRegistry.builtIn.make("csv") is CSVReporter)

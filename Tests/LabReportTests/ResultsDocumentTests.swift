@@ -2,9 +2,10 @@ import Foundation
 import Histogram
 import LabCore
 import LabReport
+import LabTesting
 import Testing
 
-struct ResultsDocumentTests {
+@Suite(.tier(.unit)) struct ResultsDocumentTests {
     /// Writes `result` with the JSON reporter and loads it back.
     static func roundTrip(_ result: RunResult) throws -> RunResult {
         let directory = try temporaryDirectory()

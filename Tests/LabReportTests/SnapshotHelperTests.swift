@@ -1,9 +1,10 @@
 import Foundation
+import LabTesting
 import Testing
 
 /// The snapshot helper itself: a recording run writes the file and fails, so that
 /// `UPDATE_SNAPSHOTS=1` can never turn a changed report into a green run.
-struct SnapshotHelperTests {
+@Suite(.tier(.unit)) struct SnapshotHelperTests {
     @Test("recording writes the snapshot and records an issue, even when nothing changed")
     func recordingFails() throws {
         let folder = try temporaryDirectory()

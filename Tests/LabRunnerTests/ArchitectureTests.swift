@@ -4,7 +4,7 @@ import Testing
 
 /// The import rules of docs/architecture.md ("What each module may import"), checked against
 /// every source file under `Sources/`.
-struct ArchitectureTests {
+@Suite(.tier(.unit)) struct ArchitectureTests {
     /// The platform's modules, allowed everywhere.
     static let platform: Set<String> = [
         "Foundation", "FoundationEssentials", "Dispatch", "Synchronization", "Glibc", "Musl", "Darwin",

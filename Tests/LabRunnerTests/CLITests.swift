@@ -3,7 +3,7 @@ import LabTesting
 import Testing
 
 /// `lab validate` and `lab run` as a user runs them: exit codes, messages, report files.
-struct CLITests {
+@Suite(.tier(.integration)) struct CLITests {
     /// The `lab` executable built beside the test bundle.
     static let lab: URL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("lab")

@@ -7,7 +7,7 @@ import Testing
 /// most one; 20 runs with a real 15% slowdown in one step (`--test-slowdown`: real work inside its timed region) flag
 /// at least 19, naming that step. Runs in the last pass of scripts/test, alone: its verdicts
 /// are about time.
-struct CheckAcceptanceTests {
+@Suite(.tier(.checkAcceptance)) struct CheckAcceptanceTests {
     static let scenario = #"""
         {
           "name": "check-acceptance",

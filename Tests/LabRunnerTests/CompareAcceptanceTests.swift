@@ -24,7 +24,7 @@ import Testing
 /// look like hyperthreads of one), so busy time added to one client's `sign` sped up the
 /// other's steps (a merged run with sign 25% slower came out ×0.86 in every other step),
 /// and the steps of two identical runs spread by ±10% instead of ±2%.
-struct CompareAcceptanceTests {
+@Suite(.tier(.compareAcceptance)) struct CompareAcceptanceTests {
     @Test("lab compare: identical runs show no significant change; a 25% slowdown in sign is flagged, alone")
     func identicalRunsAndOneSlowStep() async throws {
         let folder = try CLITests.temporaryFolder()

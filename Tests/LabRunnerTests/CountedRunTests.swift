@@ -6,7 +6,7 @@ import Testing
 /// `lab run --counted` and the counted gate (scripts/gate.sh), run for real under Valgrind.
 /// In the cpu-bound pass of scripts/test: counts do not depend on what else runs, and each
 /// counted run keeps a core busy for half a minute.
-struct CountedRunTests {
+@Suite(.tier(.counted)) struct CountedRunTests {
     static let scenario = #"""
         {
           "name": "counted",

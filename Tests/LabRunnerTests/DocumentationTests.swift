@@ -3,7 +3,7 @@ import LabTesting
 import Testing
 
 /// What docs/architecture.md states about the repository's own shape, checked against the files.
-struct DocumentationTests {
+@Suite(.tier(.unit)) struct DocumentationTests {
     static func readme() throws -> String {
         try String(contentsOf: RepositoryPaths.root.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
     }

@@ -7,7 +7,7 @@ import LabTesting
 import Testing
 
 /// jemalloc is the allocator, and every run reports its heap: per client, per exchange.
-struct MemoryTests {
+@Suite(.tier(.load)) struct MemoryTests {
     @Test("jemalloc is this process's allocator: a 10 MB allocation moves stats.allocated, freeing it moves it back")
     func jemallocCountsAllocations() throws {
         #expect(HeapStats.isProcessAllocator)

@@ -3,10 +3,11 @@ import Histogram
 import LabCore
 import LabPlugins
 import LabRunner
+import LabTesting
 import Testing
 
 /// Outcome counts from flows to the run's groups, and the flow clients' `prepare` hook.
-struct OutcomeRunnerTests {
+@Suite(.tier(.integration)) struct OutcomeRunnerTests {
     /// The built-in plugins with the counting test flow added.
     static var plugins: Plugins {
         var plugins = BuiltInPlugins.all

@@ -4,11 +4,12 @@ import LabCore
 import LabCrypto
 import LabPlugins
 import LabRunner
+import LabTesting
 import LabWire
 import Testing
 
 /// The runner's load models, recording and stopping rules, on real in-process exchanges.
-struct RunnerTests {
+@Suite(.tier(.integration)) struct RunnerTests {
     static func plan(_ json: String, plugins: Plugins = BuiltInPlugins.all) throws -> Plan {
         switch ScenarioValidator.validate(data: Data(json.utf8), plugins: plugins) {
         case .success(let plan): return plan

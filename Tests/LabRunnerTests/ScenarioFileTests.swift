@@ -6,7 +6,7 @@ import LabTesting
 import Testing
 
 /// Every shipped scenario validates; every broken one yields exactly the expected problems.
-struct ScenarioFileTests {
+@Suite(.tier(.integration)) struct ScenarioFileTests {
     /// Every JSON file below Scenarios/, at any depth (`perf/`, `k8s/`, `two-host/` included).
     static let shipped: [String] = RepositoryPaths.filesBelow("Scenarios", withExtension: "json")
     static let broken: [String] = RepositoryPaths.files(in: "Tests/Scenarios/broken", withExtension: "json")

@@ -7,7 +7,7 @@ import Testing
 
 /// `lab run --shard K/N` and `lab merge`, as a user runs them: N shards merged are the
 /// unsharded run, count for count, and their percentiles are the pooled samples'.
-struct ShardMergeTests {
+@Suite(.tier(.load)) struct ShardMergeTests {
     static let scenario = #"""
         {
           "name": "shard-check",

@@ -6,7 +6,7 @@ import Testing
 /// can slow only the steps timed with `StepRecorder.measure`; asking for another fails the
 /// run rather than silently measuring an unchanged step. (That the work shows in the step
 /// is what CompareAcceptanceTests and CheckAcceptanceTests measure.)
-struct SlowdownTests {
+@Suite(.tier(.integration)) struct SlowdownTests {
     static let scenario = #"""
         {
           "name": "slowdown",

@@ -3,10 +3,11 @@ import LabTesting
 import Testing
 
 /// scripts/test-pass.sh, which every pass of scripts/test goes through: a pass fails when
-/// `swift test` fails, and when it ran no test. It is run here with a stand-in `swift`
+/// `swift test` fails, and when it ran no test (none matched, or every suite was skipped by
+/// its tier). It is run here with a stand-in `swift`
 /// first on PATH that prints what `swift test` prints (a real nested `swift test` would
 /// wait for this one's lock on .build).
-struct TestPassScriptTests {
+@Suite(.tier(.unit)) struct TestPassScriptTests {
     /// Runs `test_pass` with a stand-in `swift` that prints `output` and exits `status`.
     func testPass(output: String, status: Int32) async throws -> ChildProcess.Outcome {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("test-pass-\(UUID().uuidString)")
@@ -27,10 +28,22 @@ struct TestPassScriptTests {
     @Test("a pass whose tests ran and passed passes")
     func ranAndPassed() async throws {
         let outcome = try await self.testPass(
-            output: "Executed 0 tests, with 0 failures\n✔ Test run with 12 tests in 3 suites passed after 1.5 seconds.\n",
+            output: "Executed 0 tests, with 0 failures\n✔ Test \"one\" passed after 0.1 seconds.\n"
+                + "✔ Test run with 12 tests in 3 suites passed after 1.5 seconds.\n",
             status: 0
         )
         #expect(outcome.status == 0, "\(outcome.output)")
+    }
+
+    @Test("a pass whose every suite was skipped by its tier fails, though the closing line counts them")
+    func everySuiteSkipped() async throws {
+        let outcome = try await self.testPass(
+            output: "➜ Suite Some skipped: \"tier 'load': runs when LAB_TEST_TIERS names it\"\n"
+                + "✔ Test run with 12 tests in 3 suites passed after 0.01 seconds.\n",
+            status: 0
+        )
+        #expect(outcome.status == 1)
+        #expect(outcome.output.contains("ran no test"), "\(outcome.output)")
     }
 
     @Test("a filter that matches nothing fails the pass, though swift test exits 0")

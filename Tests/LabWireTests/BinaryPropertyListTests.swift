@@ -1,11 +1,12 @@
 import Foundation
 import LabCore
+import LabTesting
 import LabWire
 import Testing
 
 /// The native bplist00 codec against two independent ones: Foundation's
 /// `PropertyListSerialization` (CoreFoundation's CFBinaryPList) and Python's plistlib.
-struct BinaryPropertyListTests {
+@Suite(.tier(.unit)) struct BinaryPropertyListTests {
     /// A value as these tests model it.
     enum Sample: Equatable, CustomStringConvertible {
         case string(String)

@@ -1,9 +1,10 @@
 import Foundation
 import LabCore
+import LabTesting
 import LabWire
 import Testing
 
-struct CXMessagesTests {
+@Suite(.tier(.unit)) struct CXMessagesTests {
     let response = CXResponse(
         suite: "x25519",
         serverKey: Array(repeating: 1, count: 32),

@@ -1,8 +1,9 @@
 import LabCore
+import LabTesting
 import LabWire
 import Testing
 
-struct FramingTests {
+@Suite(.tier(.unit)) struct FramingTests {
     @Test("u32be writes a 4-byte big-endian length, u64le an 8-byte little-endian one")
     func headers() throws {
         let body: [UInt8] = Array(repeating: 0xAB, count: 0x0102)

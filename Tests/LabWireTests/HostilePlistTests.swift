@@ -1,10 +1,11 @@
 import Foundation
 import LabCore
+import LabTesting
 import LabWire
 import Testing
 
 /// Property lists built to hurt: they are refused fast, without building anything they describe.
-struct HostilePlistTests {
+@Suite(.tier(.unit)) struct HostilePlistTests {
     /// Assembles a bplist00 from encoded objects (object 0 is the top), one-byte references.
     static func bplist(_ objects: [[UInt8]]) -> [UInt8] {
         var bytes = Array("bplist00".utf8)
