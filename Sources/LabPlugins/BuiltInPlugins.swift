@@ -1,3 +1,4 @@
+import Foundation
 import LabCore
 import LabCrypto
 import LabDiscovery
@@ -10,6 +11,8 @@ import LabSwiftCrypto
 import LabWire
 
 /// The plugins that ship with the lab, listed once; the CLI and the tests share these lists.
+/// A new plugin is one file plus one line in its list (docs/architecture.md, "Adding a
+/// plugin"); reporters are listed in `ReporterRegistry.builtIn`, the others here.
 public enum BuiltInPlugins {
     /// `swift-crypto` and `openssl`.
     public static let providers = ProviderRegistry([SwiftCryptoProvider.self, OpenSSLProvider.self])
@@ -22,12 +25,90 @@ public enum BuiltInPlugins {
     /// `csv`, `markdown`, `json`.
     public static let reporters = ReporterRegistry.builtIn
 
-    /// Everything, as the runner takes it.
-    public static let all = Plugins(
+    /// Every registry, as `lab run` uses them.
+    public static let catalog = PluginCatalog(
         providers: providers,
         flows: flows,
         transports: transports,
-        reporters: reporters.names,
+        reporters: reporters,
         discovery: DNSSDDiscovery()
     )
+
+    /// Everything, as the runner takes it.
+    public static let all = catalog.plugins
+}
+
+/// The registries a run draws on: what the scenario validator and the runner take
+/// (`plugins`), and the reporters that write the run's reports. Tests and embedders add
+/// their own plugins with `adding(transport:)` and `adding(reporter:)`.
+public struct PluginCatalog: Sendable {
+    /// Crypto providers.
+    public var providers: ProviderRegistry
+    /// Flows.
+    public var flows: FlowRegistry
+    /// Transports.
+    public var transports: TransportRegistry
+    /// Reporters.
+    public var reporters: ReporterRegistry
+    /// How `"discover"` finds a server, if there is a way.
+    public var discovery: (any Discovery)?
+
+    /// A catalog of these registries.
+    public init(
+        providers: ProviderRegistry,
+        flows: FlowRegistry,
+        transports: TransportRegistry,
+        reporters: ReporterRegistry,
+        discovery: (any Discovery)? = nil
+    ) {
+        self.providers = providers
+        self.flows = flows
+        self.transports = transports
+        self.reporters = reporters
+        self.discovery = discovery
+    }
+
+    /// What the scenario validator and the runner take.
+    public var plugins: Plugins {
+        Plugins(
+            providers: self.providers,
+            flows: self.flows,
+            transports: self.transports,
+            reporters: self.reporters.names,
+            discovery: self.discovery
+        )
+    }
+
+    /// This catalog with one more transport (its name must be new).
+    public func adding(transport: any Transport.Type) -> PluginCatalog {
+        var catalog = self
+        catalog.transports = TransportRegistry(self.transports.types + [transport])
+        return catalog
+    }
+
+    /// This catalog with one more reporter (its name must be new).
+    public func adding(reporter: any Reporter.Type) -> PluginCatalog {
+        var catalog = self
+        catalog.reporters = ReporterRegistry(self.reporters.types + [reporter])
+        return catalog
+    }
+
+    /// Validates the scenario file at `path` against these plugins.
+    public func plan(file path: String) throws -> Plan {
+        switch ScenarioValidator.validate(file: path, plugins: self.plugins) {
+        case .success(let plan): return plan
+        case .failure(let errors): throw errors.labError
+        }
+    }
+
+    /// Writes `result`'s reports in the formats its scenario asks for into `directory`,
+    /// with these reporters.
+    public func writeReports(_ result: RunResult, of plan: Plan, to directory: URL) throws -> [URL] {
+        try self.reporters.writeReports(
+            result,
+            formats: plan.scenario.report.formats,
+            charts: plan.scenario.report.charts,
+            to: directory
+        )
+    }
 }

@@ -47,11 +47,8 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            var plan: Plan
-            switch ScenarioValidator.validate(file: self.file, plugins: BuiltInPlugins.all) {
-            case .success(let valid): plan = valid
-            case .failure(let errors): throw errors.labError
-            }
+            let catalog = BuiltInPlugins.catalog
+            var plan = try catalog.plan(file: self.file)
             if let text = self.shard {
                 guard let shard = Shard(parsing: text) else {
                     throw ValidationError("--shard must be K/N with 1 ≤ K ≤ N, e.g. 1/4; got '\(text)'")
@@ -102,12 +99,7 @@ struct Run: AsyncParsableCommand {
             _ = await watcher?.value
             display?.finish()
 
-            let written = try writeReports(
-                result,
-                formats: plan.scenario.report.formats,
-                charts: plan.scenario.report.charts,
-                to: directory
-            )
+            let written = try catalog.writeReports(result, of: plan, to: directory)
             if !self.quiet {
                 print(Summary.text(result))
                 if let shard = plan.shard, !plan.thresholds.isEmpty {
