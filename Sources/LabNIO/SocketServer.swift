@@ -66,6 +66,7 @@ public final class SocketServer: Sendable {
     private let listener: any Channel
     private let connections: ConnectionSet
     private let acceptLoop: Task<Void, Never>
+    private let logger: Logger
 
     /// Binds and starts serving `handler`.
     ///
@@ -162,7 +163,8 @@ public final class SocketServer: Sendable {
             mailbox: mailbox,
             listener: listener.channel,
             connections: connections,
-            acceptLoop: acceptLoop
+            acceptLoop: acceptLoop,
+            logger: logger
         )
     }
 
@@ -173,7 +175,8 @@ public final class SocketServer: Sendable {
         mailbox: ServerStepMailbox?,
         listener: any Channel,
         connections: ConnectionSet,
-        acceptLoop: Task<Void, Never>
+        acceptLoop: Task<Void, Never>,
+        logger: Logger
     ) {
         self.host = host
         self.port = port
@@ -182,14 +185,38 @@ public final class SocketServer: Sendable {
         self.listener = listener
         self.connections = connections
         self.acceptLoop = acceptLoop
+        self.logger = logger
     }
 
     /// `host:port`.
     public var address: String { "\(self.host):\(self.port)" }
 
     /// Stops accepting, closes every open connection and waits until all have ended.
-    public func shutdown() async {
+    ///
+    /// With a `grace` period, shutdown drains first: idle connections close at once, and a
+    /// connection inside its handler (an exchange that began before the shutdown) finishes
+    /// that answer, writes it and then closes; what is still open when `grace` is over is
+    /// closed as without one. The log says how many connections were answering, and whether
+    /// they all finished.
+    public func shutdown(grace: Duration = .zero) async {
         try? await self.listener.close()
+        if grace > .zero {
+            let (idle, answering) = self.connections.startDraining()
+            for channel in idle { try? await channel.close() }
+            if answering > 0 {
+                self.logger.notice(
+                    "draining: finishing the answers in flight",
+                    metadata: ["answering": "\(answering)", "grace": "\(grace)"]
+                )
+            }
+            let drained = await self.acceptLoopEnds(within: grace)
+            if answering > 0 || !drained {
+                self.logger.notice(
+                    drained ? "drained: every answer in flight was written" : "the grace period is over",
+                    metadata: ["still open": "\(self.connections.count)"]
+                )
+            }
+        }
         for channel in self.connections.closeAll() {
             try? await channel.close()
         }
@@ -197,6 +224,30 @@ public final class SocketServer: Sendable {
         // stall): cancel rather than wait for it.
         self.acceptLoop.cancel()
         await self.acceptLoop.value
+    }
+
+    /// Whether the accept loop, and with it every connection's task, ended within `limit`.
+    private func acceptLoopEnds(within limit: Duration) async -> Bool {
+        let acceptLoop = self.acceptLoop
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                // Task.value does not end on cancellation; the caller cancels the accept loop
+                // itself when the limit is over, which ends this wait.
+                await acceptLoop.value
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            if !first {
+                for channel in self.connections.closeAll() { try? await channel.close() }
+                acceptLoop.cancel()
+            }
+            group.cancelAll()
+            return first
+        }
     }
 
     private static func accept(
@@ -243,6 +294,7 @@ public final class SocketServer: Sendable {
                             let closeCode = await Self.serve(
                                 connection,
                                 handler: handler,
+                                connections: connections,
                                 record: record,
                                 mailbox: mailbox,
                                 logger: logger
@@ -293,6 +345,7 @@ public final class SocketServer: Sendable {
     private static func serve(
         _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>,
         handler: any FrameHandler,
+        connections: ConnectionSet,
         record: ConnectionRecording?,
         mailbox: ServerStepMailbox?,
         logger: Logger
@@ -307,6 +360,12 @@ public final class SocketServer: Sendable {
         do {
             try await connection.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
+                    // Shutdown drains the connections inside a handler; it closes the others.
+                    guard connections.startAnswer(connection.channel) else {
+                        closeCode = "shutdown"
+                        return
+                    }
+                    logger.trace("answering a request", metadata: ["bytes": "\(frame.readableBytes)"])
                     var timings = StepTimings()
                     let answer = await handler.respond(to: Array(frame.readableBytesView), recorder: &timings)
                     let group = answer.group ?? "-"
@@ -322,12 +381,18 @@ public final class SocketServer: Sendable {
                     if box == nil { box = mailbox?.box(for: peerKey) }
                     box?.deposit(timings)
                     try await outbound.write(ByteBuffer(bytes: answer.body))
+                    let staysOpen = connections.endAnswer(connection.channel)
                     if let reason = answer.closeReason {
                         closeCode = errorCode ?? "answered-error"
                         logger.warning(
                             "closing the connection after an error answer",
                             metadata: ["reason": "\(reason)"]
                         )
+                        return
+                    }
+                    guard staysOpen else {
+                        closeCode = "shutdown"
+                        logger.debug("closing the connection after its answer: the server is shutting down")
                         return
                     }
                 }
@@ -354,7 +419,10 @@ public final class SocketServer: Sendable {
 final class ConnectionSet: Sendable {
     private struct State {
         var channels: [ObjectIdentifier: any Channel] = [:]
+        /// The connections inside their handler.
+        var answering: Set<ObjectIdentifier> = []
         var closed = false
+        var draining = false
         var refusing = 0
         var refused = 0
     }
@@ -406,8 +474,43 @@ final class ConnectionSet: Sendable {
     }
 
     func remove(_ channel: any Channel) {
-        _ = self.state.withLock { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
+        self.state.withLock { state in
+            state.channels[ObjectIdentifier(channel)] = nil
+            state.answering.remove(ObjectIdentifier(channel))
+        }
     }
+
+    /// A request arrived on `channel`: whether to answer it (not once draining began).
+    func startAnswer(_ channel: any Channel) -> Bool {
+        self.state.withLock { state in
+            guard !state.draining else { return false }
+            state.answering.insert(ObjectIdentifier(channel))
+            return true
+        }
+    }
+
+    /// The answer on `channel` is written: whether the connection stays open (not once
+    /// draining began).
+    func endAnswer(_ channel: any Channel) -> Bool {
+        self.state.withLock { state in
+            state.answering.remove(ObjectIdentifier(channel))
+            return !state.draining
+        }
+    }
+
+    /// Refuses later arrivals and later requests; returns the connections not inside their
+    /// handler, to close now, and how many are.
+    func startDraining() -> (idle: [any Channel], answering: Int) {
+        self.state.withLock { state in
+            state.closed = true
+            state.draining = true
+            let idle = state.channels.filter { !state.answering.contains($0.key) }.map(\.value)
+            return (idle, state.answering.count)
+        }
+    }
+
+    /// The connections open now.
+    var count: Int { self.state.withLock { $0.channels.count } }
 
     /// Every open channel; later arrivals are refused.
     func closeAll() -> [any Channel] {

@@ -57,6 +57,57 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: report.appendingPathComponent("report.md").path))
     }
 
+    /// Starts `lab serve` with `--drain-timeout drain`, sends it SIGTERM while it answers an
+    /// exchange (it makes a fresh RSA-4096 key for it, hundreds of milliseconds), and returns
+    /// its exit status, the client's run and the server's log.
+    ///
+    /// The server runs its tasks on Swift's own thread pool (`LAB_EXECUTOR=swift`). By default
+    /// `lab serve` runs them on NIO's event loops, where the key generation holds one loop
+    /// until it ends, and with it whatever else is queued there (the listener's close, the
+    /// signal's task): the drain may then begin only after the answer, and the test would
+    /// not know what it saw (docs/serve.md, "Stopping").
+    func signalDuringAnExchange(drain: String) async throws -> (status: Int32, result: RunResult, log: String) {
+        let (server, address) = try await LabProcess.serve(
+            [
+                "--provider", "openssl", "--suites", "rsa-modern", "--keys", "per-exchange", "--no-messaging",
+                "--log-level", "trace", "--drain-timeout", drain,
+            ],
+            environment: ["LAB_EXECUTOR": "swift"]
+        )
+        defer { server.terminate() }
+        let json = """
+            {
+              "name": "drain",
+              "server": { "transport": "tcp", "address": "\(address)", "serverStats": false },
+              "clients": { "count": 1 },
+              "load": { "iterations": 1, "warmupIterations": 0 },
+              "flows": [ { "flow": "cx", "suite": "rsa-modern", "provider": "openssl", "options": { "rsaBits": 4096 } } ]
+            }
+            """
+        let run = Task { try await TestPlan.run(json) }
+        try await server.errors(containing: "answering a request", timeout: .seconds(120))
+        let status = try await server.stop(signal: SIGTERM, timeout: .seconds(150))
+        return (status, try await run.value, server.errors)
+    }
+
+    @Test("lab serve on SIGTERM finishes the exchange in flight, writes its answer, then exits 0")
+    func sigtermDrainsTheAnswerInFlight() async throws {
+        let (status, result, log) = try await self.signalDuringAnExchange(drain: "2 min")
+        #expect(status == 0, "stderr: \(log)")
+        #expect(result.errorCount == 0, "errors: \(result.groups.map(\.errors))")
+        #expect(result.completedIterations == 1)
+        #expect(log.contains("draining: finishing the answers in flight") && log.contains("answering=1"), "\(log)")
+        #expect(log.contains("drained: every answer in flight was written"), "\(log)")
+    }
+
+    @Test("With a drain timeout shorter than the answer, lab serve closes the exchange and still exits 0")
+    func drainTimeoutCutsTheAnswer() async throws {
+        let (status, result, log) = try await self.signalDuringAnExchange(drain: "1 ms")
+        #expect(status == 0, "stderr: \(log)")
+        #expect(result.errorCount == 1, "the client's exchange was cut: \(result.groups.map(\.errors))")
+        #expect(log.contains("answering=1") && log.contains("the grace period is over"), "\(log)")
+    }
+
     @Test("lab serve refuses a provider it does not have and a suite the provider cannot do, with exit 1")
     func badArgumentsAreRefused() async throws {
         let unknown = try await runBlocking {

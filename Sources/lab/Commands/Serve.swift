@@ -60,6 +60,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Close a connection whose frame is still arriving this long after its first byte (a slow sender).")
     var frameTimeout = "30 s"
 
+    @Option(
+        help: """
+            On SIGINT or SIGTERM, finish the answers in flight for at most this long, e.g. "10 s", \
+            then close what is still open; "0 s" closes everything at once.
+            """
+    )
+    var drainTimeout = "10 s"
+
     @Option(help: "Serve at most this many connections at once; one more is answered busy and closed.")
     var maxConnections = TransportOptions.defaultMaxConnections
 
@@ -200,7 +208,7 @@ struct Serve: AsyncParsableCommand {
                     advertisement = try await DNSSD.advertise(name: name, port: server.port, txt: txt.records)
                     Self.printNow(["advertised as '\(advertisement!.name)' (\(DNSSD.defaultType), local.)"])
                 } catch {
-                    await server.shutdown()
+                    await server.shutdown(grace: setup.drain)
                     throw error
                 }
             }
@@ -211,7 +219,7 @@ struct Serve: AsyncParsableCommand {
                 break
             }
             advertisement?.cancel()
-            await server.shutdown()
+            await server.shutdown(grace: setup.drain)
             var snapshot = recording.snapshot()
             // The lab's own statistics requests are not exchanges.
             snapshot.exchanges[ServerStatsMessage.op] = nil
@@ -255,6 +263,8 @@ struct Serve: AsyncParsableCommand {
         var messaging: MessagingService?
         /// Answers `serverStats`, and keeps the heap at the busiest moment.
         var statistics: ServerStatsResponder
+        /// How long shutdown lets the answers in flight finish.
+        var drain: Duration
     }
 
     func makeServer(recording: ServerRecording, transport: String, started: Date) throws -> Setup {
@@ -269,6 +279,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard let frameTimeout = TimeSpan(parsing: self.frameTimeout), frameTimeout > .zero else {
             throw ValidationError("--frame-timeout must be \(TimeSpan.expectation)")
+        }
+        guard let drain = TimeSpan(parsing: self.drainTimeout) else {
+            throw ValidationError("--drain-timeout must be \(TimeSpan.expectation), or \"0 s\"")
         }
         guard self.maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
         guard (0...65535).contains(self.port) else { throw ValidationError("--port must be 0...65535") }
@@ -335,7 +348,8 @@ struct Serve: AsyncParsableCommand {
             ),
             options: options,
             messaging: messaging,
-            statistics: statistics
+            statistics: statistics,
+            drain: .nanoseconds(Int64(drain.nanoseconds))
         )
     }
 
