@@ -39,8 +39,8 @@ public enum LockoutPolicy: Sendable, Hashable, CustomStringConvertible {
     /// must not be able to shut its owner out for good.
     case throttle(freeFailures: Int, delay: TimeInterval, maxDelay: TimeInterval)
 
-    /// The plugin names scenario files use.
-    public static let names = ["throttle", "seed"]
+    /// The plugin names scenario files use (`MessagingChoices.policies`).
+    public static let names = MessagingChoices.policies.map(\.name)
     /// The reference's thresholds: postponed 30 minutes at 3 failures, locked at 5.
     public static let seedDefault = LockoutPolicy.seed(postponeAfter: 3, postponeFor: 30 * 60, lockAfter: 5)
     /// The default: 5 free failures, then 1 minute doubling up to 1 hour.

@@ -16,8 +16,8 @@ public enum PasswordKDF: Sendable, Hashable, CustomStringConvertible {
     /// scrypt with a 16-byte salt and a 32-byte output.
     case scrypt(logN: Int, r: Int, p: Int)
 
-    /// The plugin names scenario files use.
-    public static let names = ["sha512-salted", "pbkdf2-sha256", "scrypt"]
+    /// The plugin names scenario files use (`MessagingChoices.kdfs`).
+    public static let names = MessagingChoices.kdfs.map(\.name)
     /// OWASP's 2023 figure for PBKDF2-HMAC-SHA256.
     public static let defaultPBKDF2Iterations = 600_000
     /// The default: scrypt with N = 2^17, r = 8, p = 1 (OWASP's first scrypt setting).

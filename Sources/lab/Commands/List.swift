@@ -1,6 +1,7 @@
 import ArgumentParser
 import LabCore
 import LabCrypto
+import LabMessaging
 import LabPlugins
 import LabReport
 import LabRunner
@@ -26,6 +27,14 @@ struct List: AsyncParsableCommand {
             print("Reporters: \(BuiltInPlugins.reporters.names.joined(separator: ", "))")
             if let discovery = BuiltInPlugins.all.discovery {
                 print("Discovery: \(type(of: discovery).name) (\"server\": { \"discover\": \"_crypttest._tcp\" })")
+            }
+            print("\nMessaging service (msg/1; scenario \"service\", lab serve options):")
+            for (kind, choices) in MessagingChoices.all {
+                print("  \(kind):")
+                for choice in choices {
+                    let marks = (choice.isDefault ? " (default)" : "") + (choice.isInsecure ? " [INSECURE]" : "")
+                    print("    \(choice.name.padding(16))\(choice.summary)\(marks)")
+                }
             }
             print("\nSuites:")
             var suites: [any Suite] = []
