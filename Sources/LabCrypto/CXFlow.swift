@@ -99,7 +99,7 @@ public struct CXFlow: Flow {
             return [
                 (
                     "suite",
-                    "no suite named '\(id)'\(suggestion(for: id, in: ids)); expected one of: \(ids.joined(separator: ", "))"
+                    unknownPluginMessage(kind: "suite", name: id, known: ids)
                 )
             ]
         }

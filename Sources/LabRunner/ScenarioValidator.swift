@@ -127,7 +127,7 @@ public enum ScenarioValidator {
                     ScenarioProblem(
                         path: path,
                         message:
-                            "no provider named '\(name)'\(suggestion(for: name, in: names)); expected one of: \(names.joined(separator: ", "))"
+                            unknownPluginMessage(kind: "provider", name: name, known: names)
                     )
                 )
             }
@@ -140,7 +140,7 @@ public enum ScenarioValidator {
                 ScenarioProblem(
                     path: "$.server.transport",
                     message:
-                        "no transport named '\(scenario.server.transport)'\(suggestion(for: scenario.server.transport, in: names)); expected one of: \(names.joined(separator: ", "))"
+                        unknownPluginMessage(kind: "transport", name: scenario.server.transport, known: names)
                 )
             )
         }
@@ -157,7 +157,7 @@ public enum ScenarioValidator {
                 ScenarioProblem(
                     path: "$.report.formats[\(index)]",
                     message:
-                        "no reporter named '\(format)'\(suggestion(for: format, in: plugins.reporters)); expected one of: \(plugins.reporters.joined(separator: ", "))"
+                        unknownPluginMessage(kind: "reporter", name: format, known: plugins.reporters)
                 )
             )
         }
@@ -182,7 +182,7 @@ public enum ScenarioValidator {
                         ScenarioProblem(
                             path: "\(path).flow",
                             message:
-                                "no flow named '\(entry.flow)'\(suggestion(for: entry.flow, in: names)); expected one of: \(names.joined(separator: ", "))"
+                                unknownPluginMessage(kind: "flow", name: entry.flow, known: names)
                         )
                     )
                 }

@@ -104,6 +104,12 @@ public func suggestion(for word: String, in candidates: [String]) -> String {
     closestMatch(to: word, in: candidates).map { " (did you mean '\($0)'?)" } ?? ""
 }
 
+/// What a scenario is told when it names a plugin no registry has: `no transport named 'tpc'
+/// (did you mean 'tcp'?); expected one of: in-process, tcp, tls`.
+public func unknownPluginMessage(kind: String, name: String, known names: [String]) -> String {
+    "no \(kind) named '\(name)'\(suggestion(for: name, in: names)); expected one of: \(names.joined(separator: ", "))"
+}
+
 /// Levenshtein distance between two strings, by characters.
 func editDistance(_ a: String, _ b: String) -> Int {
     let a = Array(a)
