@@ -17,11 +17,14 @@ enum Avahi {
     }
 
     /// Throws, telling what to run, unless avahi-daemon runs and avahi-utils is installed.
-    static func requireDaemon() throws {
+    /// The check runs on a thread of its own (`runBlocking`), not on the concurrency pool.
+    static func requireDaemon() async throws {
         for tool in [Self.browse, Self.publish] where !FileManager.default.isExecutableFile(atPath: tool.path) {
             throw Unavailable(description: "\(tool.path) is missing: run scripts/setup.sh (it installs avahi-utils)")
         }
-        let check = try ChildProcess.runWaiting(URL(fileURLWithPath: "/usr/sbin/avahi-daemon"), ["--check"])
+        let check = try await runBlocking {
+            try ChildProcess.runWaiting(URL(fileURLWithPath: "/usr/sbin/avahi-daemon"), ["--check"])
+        }
         guard check.status == 0 else {
             throw Unavailable(
                 description: "avahi-daemon is not running: run scripts/services.sh (as root) to start it and D-Bus"

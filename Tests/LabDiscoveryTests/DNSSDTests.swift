@@ -9,7 +9,7 @@ import Testing
 /// not skip) when the daemon is not running: `scripts/services.sh` starts it.
 @Suite(.tier(.integration)) struct DNSSDTests {
     @Test func advertisementIsListedByAvahiBrowseUntilCancelled() async throws {
-        try Avahi.requireDaemon()
+        try await Avahi.requireDaemon()
         let browser = try Avahi.Browser(DNSSD.defaultType)
         let name = Avahi.uniqueName("advertise")
         let port = Int.random(in: 20000...60000)
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func releasingAnAdvertisementWithdrawsIt() async throws {
-        try Avahi.requireDaemon()
+        try await Avahi.requireDaemon()
         let browser = try Avahi.Browser(DNSSD.defaultType)
         let name = Avahi.uniqueName("released")
         do {
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func aNameTakenOnThisHostIsADiscoveryFailure() async throws {
-        try Avahi.requireDaemon()
+        try await Avahi.requireDaemon()
         // Avahi renames only on conflicts with other hosts; on one daemon the second
         // registration of a name fails at once.
         let name = Avahi.uniqueName("taken")
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func discoversWhatAvahiPublishServiceAnnounces() async throws {
-        try Avahi.requireDaemon()
+        try await Avahi.requireDaemon()
         let name = Avahi.uniqueName("publish")
         let port = Int.random(in: 20000...60000)
         let publisher = try BackgroundProcess(
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func discoversTheFirstInstanceOfAType() async throws {
-        try Avahi.requireDaemon()
+        try await Avahi.requireDaemon()
         // A type of its own, so that the first instance is this one.
         let type = "_t\(UUID().uuidString.prefix(8).lowercased())._tcp"
         let name = Avahi.uniqueName("first")
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func discoveringAnUnknownNameTimesOut() async throws {
-        try Avahi.requireDaemon()
+        try await Avahi.requireDaemon()
         let name = Avahi.uniqueName("nobody")
         let start = ContinuousClock.now
         let error = try await #require(throws: LabError.self) {
@@ -111,7 +111,7 @@ import Testing
     }
 
     @Test func cancellingADiscoveryEndsItAtOnce() async throws {
-        try Avahi.requireDaemon()
+        try await Avahi.requireDaemon()
         let name = Avahi.uniqueName("cancelled")
         let discovery = Task { try await DNSSD.discover(name: name, timeout: .seconds(30)) }
         discovery.cancel()
@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func avahiRejectsAMalformedServiceType() async throws {
-        try Avahi.requireDaemon()
+        try await Avahi.requireDaemon()
         let error = try await #require(throws: LabError.self) {
             try await DNSSD.advertise(name: Avahi.uniqueName("bad"), type: "not a type", port: 4242)
         }

@@ -12,7 +12,7 @@ import Testing
 
     @Test("lab serve registers its instance again after avahi-daemon restarts")
     func reRegistersAfterTheDaemonRestarts() async throws {
-        try Avahi.requireDaemon()
+        try await Avahi.requireDaemon()
         let name = Avahi.uniqueName("restart")
         let (server, address) = try await LabProcess.serve([
             "--no-messaging", "--suites", "x25519", "--advertise", name,

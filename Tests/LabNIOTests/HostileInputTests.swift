@@ -276,7 +276,7 @@ struct HostileInputTests {
 
     @Test("over TLS, the connection after the limit gets its busy answer once the handshake ends")
     func overTheLimitIsBusyOverTLS() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try await TestCertificates()
         defer { certificates.cleanUp() }
         let transport = try TLSTransport(
             options: TransportOptions(

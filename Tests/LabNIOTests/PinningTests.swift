@@ -25,9 +25,9 @@ import Testing
 
     @Test("The lab's SPKI SHA-256 is openssl's, and both pin forms accept the right server")
     func pinnedServerIsAccepted() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try await TestCertificates()
         defer { certificates.cleanUp() }
-        let opensslSPKI = try certificates.opensslSPKI("server")
+        let opensslSPKI = try await certificates.opensslSPKI("server")
         let leaf = try NIOSSLCertificate.fromPEMFile(certificates.certificate("server"))[0]
         #expect(Fingerprint.base64(try Fingerprint.spkiSHA256(leaf)) == opensslSPKI)
 
@@ -46,7 +46,7 @@ import Testing
 
     @Test("A server with another certificate is refused with pinMismatch naming both, and gets no request")
     func manInTheMiddleIsRefused() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try await TestCertificates()
         defer { certificates.cleanUp() }
         let handler = TransportConformance.ReversingHandler()
         // The server presents `other`; the client pins `server`.
@@ -59,9 +59,9 @@ import Testing
         let error = await #expect(throws: LabError.self) { _ = try await endpoint.connect(recorder: &recorder) }
         #expect(error?.code == .pinMismatch)
         let message = error?.message ?? ""
-        #expect(message.contains(try certificates.opensslFingerprint("other")), "names what was presented: \(message)")
-        #expect(message.contains(try certificates.opensslFingerprint("server")), "names what is pinned: \(message)")
-        #expect(message.contains(try certificates.opensslSPKI("other")))
+        #expect(message.contains(try await certificates.opensslFingerprint("other")), "names what was presented: \(message)")
+        #expect(message.contains(try await certificates.opensslFingerprint("server")), "names what is pinned: \(message)")
+        #expect(message.contains(try await certificates.opensslSPKI("other")))
         #expect(handler.seen.count == 0, "no request reached the server")
         #expect(recorder.entries.isEmpty, "no connect is recorded for a refused server")
         await endpoint.shutdown()
@@ -69,7 +69,7 @@ import Testing
 
     @Test("openssl s_server with another certificate is refused; pinned to its own key, the same client connects")
     func opensslServerIsRefused() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try await TestCertificates()
         defer { certificates.cleanUp() }
         let server = try ServerProcess(
             URL(fileURLWithPath: "/usr/bin/openssl"),
@@ -89,13 +89,13 @@ import Testing
         let refused = try await pinnedServer.remote(host: "127.0.0.1", port: port)
         let error = await #expect(throws: LabError.self) { _ = try await refused.connect(recorder: &recorder) }
         #expect(error?.code == .pinMismatch)
-        #expect(error?.message.contains(try certificates.opensslSPKI("other")) == true)
+        #expect(error?.message.contains(try await certificates.opensslSPKI("other")) == true)
         #expect(recorder.entries.isEmpty, "a refused server records no connect")
 
         // (`-www`: s_server serves a status page and does not quit when its stdin ends.)
         // The control: pinned to s_server's own public key (as openssl computes it), the same
         // client completes the handshake and its bytes arrive, so the refusal above was the pin.
-        let spki = try #require(PinSpec.digest(try certificates.opensslSPKI("other")))
+        let spki = try #require(PinSpec.digest(try await certificates.opensslSPKI("other")))
         let pinnedOther = try TLSTransport(options: TransportOptions(tls: TLSSettings(pin: .spkiSHA256(spki))))
         let accepted = try await pinnedOther.remote(host: "127.0.0.1", port: port)
         let connection = try await accepted.connect(recorder: &recorder)
@@ -105,7 +105,7 @@ import Testing
 
     @Test("A run against a man in the middle: every exchange fails with pinMismatch, none reaches the server")
     func runAgainstAnImpostor() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try await TestCertificates()
         defer { certificates.cleanUp() }
         let json = """
             {

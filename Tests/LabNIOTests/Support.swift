@@ -11,10 +11,15 @@ import Synchronization
 struct TestCertificates {
     let folder: URL
 
-    init() throws {
-        self.folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-certs-\(UUID().uuidString)")
+    /// Runs the script on a thread of its own (`runBlocking`): key generation takes seconds on
+    /// a loaded machine, and must not hold one of the concurrency pool's few threads.
+    init() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-certs-\(UUID().uuidString)")
+        self.folder = folder
         let script = RepositoryPaths.root.appendingPathComponent("Tests/scripts/generate-certs.sh")
-        let outcome = try ChildProcess.runWaiting(URL(fileURLWithPath: "/bin/bash"), [script.path, self.folder.path])
+        let outcome = try await runBlocking {
+            try ChildProcess.runWaiting(URL(fileURLWithPath: "/bin/bash"), [script.path, folder.path])
+        }
         guard outcome.status == 0 else { throw LabError(.unsupported, "generate-certs.sh failed: \(outcome.errors)") }
     }
 
@@ -22,21 +27,21 @@ struct TestCertificates {
     func key(_ name: String) -> String { self.folder.appendingPathComponent("\(name).key").path }
 
     /// `AB:CD:…`, from `openssl x509 -fingerprint -sha256`.
-    func opensslFingerprint(_ name: String) throws -> String {
-        let output = try Self.shell("openssl x509 -in '\(self.certificate(name))' -noout -fingerprint -sha256")
+    func opensslFingerprint(_ name: String) async throws -> String {
+        let output = try await Self.shell("openssl x509 -in '\(self.certificate(name))' -noout -fingerprint -sha256")
         return String(output.split(separator: "=").last ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The SPKI SHA-256 in base64, from openssl's own pipeline (the curl `--pinnedpubkey` recipe).
-    func opensslSPKI(_ name: String) throws -> String {
-        try Self.shell(
+    func opensslSPKI(_ name: String) async throws -> String {
+        try await Self.shell(
             "openssl x509 -in '\(self.certificate(name))' -pubkey -noout | openssl pkey -pubin -outform der"
                 + " | openssl dgst -sha256 -binary | base64"
         ).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    static func shell(_ command: String) throws -> String {
-        let outcome = try ChildProcess.runWaiting(URL(fileURLWithPath: "/bin/sh"), ["-c", command])
+    static func shell(_ command: String) async throws -> String {
+        let outcome = try await runBlocking { try ChildProcess.runWaiting(URL(fileURLWithPath: "/bin/sh"), ["-c", command]) }
         guard outcome.status == 0 else { throw LabError(.unsupported, "`\(command)` failed: \(outcome.errors)") }
         return outcome.output
     }
