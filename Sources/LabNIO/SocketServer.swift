@@ -109,6 +109,8 @@ public final class SocketServer: Sendable {
         let framing = configuration.framing
         let idle = configuration.idleTimeout
         let frameTimeout = configuration.frameTimeout
+        let connections = ConnectionSet(limit: configuration.maxConnections)
+        let logger = configuration.logger
         let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
         do {
             listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -122,6 +124,7 @@ public final class SocketServer: Sendable {
                             try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
                         }
                         try pipeline.addHandler(IdleStateHandler(allTimeout: idle.timeAmount))
+                        try pipeline.addHandler(RequestArrivalHandler(connections: connections, logger: logger))
                         try pipeline.addHandler(
                             ByteToMessageHandler(FrameDecoder(framing: framing, frameTimeout: frameTimeout))
                         )
@@ -140,8 +143,6 @@ public final class SocketServer: Sendable {
         guard let port = listener.channel.localAddress?.port else {
             throw LabError(.connectFailed, "The listener on \(configuration.host) has no port")
         }
-        let connections = ConnectionSet(limit: configuration.maxConnections)
-        let logger = configuration.logger
         let acceptLoop = Task {
             await Self.accept(
                 listener,
@@ -360,12 +361,11 @@ public final class SocketServer: Sendable {
         do {
             try await connection.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
-                    // Shutdown drains the connections inside a handler; it closes the others.
+                    // Shutdown drains the connections with a request under way; it closes the others.
                     guard connections.startAnswer(connection.channel) else {
                         closeCode = "shutdown"
                         return
                     }
-                    logger.trace("answering a request", metadata: ["bytes": "\(frame.readableBytes)"])
                     var timings = StepTimings()
                     let answer = await handler.respond(to: Array(frame.readableBytesView), recorder: &timings)
                     let group = answer.group ?? "-"
@@ -419,8 +419,9 @@ public final class SocketServer: Sendable {
 final class ConnectionSet: Sendable {
     private struct State {
         var channels: [ObjectIdentifier: any Channel] = [:]
-        /// The connections inside their handler.
-        var answering: Set<ObjectIdentifier> = []
+        /// The connections with a request under way: its first bytes arrived, its answer is not
+        /// yet written.
+        var busy: Set<ObjectIdentifier> = []
         var closed = false
         var draining = false
         var refusing = 0
@@ -476,16 +477,28 @@ final class ConnectionSet: Sendable {
     func remove(_ channel: any Channel) {
         self.state.withLock { state in
             state.channels[ObjectIdentifier(channel)] = nil
-            state.answering.remove(ObjectIdentifier(channel))
+            state.busy.remove(ObjectIdentifier(channel))
         }
     }
 
-    /// A request arrived on `channel`: whether to answer it (not once draining began).
-    func startAnswer(_ channel: any Channel) -> Bool {
+    /// Bytes arrived on `channel`: a request is under way, unless one already was, or the
+    /// connection was idle when draining began (it is being closed). Whether it began now.
+    func requestArrives(_ channel: any Channel) -> Bool {
         self.state.withLock { state in
             guard !state.draining else { return false }
-            state.answering.insert(ObjectIdentifier(channel))
-            return true
+            return state.busy.insert(ObjectIdentifier(channel)).inserted
+        }
+    }
+
+    /// A whole request is on `channel`: whether to answer it (always, unless draining began
+    /// while the connection had no request under way).
+    func startAnswer(_ channel: any Channel) -> Bool {
+        self.state.withLock { state in
+            guard state.draining else {
+                state.busy.insert(ObjectIdentifier(channel))
+                return true
+            }
+            return state.busy.contains(ObjectIdentifier(channel))
         }
     }
 
@@ -493,19 +506,19 @@ final class ConnectionSet: Sendable {
     /// draining began).
     func endAnswer(_ channel: any Channel) -> Bool {
         self.state.withLock { state in
-            state.answering.remove(ObjectIdentifier(channel))
+            state.busy.remove(ObjectIdentifier(channel))
             return !state.draining
         }
     }
 
-    /// Refuses later arrivals and later requests; returns the connections not inside their
-    /// handler, to close now, and how many are.
+    /// Refuses later arrivals and later requests; returns the connections with no request
+    /// under way, to close now, and how many have one.
     func startDraining() -> (idle: [any Channel], answering: Int) {
         self.state.withLock { state in
             state.closed = true
             state.draining = true
-            let idle = state.channels.filter { !state.answering.contains($0.key) }.map(\.value)
-            return (idle, state.answering.count)
+            let idle = state.channels.filter { !state.busy.contains($0.key) }.map(\.value)
+            return (idle, state.busy.count)
         }
     }
 
@@ -518,5 +531,27 @@ final class ConnectionSet: Sendable {
             state.closed = true
             return Array(state.channels.values)
         }
+    }
+}
+
+/// Marks a connection busy when the first bytes of a request arrive, so that a drain lets a
+/// request that is still arriving finish too (`ConnectionSet.requestArrives`).
+final class RequestArrivalHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let connections: ConnectionSet
+    private let logger: Logger
+
+    init(connections: ConnectionSet, logger: Logger) {
+        self.connections = connections
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if self.connections.requestArrives(context.channel) {
+            self.logger.trace("a request is arriving", metadata: ["peer": "\(context.channel.remoteAddress.map { "\($0)" } ?? "?")"])
+        }
+        context.fireChannelRead(data)
     }
 }

@@ -1,9 +1,11 @@
 import Foundation
 import Histogram
 import LabCore
+import LabCrypto
 import LabPlugins
 import LabRunner
 import LabTesting
+import NIOCore
 import Testing
 
 /// `lab serve` as an operator runs it: the port file, a run against it, a clean stop on
@@ -57,55 +59,88 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: report.appendingPathComponent("report.md").path))
     }
 
-    /// Starts `lab serve` with `--drain-timeout drain`, sends it SIGTERM while it answers an
-    /// exchange (it makes a fresh RSA-4096 key for it, hundreds of milliseconds), and returns
-    /// its exit status, the client's run and the server's log.
-    ///
-    /// The server runs its tasks on Swift's own thread pool (`LAB_EXECUTOR=swift`). By default
-    /// `lab serve` runs them on NIO's event loops, where the key generation holds one loop
-    /// until it ends, and with it whatever else is queued there (the listener's close, the
-    /// signal's task): the drain may then begin only after the answer, and the test would
-    /// not know what it saw (docs/serve.md, "Stopping").
-    func signalDuringAnExchange(drain: String) async throws -> (status: Int32, result: RunResult, log: String) {
-        let (server, address) = try await LabProcess.serve(
-            [
-                "--provider", "openssl", "--suites", "rsa-modern", "--keys", "per-exchange", "--no-messaging",
-                "--log-level", "trace", "--drain-timeout", drain,
-            ],
-            environment: ["LAB_EXECUTOR": "swift"]
-        )
+    /// Starts `lab serve --drain-timeout drain`, sends half of an x25519 request frame, then
+    /// SIGTERM once the server has logged the request's arrival, and `afterSignal` once it
+    /// has logged `waitFor`; returns the server's exit status, the bytes it sent back before
+    /// it closed, its log, and the client that made the request. Every step waits for an
+    /// event, not for time.
+    func signalDuringARequest(
+        drain: String,
+        waitFor: String,
+        afterSignal: @escaping @Sendable (NIOAsyncChannelOutboundWriter<ByteBuffer>, ByteBuffer) async throws -> Void
+    ) async throws -> (status: Int32, received: [UInt8], log: String, open: @Sendable ([UInt8]) throws -> [UInt8]) {
+        let (server, address) = try await LabProcess.serve([
+            "--suites", "x25519", "--no-messaging", "--log-level", "trace", "--drain-timeout", drain,
+        ])
         defer { server.terminate() }
-        let json = """
-            {
-              "name": "drain",
-              "server": { "transport": "tcp", "address": "\(address)", "serverStats": false },
-              "clients": { "count": 1 },
-              "load": { "iterations": 1, "warmupIterations": 0 },
-              "flows": [ { "flow": "cx", "suite": "rsa-modern", "provider": "openssl", "options": { "rsaBits": 4096 } } ]
+        let (request, open) = try Self.exchange(try BuiltInPlugins.providers.make("swift-crypto"))
+        let frame = HostileInputTests.frame(request)
+        let half = frame.readableBytes / 2
+        let outcome = try await RawPeer.run(port: address.port, limit: .seconds(60)) { outbound in
+            try await outbound.write(frame.getSlice(at: frame.readerIndex, length: half)!)
+            try await server.errors(containing: "a request is arriving", timeout: .seconds(30))
+            _ = kill(server.pid, SIGTERM)
+            try await server.errors(containing: waitFor, timeout: .seconds(30))
+            try await afterSignal(outbound, frame.getSlice(at: frame.readerIndex + half, length: frame.readableBytes - half)!)
+        }
+        // Signal 0 sends nothing: this waits for the exit the SIGTERM above began.
+        let status = try await server.stop(signal: 0, timeout: .seconds(30))
+        return (status, outcome.received, server.errors, open)
+    }
+
+    /// An x25519 request, and what opens and verifies its answer.
+    static func exchange<P: CryptoProvider>(
+        _ provider: P
+    ) throws -> (request: [UInt8], open: @Sendable ([UInt8]) throws -> [UInt8]) {
+        var none = NoStepRecorder()
+        var client = try CXClient(
+            provider: provider,
+            options: CXClientOptions(suite: try BuiltInPlugins.suites.make("x25519")),
+            recorder: &none
+        )
+        let request = try client.makeRequest(recorder: &none)
+        let opener = client
+        return (
+            request,
+            { body in
+                var none = NoStepRecorder()
+                return try opener.open(body, recorder: &none)
             }
-            """
-        let run = Task { try await TestPlan.run(json) }
-        try await server.errors(containing: "answering a request", timeout: .seconds(120))
-        let status = try await server.stop(signal: SIGTERM, timeout: .seconds(150))
-        return (status, try await run.value, server.errors)
+        )
     }
 
-    @Test("lab serve on SIGTERM finishes the exchange in flight, writes its answer, then exits 0")
-    func sigtermDrainsTheAnswerInFlight() async throws {
-        let (status, result, log) = try await self.signalDuringAnExchange(drain: "2 min")
+    @Test("lab serve on SIGTERM finishes the request in flight, writes its answer, then exits 0")
+    func sigtermDrainsTheRequestInFlight() async throws {
+        let (status, received, log, open) = try await self.signalDuringARequest(
+            drain: "2 min",
+            waitFor: "draining: finishing the answers in flight"
+        ) { outbound, rest in
+            // The rest of the request arrives after the drain began.
+            try await outbound.write(rest)
+        }
         #expect(status == 0, "stderr: \(log)")
-        #expect(result.errorCount == 0, "errors: \(result.groups.map(\.errors))")
-        #expect(result.completedIterations == 1)
-        #expect(log.contains("draining: finishing the answers in flight") && log.contains("answering=1"), "\(log)")
+        #expect(log.contains("answering=1"), "\(log)")
         #expect(log.contains("drained: every answer in flight was written"), "\(log)")
+        // The answer is a whole frame that the client opens and verifies.
+        #expect(received.count > 4, "\(log)")
+        let length = received.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+        #expect(length == received.count - 4)
+        let plaintext = try open(Array(received.dropFirst(4)))
+        #expect(!plaintext.isEmpty)
     }
 
-    @Test("With a drain timeout shorter than the answer, lab serve closes the exchange and still exits 0")
-    func drainTimeoutCutsTheAnswer() async throws {
-        let (status, result, log) = try await self.signalDuringAnExchange(drain: "1 ms")
+    @Test("With a drain timeout shorter than the request, lab serve closes it and still exits 0")
+    func drainTimeoutCutsTheRequest() async throws {
+        let (status, received, log, _) = try await self.signalDuringARequest(
+            drain: "100 ms",
+            waitFor: "the grace period is over"
+        ) { outbound, rest in
+            // Too late: the server has closed the connection.
+            try? await outbound.write(rest)
+        }
         #expect(status == 0, "stderr: \(log)")
-        #expect(result.errorCount == 1, "the client's exchange was cut: \(result.groups.map(\.errors))")
-        #expect(log.contains("answering=1") && log.contains("the grace period is over"), "\(log)")
+        #expect(log.contains("answering=1"), "\(log)")
+        #expect(received.isEmpty, "no answer once the grace period is over")
     }
 
     @Test("lab serve refuses a provider it does not have and a suite the provider cannot do, with exit 1")

@@ -49,16 +49,12 @@ public final class ServerProcess: Sendable {
     private let state = Mutex(State())
     private let process: Mutex<Process>
 
-    /// Starts `executable` with `arguments`, and this process's environment with `environment`
-    /// added; stdin is /dev/null.
-    public init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `executable` with `arguments`; stdin is /dev/null.
+    public init(_ executable: URL, _ arguments: [String]) throws {
         self.executable = ([executable.lastPathComponent] + arguments).joined(separator: " ")
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
@@ -301,14 +297,9 @@ public enum LabProcess {
     /// Starts `lab serve <arguments>` on a free loopback port and waits for its `listening on` line.
     public static func serve(
         _ arguments: [String],
-        environment: [String: String] = [:],
         timeout: Duration = .seconds(20)
     ) async throws -> (server: ServerProcess, address: ListeningAddress) {
-        let server = try ServerProcess(
-            self.executable,
-            ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments,
-            environment: environment
-        )
+        let server = try ServerProcess(self.executable, ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments)
         return (server, try await ListeningAddress.of(server, timeout: timeout))
     }
 }

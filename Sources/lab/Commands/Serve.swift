@@ -11,6 +11,7 @@ import LabReport
 import LabRunner
 import LabWire
 import Logging
+import ServiceLifecycle
 import UnixSignals
 
 /// `lab serve`: a cx/1 server on real sockets, for `lab run` on this host or another, or for
@@ -146,6 +147,8 @@ struct Serve: AsyncParsableCommand {
                 handler.logLevel = level
                 return handler
             }
+            // Trapped before the server listens: a signal from now on stops it cleanly.
+            let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
             // Every connection is a file: as many as the hard limit allows.
             let files = OpenFileLimit.raise()
             Logger(label: "lab.serve").info(
@@ -186,14 +189,10 @@ struct Serve: AsyncParsableCommand {
             // The heap with no client yet, then once a second (and at every serverStats answer)
             // with the connections open then: `--report` shows the heap per connection at the busiest.
             let heapAtListen = HeapStats.current()
-            let sampler = Task {
-                while !Task.isCancelled {
-                    setup.statistics.sampleHeap()
-                    try? await Task.sleep(for: .seconds(1))
-                }
-            }
-            defer { sampler.cancel() }
-            var advertisement: Advertisement? = nil
+            var services: [any Service] = [
+                ServerService(server: server, grace: setup.drain),
+                HeapSamplerService(statistics: setup.statistics),
+            ]
             if let name = self.advertise {
                 if ["127.0.0.1", "::1", "localhost"].contains(self.host) {
                     // Avahi announces the host's addresses on every interface it serves; a
@@ -205,21 +204,15 @@ struct Serve: AsyncParsableCommand {
                 do {
                     let protocols = setup.messaging == nil ? ["cx/1"] : ["cx/1", "msg/1"]
                     let txt = ServerTXT(protocols: protocols, suites: setup.suites, tls: useTLS)
-                    advertisement = try await DNSSD.advertise(name: name, port: server.port, txt: txt.records)
-                    Self.printNow(["advertised as '\(advertisement!.name)' (\(DNSSD.defaultType), local.)"])
+                    let advertisement = try await DNSSD.advertise(name: name, port: server.port, txt: txt.records)
+                    Self.printNow(["advertised as '\(advertisement.name)' (\(DNSSD.defaultType), local.)"])
+                    services.append(AdvertisementService(advertisement: advertisement))
                 } catch {
-                    await server.shutdown(grace: setup.drain)
+                    await server.shutdown()
                     throw error
                 }
             }
-
-            let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
-            for await signal in signals {
-                Logger(label: "lab.serve").notice("stopping on \(signal)")
-                break
-            }
-            advertisement?.cancel()
-            await server.shutdown(grace: setup.drain)
+            try await ServeServices.run(services, until: signals, logger: Logger(label: "lab.serve"))
             var snapshot = recording.snapshot()
             // The lab's own statistics requests are not exchanges.
             snapshot.exchanges[ServerStatsMessage.op] = nil

@@ -1,0 +1,64 @@
+import LabDiscovery
+import LabNIO
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `lab serve`'s lifetimes, as services of one `ServiceGroup`: the server, the heap sampler
+/// and the DNS-SD advertisement. The group shuts them down in the reverse of their order:
+/// the advertisement is withdrawn first, the sampler stops, then the server drains.
+enum ServeServices {
+    /// Runs `services` until SIGINT or SIGTERM arrives on `signals`, then shuts them down
+    /// gracefully. `signals` is made before the server listens, so that a signal that
+    /// arrives while it starts is not lost, and does not kill the process.
+    static func run(_ services: [any Service], until signals: UnixSignalsSequence, logger: Logger) async throws {
+        let group = ServiceGroup(services: services, logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                for await signal in signals {
+                    logger.notice("stopping on \(signal)")
+                    await group.triggerGracefulShutdown()
+                    return
+                }
+            }
+            try await group.run()
+            // The group ends once every service has; the signal's task may still wait.
+            tasks.cancelAll()
+        }
+    }
+}
+
+/// The socket server: serves until the group shuts down, then drains the answers in flight
+/// for at most `grace` (`SocketServer.shutdown(grace:)`).
+struct ServerService: Service {
+    let server: SocketServer
+    let grace: Duration
+
+    func run() async throws {
+        // Returns when the graceful shutdown begins; throws if the group is cancelled.
+        let graceful = (try? await gracefulShutdown()) != nil
+        await self.server.shutdown(grace: graceful ? self.grace : .zero)
+    }
+}
+
+/// Samples the process heap once a second, for `--report`'s heap at the busiest moment.
+struct HeapSamplerService: Service {
+    let statistics: ServerStatsResponder
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            self.statistics.sampleHeap()
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
+        }
+    }
+}
+
+/// Keeps a DNS-SD advertisement until the group shuts down, then withdraws it.
+struct AdvertisementService: Service {
+    let advertisement: Advertisement
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        self.advertisement.cancel()
+    }
+}
