@@ -101,7 +101,7 @@ def main():
     write("frame", "zero-length", bytes([0x04, 0x01]) + struct.pack(">I", 0))
     write("frame", "oversized", bytes([0x06, 0x00]) + struct.pack(">I", 17) + bytes(17))
 
-    # msg: one request per op (docs/messaging.md, "msg/1 reference"); a token is replaced by a live one.
+    # msg: one request per op (docs/protocol.md §4.2); a token is replaced by a live one.
     token = "token-replaced-by-the-fuzzer"
     # A sealed password's shape: HPKE's 32-byte encapsulated key, then the ciphertext and its
     # tag (the binding is in HPKE's info, the associated data empty). The fuzzer has no server

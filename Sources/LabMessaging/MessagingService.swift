@@ -61,11 +61,11 @@ public struct MessagingOptions: Sendable, Hashable {
     }
 }
 
-/// The msg/1 server: answers one request body at a time (docs/messaging.md, "msg/1 reference").
+/// The msg/1 server: answers one request body at a time (docs/protocol.md §4).
 ///
 /// Error answers keep the connection open (a wrong password is not a protocol error); a
-/// body that is not a property-list dictionary with an `op` key is answered `badRequest`
-/// and closes it.
+/// body that does not decode, unless its top-level keys include `op`, is answered
+/// `badRequest` and closes it (docs/protocol.md §4.1, "msg/1 alone").
 public final class MessagingService: FrameHandler, Sendable {
     /// The store.
     public let store: MessagingStore

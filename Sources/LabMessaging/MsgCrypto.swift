@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import LabCore
 
-/// The end-to-end cryptography of msg/1, on swift-crypto (docs/messaging.md, "msg/1 reference"):
+/// The end-to-end cryptography of msg/1, on swift-crypto (docs/protocol.md §4.7):
 ///
 /// - Passwords never cross the wire in the clear: the client seals each to the server's
 ///   X25519 key with HPKE (RFC 9180, base mode, DHKEM(X25519, HKDF-SHA256), HKDF-SHA256,

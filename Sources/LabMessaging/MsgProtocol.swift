@@ -2,7 +2,7 @@ import Foundation
 import LabCore
 import LabWire
 
-/// msg/1's operations (docs/messaging.md, "msg/1 reference").
+/// msg/1's operations (docs/protocol.md §4.2).
 public enum MsgOp: String, Sendable, CaseIterable {
     case captcha, register, login, changePassword, publishKey, peerKey, openChat, send, fetch, rekey, logout
 }
@@ -69,7 +69,7 @@ public enum MsgKey {
     public static let failures = "failures"
 }
 
-/// Field limits every msg/1 server enforces (docs/messaging.md, "msg/1 reference").
+/// Field limits every msg/1 server enforces (docs/protocol.md §4.4).
 public enum MsgLimits {
     /// User names: 1 to 64 characters of A–Z, a–z, 0–9, `.`, `_`, `-`.
     public static let usernameBytes = 64

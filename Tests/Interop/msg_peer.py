@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Independent msg/1 client for crypto-lab, written only from the documentation:
-docs/messaging.md (then in README.md), "msg/1 reference" above all, and the
-framing docs/protocol.md §1 gives (`server.framing`: each body after its length, u32be by
-default). It shares no code with the Swift implementation.
+the msg/1 reference above all (then in README.md, later in docs/messaging.md, now
+docs/protocol.md §4), and the framing docs/protocol.md §1 gives (`server.framing`: each
+body after its length, u32be by default). It shares no code with the Swift implementation.
 
 HPKE (RFC 9180, base mode, DHKEM(X25519, HKDF-SHA256) / HKDF-SHA256 / ChaCha20-Poly1305)
 is the `cryptography` library's (48 or later: `hpke.Suite`, which takes `info` and no
@@ -43,16 +43,16 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
 # ---------------------------------------------------------------- constants (from the docs)
 MAX_FRAME = 5 * 1024 * 1024                 # docs/protocol.md §1: default maxFrameBytes
-PASSWORD_LABEL = "crypto-lab msg/1 password"  # docs/messaging.md: the first line of a sealed password's info
-CHAT_KEY_LABEL = "crypto-lab msg/1 chat key"  # docs/messaging.md: the first line of a wrapped chat key's info
-# docs/messaging.md: HPKE base mode, DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, ChaCha20-Poly1305.
+PASSWORD_LABEL = "crypto-lab msg/1 password"  # docs/protocol.md §4.7: the first line of a sealed password's info
+CHAT_KEY_LABEL = "crypto-lab msg/1 chat key"  # docs/protocol.md §4.7: the first line of a wrapped chat key's info
+# docs/protocol.md §4.7: HPKE base mode, DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, ChaCha20-Poly1305.
 SUITE = hpke.Suite(hpke.KEM.X25519, hpke.KDF.HKDF_SHA256, hpke.AEAD.CHACHA20_POLY1305)
-CAPTCHA_RE = re.compile(r"^[A-Z0-9]{5}$")    # docs/messaging.md: the 5-character challenge, A–Z0–9
-NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # docs/messaging.md: user names
+CAPTCHA_RE = re.compile(r"^[A-Z0-9]{5}$")    # docs/protocol.md §4.2: the 5-character challenge, A–Z0–9
+NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # docs/protocol.md §4.4: user names
 
 
 class Mismatch(Exception):
-    """The server did not behave as docs/messaging.md says."""
+    """The server did not behave as docs/protocol.md §4 says."""
 
 
 class ServerRefused(Exception):
@@ -67,7 +67,7 @@ class ServerRefused(Exception):
 
 # ---------------------------------------------------------------- HPKE: the library's
 def seal(public_key, info, plaintext):
-    """docs/messaging.md: single-shot HPKE to a raw X25519 key, empty associated data; enc ‖ ciphertext
+    """docs/protocol.md §4.7: single-shot HPKE to a raw X25519 key, empty associated data; enc ‖ ciphertext
     (which is what the library returns: `selftest` checks it against the hand-written HPKE)."""
     return SUITE.encrypt(plaintext, X25519PublicKey.from_public_bytes(public_key), info=info)
 
@@ -254,20 +254,20 @@ def selftest():
     return {"ok": True, "vector": "RFC 9180 A.2.1", "checks": checks}
 
 
-# ---------------------------------------------------------------- msg/1 cryptography (docs/messaging.md)
+# ---------------------------------------------------------------- msg/1 cryptography (docs/protocol.md §4.7)
 def password_info(op, field, *binding):
-    """docs/messaging.md: `crypto-lab msg/1 password` \\n op \\n field \\n binding…, in UTF-8."""
+    """docs/protocol.md §4.7: `crypto-lab msg/1 password` \\n op \\n field \\n binding…, in UTF-8."""
     return "\n".join([PASSWORD_LABEL, op, field, *binding]).encode()
 
 
 def seal_password(password, server_key, op, field, *binding):
-    """docs/messaging.md: HPKE to `serverKey` with the password info and empty associated data; the
+    """docs/protocol.md §4.7: HPKE to `serverKey` with the password info and empty associated data; the
     password travels as its UTF-8 bytes."""
     return seal(server_key, password_info(op, field, *binding), password.encode())
 
 
 def chat_key_info(user1, user2, version):
-    """docs/messaging.md: `crypto-lab msg/1 chat key\\n<lower name>\\n<higher name>\\nv<keyVersion>`
+    """docs/protocol.md §4.7: `crypto-lab msg/1 chat key\\n<lower name>\\n<higher name>\\nv<keyVersion>`
     (names ordered by their UTF-8 bytes)."""
     low, high = sorted([user1, user2], key=lambda n: n.encode())
     return f"{CHAT_KEY_LABEL}\n{low}\n{high}\nv{version}".encode()
@@ -288,7 +288,7 @@ def unwrap_chat_key(wrapped, private_key, user1, user2, version):
 
 
 def encrypt_message(key, sender, text):
-    """docs/messaging.md: AES-256-GCM, 12-byte random nonce ‖ ciphertext ‖ 16-byte tag, AAD = sender."""
+    """docs/protocol.md §4.7: AES-256-GCM, 12-byte random nonce ‖ ciphertext ‖ 16-byte tag, AAD = sender."""
     nonce = os.urandom(12)
     return nonce + AESGCM(key).encrypt(nonce, text, sender.encode())
 
@@ -303,7 +303,7 @@ def decrypt_message(key, sender, blob):
 
 
 def unpack_fetched(blob):
-    """docs/messaging.md: per message id (u64), keyVersion (u32), name length (u8), name,
+    """docs/protocol.md §4.6: per message id (u64), keyVersion (u32), name length (u8), name,
     ciphertext length (u32), ciphertext; big-endian."""
     messages, at = [], 0
     while at < len(blob):
@@ -327,7 +327,7 @@ def unpack_fetched(blob):
 
 
 def pack_rekeyed(messages):
-    """docs/messaging.md: per message id (u64), length (u32), ciphertext; big-endian."""
+    """docs/protocol.md §4.6: per message id (u64), length (u32), ciphertext; big-endian."""
     return b"".join(struct.pack(">QI", m["id"], len(m["ciphertext"])) + m["ciphertext"] for m in messages)
 
 

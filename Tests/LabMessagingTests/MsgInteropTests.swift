@@ -9,8 +9,8 @@ import LabWire
 import Testing
 
 /// msg/1 spoken by an independent client: `Tests/Interop/msg_peer.py`, written from the
-/// docs/messaging.md's msg/1 reference and docs/protocol.md §1 alone (Python's `plistlib` and
-/// `cryptography`, with the library's HPKE), against a real `lab serve` over TCP on loopback.
+/// msg/1 reference (now docs/protocol.md §4) and docs/protocol.md §1 alone (Python's `plistlib`
+/// and `cryptography`, with the library's HPKE), against a real `lab serve` over TCP on loopback.
 @Suite(.tier(.load), .serialized, .timeLimit(.minutes(2)))
 struct MsgInteropTests {
     /// How long a server may take to print a line or to stop.

@@ -7,8 +7,8 @@ import LabTesting
 import LabWire
 import Testing
 
-/// What docs/messaging.md's msg/1 reference says, point by point, where an outside client found it
-/// silent or wrong (issue 18, point 10).
+/// What the msg/1 reference (docs/protocol.md §4) says, point by point, where an outside client
+/// found it silent or wrong (issue 18, point 10).
 @Suite(.tier(.load)) struct ReferenceTests {
     /// A login request's fields, filled by hand.
     static func login(
