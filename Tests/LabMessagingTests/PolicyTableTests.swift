@@ -147,6 +147,22 @@ import Testing
         #expect(try await harness.state("erin") == LoginState())
     }
 
+    @Test("A captcha answer over 16 bytes is refused badCaptcha and leaves that captcha usable")
+    func oversizedCaptchaAnswerLeavesTheCaptcha() async throws {
+        let harness = try await Harness(policy: .seedDefault)
+        var (user, client) = try await harness.registered("olga")
+        var quiet = NoStepRecorder()
+        let captcha = try await user.solveCaptcha(client, recorder: &quiet)
+        let oversized = try await user.login(
+            client,
+            captcha: captcha,
+            captchaAnswer: String(repeating: "A", count: 17),
+            recorder: &quiet
+        )
+        #expect(oversized.failureCode == .badCaptcha)
+        #expect(try await user.login(client, captcha: captcha, recorder: &quiet).succeeded, "the captcha is still good")
+    }
+
     @Test func policyTablesAsPureFunctions() {
         let now = Date(timeIntervalSince1970: 1_000_000)
         let seed = LockoutPolicy.seedDefault
