@@ -353,205 +353,47 @@ public struct Runner: Sendable {
     ) async throws -> ClientRecorder {
         let scenario = self.plan.scenario
         let clients = scenario.clients.count
-        var recorder = prepared.recorder
-        var flowClients = prepared.flowClients
         let offset = clients > 1 ? scenario.clients.rampUp.nanoseconds / UInt64(clients) * UInt64(index) : 0
         try await Self.sleep(until: min(runStart &+ offset, deadline))
-        // A connection that cannot open now is retried by the group's first iteration, which
-        // then counts the failure if it persists; so is a `prepare` that fails or had no connection.
-        var connections: [(any Connection)?] = []
-        var prepared = Array(repeating: false, count: built.count)
-
-        /// Runs the group's `prepare` over `connection`: its steps and counts go to the group as
-        /// set-up, never to an iteration (a failed one's counts alone). Returns how long it took.
-        func prepare(_ group: Int, over connection: any Connection) async throws -> UInt64 {
-            var steps = IterationSteps()
-            let start = Stopwatch.now()
-            do {
-                try await flowClients[group].prepare(over: connection, recorder: &steps)
-            } catch {
-                recorder.count(group, steps)
-                throw error
-            }
-            let elapsed = Stopwatch.now() &- start
-            recorder.record(group, steps)
-            prepared[group] = true
-            return elapsed
-        }
-
-        for (group, item) in built.enumerated() {
-            var steps = IterationSteps()
-            connections.append(try? await item.endpoint.connect(recorder: &steps))
-            recorder.record(group, steps)
-            guard let connection = connections[group] else { continue }
-            do {
-                _ = try await prepare(group, over: connection)
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                // Not an iteration, so not counted; the server may have closed the connection
-                // after its error answer, so the retry starts a fresh one.
-                await connection.close()
-                connections[group] = nil
-            }
-        }
-
+        var session = ClientSession(prepared, built: built, progress: self.progress, slowdown: self.slowdown)
+        try await session.open()
         // The idle model's clients wait here for the last one; the others are counted and go on.
         await Self.arrive(at: checkpoints.ready, waiting: scenario.load.model == .idle)
-
-        let weights = built.map(\.planned.entry.weight)
-        let totalWeight = weights.reduce(0, +)
-        var random = SplitMix64(seed: scenario.seed &+ UInt64(index) &* 0x2545_F491_4F6C_DD1D)
-        func pick() -> Int {
-            guard built.count > 1 else { return 0 }
-            var ticket = Int(random.next() % UInt64(totalWeight))
-            for (group, weight) in weights.enumerated() {
-                if ticket < weight { return group }
-                ticket -= weight
-            }
-            return built.count - 1
-        }
-
-        func iterate(_ group: Int, measured: Bool, intended: UInt64?) async throws {
-            var steps = IterationSteps(slowdown: self.slowdown, group: group)
-            // The exchange moves between threads as it awaits: it is marked preempted when any
-            // thread of the process was, and counted over the whole process.
-            let switches = ThreadUsage.processInvoluntarySwitches()
-            let counted = WorkCounter.isActive ? WorkCounter.read() : nil
-            let start = Stopwatch.now()
-            var failure: String? = nil
-            // A `prepare` retried here is set-up: its time is left out of the exchange.
-            var setup: UInt64 = 0
-            do {
-                // After a failure the connection is gone: this iteration opens a new one, and
-                // its `connect` is part of the exchange, as it would be for a real client.
-                let connection: any Connection
-                if let open = connections[group] {
-                    connection = open
-                } else {
-                    connection = try await built[group].endpoint.connect(recorder: &steps)
-                    connections[group] = connection
-                }
-                // A client not yet set up on the server tries again; if that fails, so does
-                // this iteration, with the error of `prepare`.
-                if !prepared[group] { setup = try await prepare(group, over: connection) }
-                try await flowClients[group].iterate(over: connection, recorder: &steps)
-            } catch let error as LabError {
-                failure = error.code.description
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                failure = "other"
-            }
-            let end = Stopwatch.now()
-            let countedAfter = counted == nil ? nil : WorkCounter.read()
-            let switchesAfter = ThreadUsage.processInvoluntarySwitches()
-            self.progress.finished(failed: failure != nil)
-            if measured {
-                recorder.measured += 1
-                recorder.groups[group].iterations += 1
-                recorder.firstStart = min(recorder.firstStart, start)
-                recorder.lastEnd = max(recorder.lastEnd, end)
-                if let failure {
-                    recorder.groups[group].errors[failure, default: 0] += 1
-                    // A failed iteration's timings are dropped, but what it counted happened.
-                    recorder.count(group, steps)
-                } else {
-                    let exchange = Self.elapsed(from: intended ?? start, to: end, excluding: setup)
-                    var sample = StepSample(
-                        nanoseconds: exchange,
-                        preempted: switches != nil && switches != switchesAfter
-                    )
-                    if let counted, let countedAfter {
-                        sample.instructions = countedAfter.instructions &- counted.instructions
-                        sample.allocations = countedAfter.allocations &- counted.allocations
-                    }
-                    var extra = [(step: Step.exchange, sample: sample)]
-                    if intended != nil {
-                        sample.nanoseconds = Self.elapsed(from: start, to: end, excluding: setup)
-                        extra.append((Step(Step.exchange.name + ScenarioValidator.serviceSuffix), sample))
-                    }
-                    recorder.record(group, steps, extra: extra)
-                    recorder.keepForRound(group, steps, exchange: exchange)
-                }
-            } else {
-                recorder.warmup += 1
-            }
-            if failure != nil, let connection = connections[group] {
-                // The server closes a connection after an error answer: the next iteration
-                // starts a fresh one.
-                await connection.close()
-                connections[group] = nil
-            }
-        }
-
-        switch scenario.load.model {
-        case .closed:
-            let warmup = scenario.load.warmupIterations
-            let iterations = scenario.load.iterations
-            let yieldsEveryIteration = Self.clients(self.plan).count > ProcessInfo.processInfo.activeProcessorCount
-            var lastYield = Stopwatch.now()
-            for iteration in 0..<(warmup + iterations) {
-                if Stopwatch.now() >= deadline {
-                    recorder.stoppedByDeadline = true
-                    await barrier?.leave()
-                    break
-                }
-                if let barrier, iteration >= warmup {
-                    // Measured iteration m belongs to round m × rounds / iterations.
-                    let round = (iteration - warmup) * scenario.load.rounds / iterations
-                    if round == recorder.roundSamples.count {
-                        await withTaskCancellationHandler {
-                            await barrier.arrive(at: round)
-                        } onCancel: {
-                            Task { await barrier.cancel() }
-                        }
-                        recorder.roundSamples.append(Array(repeating: [:], count: built.count))
-                    }
-                }
-                try await iterate(pick(), measured: iteration >= warmup, intended: nil)
-                // An in-process iteration never suspends: yield so that all clients take turns
-                // on the thread pool (and the progress display gets a turn) instead of the
-                // first few running to completion before the others start. Clients that each
-                // have a thread of their own yield every 10 ms only: a yield per iteration
-                // measured as 3% of an x25519 exchange's time.
-                if yieldsEveryIteration || Stopwatch.now() &- lastYield > 10_000_000 {
-                    await Task.yield()
-                    lastYield = Stopwatch.now()
-                }
-            }
-        case .open:
-            let total = Self.openExchanges(scenario.load)
-            let rate = scenario.load.rate
-            let warmupEnd = scheduleStart &+ scenario.load.warmup.nanoseconds
-            // Exchange j starts at scheduleStart + j / rate; client k takes j = k, k + N, k + 2N, …
-            var sequence = index
-            while sequence < total {
-                let intended = scheduleStart &+ UInt64((Double(sequence) / rate * 1e9).rounded())
-                // A client that has fallen behind stops at the deadline too, backlog or not.
-                if intended >= deadline || Stopwatch.now() >= deadline {
-                    recorder.stoppedByDeadline = true
-                    break
-                }
-                if intended > Stopwatch.now() {
-                    try await Self.sleep(until: intended)
-                } else {
-                    // Behind schedule: no sleep, so yield to let the other clients take turns.
-                    await Task.yield()
-                }
-                try await iterate(pick(), measured: intended >= warmupEnd, intended: intended)
-                sequence += clients
-            }
-        case .idle:
-            // Every client is connected and set up: hold the connections, silent.
-            let until = Stopwatch.now() &+ scenario.load.duration.nanoseconds
-            if until > deadline { recorder.stoppedByDeadline = true }
-            try await Self.sleep(until: min(until, deadline))
-        }
+        var picker = WeightedPicker(weights: built.map(\.planned.entry.weight), runSeed: scenario.seed, client: index)
+        let driver = self.driver(client: index, barrier: barrier, scheduleStart: scheduleStart, deadline: deadline)
+        try await driver.drive(&session, picker: &picker)
         // The end of the measured phase, taken before any connection closes.
         await Self.arrive(at: checkpoints.end, waiting: true)
-        for connection in connections { await connection?.close() }
-        return recorder
+        await session.close()
+        return session.recorder
+    }
+
+    /// The load driver of client `client` for the scenario's load model.
+    private func driver(client: Int, barrier: RoundBarrier?, scheduleStart: UInt64, deadline: UInt64) -> any LoadDriver {
+        let load = self.plan.scenario.load
+        switch load.model {
+        case .closed:
+            return ClosedLoad(
+                warmup: load.warmupIterations,
+                iterations: load.iterations,
+                rounds: load.rounds,
+                barrier: barrier,
+                deadline: deadline,
+                yieldsEveryIteration: Self.clients(self.plan).count > ProcessInfo.processInfo.activeProcessorCount
+            )
+        case .open:
+            return OpenLoad(
+                client: client,
+                clients: self.plan.scenario.clients.count,
+                total: Self.openExchanges(load),
+                rate: load.rate,
+                scheduleStart: scheduleStart,
+                warmupEnd: scheduleStart &+ load.warmup.nanoseconds,
+                deadline: deadline
+            )
+        case .idle:
+            return IdleLoad(duration: load.duration.nanoseconds, deadline: deadline)
+        }
     }
 
     /// The nanoseconds from `start` to `end`, less `excluded` (set-up done in between), never below 0.

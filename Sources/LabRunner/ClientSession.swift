@@ -1,0 +1,176 @@
+import LabCore
+
+/// One simulated client's side of a run: its flows' clients, its connections (one per flow
+/// group), which groups are set up on the server, and what it recorded. A load driver calls
+/// `iterate` for each exchange; `Runner` opens the session before and closes it after.
+struct ClientSession {
+    /// Instructions and allocator calls so far (`WorkCounter.read()`).
+    typealias Work = (instructions: UInt64, allocations: UInt64)
+
+    let built: [Runner.Built]
+    let progress: RunProgress
+    let slowdown: StepSlowdown?
+    private(set) var recorder: ClientRecorder
+    private var flowClients: [any FlowClient]
+    private var connections: [(any Connection)?]
+    private var prepared: [Bool]
+
+    init(_ client: Runner.PreparedClient, built: [Runner.Built], progress: RunProgress, slowdown: StepSlowdown?) {
+        self.built = built
+        self.progress = progress
+        self.slowdown = slowdown
+        self.recorder = client.recorder
+        self.flowClients = client.flowClients
+        self.connections = Array(repeating: nil, count: built.count)
+        self.prepared = Array(repeating: false, count: built.count)
+    }
+
+    /// Opens each group's connection and runs its `prepare`. A connection that cannot open
+    /// now is retried by the group's first iteration, which then counts the failure if it
+    /// persists; so is a `prepare` that fails.
+    mutating func open() async throws {
+        for (group, item) in self.built.enumerated() {
+            var steps = IterationSteps()
+            self.connections[group] = try? await item.endpoint.connect(recorder: &steps)
+            self.recorder.record(group, steps)
+            guard let connection = self.connections[group] else { continue }
+            do {
+                _ = try await self.prepare(group, over: connection)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                // Not an iteration, so not counted; the server may have closed the connection
+                // after its error answer, so the retry starts a fresh one.
+                await connection.close()
+                self.connections[group] = nil
+            }
+        }
+    }
+
+    /// Runs the group's `prepare` over `connection`: its steps and counts go to the group as
+    /// set-up, never to an iteration (a failed one's counts alone). Returns how long it took.
+    private mutating func prepare(_ group: Int, over connection: any Connection) async throws -> UInt64 {
+        var steps = IterationSteps()
+        let start = Stopwatch.now()
+        do {
+            try await self.flowClients[group].prepare(over: connection, recorder: &steps)
+        } catch {
+            self.recorder.count(group, steps)
+            throw error
+        }
+        let elapsed = Stopwatch.now() &- start
+        self.recorder.record(group, steps)
+        self.prepared[group] = true
+        return elapsed
+    }
+
+    /// One exchange of `group`: timed (and counted, in a counted run) from its start, or from
+    /// `intended` in the open model, to its end, less any `prepare` retried in between.
+    mutating func iterate(_ group: Int, measured: Bool, intended: UInt64?) async throws {
+        var steps = IterationSteps(slowdown: self.slowdown, group: group)
+        // The exchange moves between threads as it awaits: it is marked preempted when any
+        // thread of the process was, and counted over the whole process.
+        let switches = ThreadUsage.processInvoluntarySwitches()
+        let counted = WorkCounter.isActive ? WorkCounter.read() : nil
+        let start = Stopwatch.now()
+        var failure: String? = nil
+        // A `prepare` retried here is set-up: its time is left out of the exchange.
+        var setup: UInt64 = 0
+        do {
+            // After a failure the connection is gone: this iteration opens a new one, and
+            // its `connect` is part of the exchange, as it would be for a real client.
+            let connection: any Connection
+            if let open = self.connections[group] {
+                connection = open
+            } else {
+                connection = try await self.built[group].endpoint.connect(recorder: &steps)
+                self.connections[group] = connection
+            }
+            // A client not yet set up on the server tries again; if that fails, so does
+            // this iteration, with the error of `prepare`.
+            if !self.prepared[group] { setup = try await self.prepare(group, over: connection) }
+            try await self.flowClients[group].iterate(over: connection, recorder: &steps)
+        } catch let error as LabError {
+            failure = error.code.description
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            failure = "other"
+        }
+        let end = Stopwatch.now()
+        let countedAfter = counted == nil ? nil : WorkCounter.read()
+        let switchesAfter = ThreadUsage.processInvoluntarySwitches()
+        self.progress.finished(failed: failure != nil)
+        if measured {
+            self.record(
+                group,
+                steps,
+                failure: failure,
+                span: (intended: intended, start: start, end: end, setup: setup),
+                preempted: switches != nil && switches != switchesAfter,
+                counted: counted.flatMap { before in countedAfter.map { (before, $0) } }
+            )
+        } else {
+            self.recorder.warmup += 1
+        }
+        if failure != nil, let connection = self.connections[group] {
+            // The server closes a connection after an error answer: the next iteration
+            // starts a fresh one.
+            await connection.close()
+            self.connections[group] = nil
+        }
+    }
+
+    /// Records a measured iteration: its steps and its `exchange` (and, in the open model,
+    /// its service time, from its real start), or its failure.
+    private mutating func record(
+        _ group: Int,
+        _ steps: IterationSteps,
+        failure: String?,
+        span: (intended: UInt64?, start: UInt64, end: UInt64, setup: UInt64),
+        preempted: Bool,
+        counted: (before: Work, after: Work)?
+    ) {
+        self.recorder.measured += 1
+        self.recorder.groups[group].iterations += 1
+        self.recorder.firstStart = min(self.recorder.firstStart, span.start)
+        self.recorder.lastEnd = max(self.recorder.lastEnd, span.end)
+        if let failure {
+            self.recorder.groups[group].errors[failure, default: 0] += 1
+            // A failed iteration's timings are dropped, but what it counted happened.
+            self.recorder.count(group, steps)
+            return
+        }
+        let exchange = Runner.elapsed(from: span.intended ?? span.start, to: span.end, excluding: span.setup)
+        var sample = StepSample(nanoseconds: exchange, preempted: preempted)
+        if let counted {
+            sample.instructions = counted.after.instructions &- counted.before.instructions
+            sample.allocations = counted.after.allocations &- counted.before.allocations
+        }
+        var extra = [(step: Step.exchange, sample: sample)]
+        if span.intended != nil {
+            sample.nanoseconds = Runner.elapsed(from: span.start, to: span.end, excluding: span.setup)
+            extra.append((Step(Step.exchange.name + ScenarioValidator.serviceSuffix), sample))
+        }
+        self.recorder.record(group, steps, extra: extra)
+        self.recorder.keepForRound(group, steps, exchange: exchange)
+    }
+
+    /// Marks the client stopped by the deadline.
+    mutating func stoppedByDeadline() {
+        self.recorder.stoppedByDeadline = true
+    }
+
+    /// Starts the client's next round sample set (closed model with rounds).
+    mutating func startRound() {
+        self.recorder.roundSamples.append(Array(repeating: [:], count: self.built.count))
+    }
+
+    /// How many rounds the client has started.
+    var rounds: Int { self.recorder.roundSamples.count }
+
+    /// Closes every connection.
+    mutating func close() async {
+        for connection in self.connections { await connection?.close() }
+    }
+}
