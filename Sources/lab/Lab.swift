@@ -26,7 +26,32 @@ struct Lab: AsyncParsableCommand {
         if Self.usesEventLoopsForTasks(CommandLine.arguments, ProcessInfo.processInfo.environment["LAB_EXECUTOR"]) {
             _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         }
-        await Self.main(nil)
+        await Self.runReportingUsageErrors()
+    }
+
+    /// Parses and runs the command. A usage error found while parsing (an unknown option, a
+    /// value outside an option's list, a missing argument) exits 1, the code the commands
+    /// document for bad input or usage, instead of ArgumentParser's 64; help and every
+    /// other outcome are ArgumentParser's own.
+    static func runReportingUsageErrors() async {
+        let command: any ParsableCommand
+        do {
+            command = try Self.parseAsRoot(nil)
+        } catch {
+            guard Self.exitCode(for: error) == .validationFailure else { Self.exit(withError: error) }
+            FileHandle.standardError.write(Data((Self.fullMessage(for: error) + "\n").utf8))
+            Self.exit(withError: ExitCode(1))
+        }
+        do {
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                var command = command
+                try command.run()
+            }
+        } catch {
+            Self.exit(withError: error)
+        }
     }
 
     /// Whether tasks should run on NIO's event loops: for `lab serve`, and for `lab run` of a

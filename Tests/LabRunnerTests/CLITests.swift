@@ -29,6 +29,25 @@ import Testing
         #expect(bad.errors.contains(#"$.clients.count: expected an integer from 1 to 100000, found "16""#))
     }
 
+    @Test("A usage error exits 1, as documented, and names the values an option takes")
+    func usageErrorsExitOne() async throws {
+        let framing = try await Self.lab(["serve", "--framing", "u16"])
+        #expect(framing.status == 1, "\(framing.errors)")
+        #expect(framing.errors.contains("'u32be'") && framing.errors.contains("'u64le'"), "\(framing.errors)")
+        let unknown = try await Self.lab(["run", "Scenarios/quickstart.json", "--no-such-option"])
+        #expect(unknown.status == 1, "\(unknown.errors)")
+        #expect(unknown.errors.contains("--no-such-option"), "\(unknown.errors)")
+        let missing = try await Self.lab(["run"])
+        #expect(missing.status == 1, "\(missing.errors)")
+        let help = try await Self.lab(["serve", "--help"])
+        #expect(help.status == 0)
+        // The help wraps its lines: compare with the whitespace collapsed.
+        let text = help.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        for values in ["per-run, per-exchange, fixed", "csprng, midsquare", "system, virtual", "trace, debug, info"] {
+            #expect(text.contains(values), "lab serve --help lists \(values): \(help.output)")
+        }
+    }
+
     @Test("lab run refuses a broken scenario before running (exit 1) and writes nothing")
     func runRefusesBrokenScenario() async throws {
         let folder = try Self.temporaryFolder()

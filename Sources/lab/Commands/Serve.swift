@@ -46,11 +46,11 @@ struct Serve: AsyncParsableCommand {
     )
     var suites: String?
 
-    @Option(help: "When the server makes its signing keys: per-run, per-exchange or fixed (the lab's published test keys).")
-    var keys = "per-run"
+    @Option(help: "When the server makes its signing keys (fixed: the lab's published test keys).")
+    var keys = KeyLifetime.perRun
 
-    @Option(help: "The frame length encoding: u32be or u64le (the 2009 sample's).")
-    var framing = "u32be"
+    @Option(help: "The frame length encoding (u64le: the 2009 sample's).")
+    var framing = FramingStyle.u32be
 
     @Option(help: "The largest frame body accepted, in bytes.")
     var maxFrameBytes = Framing.defaultMaxFrameBytes
@@ -87,8 +87,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "On shutdown, write the server's own step timings (csv, markdown, json) here.")
     var report: String?
 
-    @Option(help: "Log level on stderr: trace, debug, info, notice, warning, error.")
-    var logLevel = "info"
+    @Option(help: "Log level on stderr.")
+    var logLevel = Logger.Level.info
 
     @Flag(help: "Serve cx/1 only, without the messaging service.")
     var noMessaging = false
@@ -116,11 +116,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "With --policy seed: how long the 3rd failure postpones the account, e.g. \"1 s\" (default 30 min).")
     var postponeFor: String?
 
-    @Option(help: "msg/1's captcha generator: csprng or midsquare.")
-    var captcha = CaptchaGenerator.csprng.rawValue
+    @Option(help: "msg/1's captcha generator.")
+    var captcha = CaptchaGenerator.csprng
 
-    @Option(help: "msg/1's clock: system or virtual.")
-    var clock = ClockKind.system.rawValue
+    @Option(help: "msg/1's clock.")
+    var clock = ClockKind.system
 
     @Option(help: "msg/1's password checks at once, each on a thread of its own, off the event loops.")
     var kdfWorkers = MessagingOptions.defaultKDFWorkers
@@ -139,9 +139,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            guard let level = Logger.Level(rawValue: self.logLevel) else {
-                throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error")
-            }
+            let level = self.logLevel
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = level
@@ -261,12 +259,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func makeServer(recording: ServerRecording, transport: String, started: Date) throws -> Setup {
-        guard FramingStyle(rawValue: self.framing) != nil else {
-            throw ValidationError("--framing must be u32be or u64le")
-        }
-        guard let lifetime = KeyLifetime(rawValue: self.keys) else {
-            throw ValidationError("--keys must be per-run, per-exchange or fixed")
-        }
+        let lifetime = self.keys
         guard let idle = TimeSpan(parsing: self.idleTimeout), idle > .zero else {
             throw ValidationError("--idle-timeout must be \(TimeSpan.expectation)")
         }
@@ -314,7 +307,7 @@ struct Serve: AsyncParsableCommand {
         tls.certificateFile = self.tlsCertificate
         tls.privateKeyFile = self.tlsKey
         let options = TransportOptions(
-            framing: self.framing,
+            framing: self.framing.rawValue,
             maxFrameBytes: self.maxFrameBytes,
             host: self.host,
             port: self.port,
@@ -374,13 +367,8 @@ struct Serve: AsyncParsableCommand {
             }
             options.policy = .seed(postponeAfter: after, postponeFor: span.seconds, lockAfter: lock)
         }
-        guard let captcha = CaptchaGenerator(rawValue: self.captcha) else {
-            throw ValidationError("--captcha must be csprng or midsquare")
-        }
-        options.captcha = captcha
-        guard let clock = ClockKind(rawValue: self.clock) else {
-            throw ValidationError("--clock must be system or virtual")
-        }
+        options.captcha = self.captcha
+        let clock = self.clock
         options.rekeyStall = self.testRekeyStall
         guard self.kdfWorkers >= 1 else { throw ValidationError("--kdf-workers must be at least 1") }
         guard self.kdfQueue >= 0 else { throw ValidationError("--kdf-queue must be 0 or more") }
