@@ -42,16 +42,10 @@ public enum BuiltInPlugins {
 /// (`plugins`), and the reporters that write the run's reports. Tests and embedders add
 /// their own plugins with `adding(transport:)` and `adding(reporter:)`.
 public struct PluginCatalog: Sendable {
-    /// Crypto providers.
-    public var providers: ProviderRegistry
-    /// Flows.
-    public var flows: FlowRegistry
-    /// Transports.
-    public var transports: TransportRegistry
+    /// What the scenario validator and the runner take; its reporter names are `reporters`'.
+    public private(set) var plugins: Plugins
     /// Reporters.
-    public var reporters: ReporterRegistry
-    /// How `"discover"` finds a server, if there is a way.
-    public var discovery: (any Discovery)?
+    public private(set) var reporters: ReporterRegistry
 
     /// A catalog of these registries.
     public init(
@@ -61,28 +55,20 @@ public struct PluginCatalog: Sendable {
         reporters: ReporterRegistry,
         discovery: (any Discovery)? = nil
     ) {
-        self.providers = providers
-        self.flows = flows
-        self.transports = transports
-        self.reporters = reporters
-        self.discovery = discovery
-    }
-
-    /// What the scenario validator and the runner take.
-    public var plugins: Plugins {
-        Plugins(
-            providers: self.providers,
-            flows: self.flows,
-            transports: self.transports,
-            reporters: self.reporters.names,
-            discovery: self.discovery
+        self.plugins = Plugins(
+            providers: providers,
+            flows: flows,
+            transports: transports,
+            reporters: reporters.names,
+            discovery: discovery
         )
+        self.reporters = reporters
     }
 
     /// This catalog with one more transport (its name must be new).
     public func adding(transport: any Transport.Type) -> PluginCatalog {
         var catalog = self
-        catalog.transports = TransportRegistry(self.transports.types + [transport])
+        catalog.plugins.transports = TransportRegistry(self.plugins.transports.types + [transport])
         return catalog
     }
 
@@ -90,6 +76,7 @@ public struct PluginCatalog: Sendable {
     public func adding(reporter: any Reporter.Type) -> PluginCatalog {
         var catalog = self
         catalog.reporters = ReporterRegistry(self.reporters.types + [reporter])
+        catalog.plugins.reporters = catalog.reporters.names
         return catalog
     }
 
