@@ -61,14 +61,16 @@ import Testing
         // within 0.5% (Ed25519 signing, to a few instructions in 2.6 million: 0.01%).
         let signs = (Double(a.medians["sign"] ?? 0), Double(b.medians["sign"] ?? 1))
         #expect(signs.0 > 100_000 && abs(signs.0 / signs.1 - 1) < 0.0001, "\(a.medians) vs \(b.medians)")
-        // The rest within 0.5%, or within 1,000 instructions, the smallest change `lab check`
-        // judges: each run's heap and the Swift runtime's metadata caches are laid out a little
-        // differently, and that moves a step by a few hundred instructions (0.5-1% of the
-        // 45,000 of AES-GCM's encrypt and decrypt).
+        // The rest within 1%, or within 1,000 instructions: the gate's own base allowance and
+        // floor (`lab check`). Each process lays out its heap and the Swift runtime's metadata
+        // and conformance caches a little differently, which moves a step by hundreds of
+        // instructions: up to 0.5-1.5% of the 45,000 of AES-GCM's encrypt and decrypt, and since
+        // 2026-11-24 up to 0.7% of encode's 356,000 and decode's 188,000 (187,713 vs 189,038 in
+        // one CI run; 0.15% before; docs/performance.md).
         for step in ["decode", "encode", "wrap", "unwrap", "keygen.client", "encrypt", "decrypt"] {
             let x = Double(a.medians[step] ?? 0)
             let y = Double(b.medians[step] ?? 1)
-            #expect(x > 0 && abs(x - y) < max(0.005 * y, 1_000), "\(step): \(x) vs \(y)")
+            #expect(x > 0 && abs(x - y) < max(0.01 * y, 1_000), "\(step): \(x) vs \(y)")
         }
         // The server's fixed key signs the same payload alike in both processes, and Ed25519
         // verification, variable-time, then does the same work: 1-3% apart with keys drawn
