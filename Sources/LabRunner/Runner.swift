@@ -472,16 +472,7 @@ public struct Runner: Sendable {
         }
         if let provider = serverSide.provider, !providers.contains(provider) { providers.append(provider) }
         let load = scenario.load
-        let loadText =
-            switch load.model {
-            case .closed:
-                "closed: \(load.iterations) iterations per client"
-                    + (load.warmupIterations > 0 ? " after \(load.warmupIterations) warm-up" : "")
-            case .open:
-                "open: \(TimeSpan.trimmed(load.rate))/s for \(load.duration)"
-                    + (load.warmup > .zero ? " (first \(load.warmup) warm-up)" : "")
-            case .idle: "idle: every client connects, then all hold their connections for \(load.duration)"
-            }
+        let loadText = Self.describe(load)
         #if DEBUG
         let build = "debug"
         #else
@@ -522,6 +513,20 @@ public struct Runner: Sendable {
         // cannot hold on one slice of the clients.
         result.thresholds = self.plan.shard == nil ? self.plan.thresholds.map { $0.evaluate(result) } : []
         return result
+    }
+
+    /// `load` in words, as results and reports give it: `closed: 24 iterations per client
+    /// after 4 warm-up`.
+    public static func describe(_ load: LoadSpec) -> String {
+        switch load.model {
+        case .closed:
+            "closed: \(load.iterations) iterations per client"
+                + (load.warmupIterations > 0 ? " after \(load.warmupIterations) warm-up" : "")
+        case .open:
+            "open: \(TimeSpan.trimmed(load.rate))/s for \(load.duration)"
+                + (load.warmup > .zero ? " (first \(load.warmup) warm-up)" : "")
+        case .idle: "idle: every client connects, then all hold their connections for \(load.duration)"
+        }
     }
 
     static func openWarmupExchanges(_ load: LoadSpec) -> Int {

@@ -1,25 +1,51 @@
 import ArgumentParser
 import Foundation
 import LabCore
+import LabReport
 
 /// `lab run --counted`: runs the same command again under `valgrind --tool=callgrind`, where
 /// every step also reports the instructions it executed and the allocations it made
 /// (`WorkCounter`): counts that do not move with the machine's load, for `lab check`'s
 /// counted gate.
 ///
-/// What the child is given, so that two runs of the same binary count the same:
+/// Each flow of the scenario is counted alone, in a process of its own, and this process
+/// combines their results (`CountedFlows`) and writes the reports. What each process is
+/// given, so that two runs of the same binary count the same:
 /// - a copy of this executable with its debug information stripped (Valgrind 3.19 cannot
 ///   read the toolchain's DWARF 5, and gives up on the whole binary);
 /// - `SWIFT_DETERMINISTIC_HASHING=1`, so that dictionaries and sets hash, and iterate, alike
 ///   in every run;
 /// - callgrind's instrumentation off until the run's set-up starts (`--instr-atstart=no`).
+/// In the process, every task runs on one event loop (`Lab.main`), and the step histograms
+/// are sized for any time from the start (`StepDetail.histogram()`).
 enum CountedRun {
     /// The environment variable that carries Valgrind's version to the child's reports.
     static let versionVariable = "LAB_VALGRIND_VERSION"
 
-    /// Runs `arguments` (this command line, `--counted` included) under callgrind and returns
-    /// the child's exit code.
-    static func run(arguments: [String]) throws -> Int32 {
+    /// What a process under callgrind is to run, from its environment: which flow, and the
+    /// folder its results go to.
+    struct Child {
+        static let flowVariable = "LAB_COUNTED_FLOW"
+        static let directoryVariable = "LAB_COUNTED_OUT"
+
+        var flow: Int
+        var directory: String
+
+        /// This process's part, or nil if no counted run started it.
+        static var current: Child? {
+            let environment = ProcessInfo.processInfo.environment
+            guard let flow = environment[Self.flowVariable].flatMap({ Int($0) }),
+                let directory = environment[Self.directoryVariable]
+            else { return nil }
+            return Child(flow: flow, directory: directory)
+        }
+    }
+
+    /// Runs `arguments` (this command line, `--counted` included) under callgrind, once for
+    /// each of the scenario's `flows` flows alone (`Plan.countedAlone(flow:)`), as many at a
+    /// time as there are cores, and returns their results in the flows' order. Throws
+    /// `ExitCode` with the first failed process's code.
+    static func run(arguments: [String], flows: Int) throws -> [RunResult] {
         guard let valgrind = Self.find("valgrind") else {
             throw LabError(.unsupported, "--counted runs the lab under Valgrind, which is not installed (apt-get install valgrind)")
         }
@@ -27,9 +53,9 @@ enum CountedRun {
             throw LabError(.unsupported, "--counted needs objcopy (binutils) to strip the debug information Valgrind cannot read")
         }
         let files = FileManager.default
-        // A name of fixed length: the paths below reach the child's stack (its arguments and
-        // environment), and a stack shifted by a few bytes moves the alignment of its buffers,
-        // and with it the instructions `memcpy` takes.
+        // Names of fixed length: the paths below reach the children's stacks (their arguments
+        // and environment), and a stack shifted by a few bytes moves the alignment of its
+        // buffers, and with it the instructions `memcpy` takes.
         let scratch = files.temporaryDirectory.appendingPathComponent("lab-counted-\(UUID().uuidString)")
         try files.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? files.removeItem(at: scratch) }
@@ -42,20 +68,41 @@ enum CountedRun {
         }
         let version = (try? Self.output(valgrind, ["--version"]))?.trimmingCharacters(in: .whitespacesAndNewlines)
 
-        var environment = ProcessInfo.processInfo.environment
-        let output = scratch.appendingPathComponent("callgrind.out").path
-        environment[WorkCounter.outputVariable] = output
-        environment[Self.versionVariable] = version ?? "valgrind"
-        environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
-        return try Self.launch(
-            valgrind,
-            [
-                "--tool=callgrind", "--quiet", "--instr-atstart=no", "--callgrind-out-file=\(output)",
-                "--dump-line=yes", "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
-                stripped.path,
-            ] + arguments,
-            environment: environment
-        )
+        func child(_ flow: Int) throws -> (process: Process, results: URL) {
+            let name = String(format: "%03d", flow)
+            let output = scratch.appendingPathComponent("callgrind-\(name).out").path
+            let results = scratch.appendingPathComponent("flow-\(name)")
+            var environment = ProcessInfo.processInfo.environment
+            environment[WorkCounter.outputVariable] = output
+            environment[Self.versionVariable] = version ?? "valgrind"
+            environment[Child.flowVariable] = name
+            environment[Child.directoryVariable] = results.path
+            environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
+            let process = try Self.start(
+                valgrind,
+                [
+                    "--tool=callgrind", "--quiet", "--instr-atstart=no", "--callgrind-out-file=\(output)",
+                    "--dump-line=yes", "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
+                    stripped.path,
+                ] + arguments,
+                environment: environment
+            )
+            return (process, results.appendingPathComponent("results.json"))
+        }
+
+        // Each process counts alike whatever runs beside it: as many at once as there are cores.
+        let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        var results: [RunResult] = []
+        for batch in stride(from: 0, to: flows, by: width) {
+            let started = try (batch..<min(flows, batch + width)).map(child)
+            let codes = started.map { started -> Int32 in
+                started.process.waitUntilExit()
+                return Self.code(started.process)
+            }
+            if let failed = codes.first(where: { $0 != 0 }) { throw ExitCode(failed) }
+            results += try started.map { try ResultsDocument.load(from: $0.results) }
+        }
+        return results
     }
 
     /// `name`'s path on `PATH`, if it is there.
@@ -71,13 +118,24 @@ enum CountedRun {
     /// Runs `path` with `arguments`, its output and errors the lab's own; its exit code
     /// (128 + the signal if one ended it).
     static func launch(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Int32 {
+        let process = try Self.start(path, arguments, environment: environment)
+        process.waitUntilExit()
+        return Self.code(process)
+    }
+
+    /// Starts `path` with `arguments`, its output and errors the lab's own.
+    static func start(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         if let environment { process.environment = environment }
         try process.run()
-        process.waitUntilExit()
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return process
+    }
+
+    /// An ended process's exit code, 128 + the signal if one ended it.
+    static func code(_ process: Process) -> Int32 {
+        process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     }
 
     /// What `path` prints.

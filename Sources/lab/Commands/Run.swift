@@ -67,37 +67,41 @@ struct Run: AsyncParsableCommand {
                         "--counted counts one client's work, alone: clients.count must be 1 (the scenario has \(plan.scenario.clients.count)), without --shard"
                     )
                 }
-                if !WorkCounter.isActive {
-                    guard !WorkCounter.isUnderValgrind else {
-                        throw ValidationError("--counted starts Valgrind itself: run `lab run --counted` without valgrind")
-                    }
-                    throw ExitCode(try CountedRun.run(arguments: Array(CommandLine.arguments.dropFirst())))
+                if !WorkCounter.isActive, WorkCounter.isUnderValgrind {
+                    throw ValidationError("--counted starts Valgrind itself: run `lab run --counted` without valgrind")
                 }
             }
+            // A process of a counted run, under callgrind: one flow, its results to the folder
+            // the lab that started it reads them from.
+            let alone = WorkCounter.isActive ? CountedRun.Child.current : nil
+            if let alone { plan = plan.countedAlone(flow: alone.flow) }
             // The report folder is known before the run: the messaging service's database lives there.
             let directory =
-                self.out.map { URL(fileURLWithPath: $0) }
+                alone.map { URL(fileURLWithPath: $0.directory) }
+                ?? self.out.map { URL(fileURLWithPath: $0) }
                 ?? Self.defaultDirectory(for: plan.scenario, at: Date()).appendingPathComponent(
                     plan.shard.map { "shard-\($0.index)-of-\($0.count)" } ?? "",
                     isDirectory: true
                 )
             plan.dataDirectory = directory.path
-            let runner = Runner(plan: plan)
-            // A counted run shows no progress: the display's task would run, and be counted,
-            // in the middle of the steps.
-            let display =
-                self.quiet || self.counted ? nil : ProgressDisplay(progress: runner.progress, scenario: plan.scenario)
-            let watcher = display.map { display in Task { await display.watch() } }
-            let result: RunResult
-            do {
-                result = try await runner.run()
-            } catch {
-                watcher?.cancel()
-                throw error
+            var result: RunResult
+            if self.counted && !WorkCounter.isActive {
+                result = try CountedFlows.combine(
+                    try CountedRun.run(arguments: Array(CommandLine.arguments.dropFirst()), flows: plan.flows.count),
+                    command: CommandLine.arguments.joined(separator: " ")
+                )
+                if plan.flows.count > 1 {
+                    result.metadata.load = Runner.describe(plan.scenario.load) + "; each flow counted alone, in a process of its own, with its share by weight"
+                }
+                result.thresholds = plan.thresholds.map { $0.evaluate(result) }
+            } else {
+                result = try await self.runHere(plan)
             }
-            watcher?.cancel()
-            _ = await watcher?.value
-            display?.finish()
+            if alone != nil {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                try ResultsDocument(result).encoded().write(to: directory.appendingPathComponent("results.json"))
+                return
+            }
 
             let written = try catalog.writeReports(result, of: plan, to: directory)
             if !self.quiet {
@@ -142,6 +146,26 @@ struct Run: AsyncParsableCommand {
             slowdowns[Step(parts[0])] = percent / 100
         }
         return slowdowns
+    }
+
+    /// Runs `plan` in this process.
+    private func runHere(_ plan: Plan) async throws -> RunResult {
+        let runner = Runner(plan: plan)
+        // A counted run shows no progress: the display's task would run, and be counted,
+        // in the middle of the steps.
+        let display = self.quiet || self.counted ? nil : ProgressDisplay(progress: runner.progress, scenario: plan.scenario)
+        let watcher = display.map { display in Task { await display.watch() } }
+        let result: RunResult
+        do {
+            result = try await runner.run()
+        } catch {
+            watcher?.cancel()
+            throw error
+        }
+        watcher?.cancel()
+        _ = await watcher?.value
+        display?.finish()
+        return result
     }
 
     static func defaultDirectory(for scenario: Scenario, at date: Date) -> URL {
