@@ -37,7 +37,8 @@ struct Run: AsyncParsableCommand {
         help: """
             Count, beside timing: run under Valgrind's callgrind, where every step also reports the \
             instructions it executed and the allocations it made, the same in every run of the same \
-            build (for `lab check`'s counted gate). Needs one client; about 50 times slower.
+            build (for `lab check`'s counted gate). Each flow runs alone in a process of its own, with \
+            its share of the load. Needs one client; about 50 times slower.
             """
     )
     var counted = false
