@@ -15,18 +15,16 @@ public enum CountedFlows {
         combined.thresholds = []
         guard results.count > 1 else { return combined }
         var groups: [GroupKey: GroupResult] = [:]
-        var order: [GroupKey] = []
         for result in results {
             for group in result.groups {
                 if groups[group.key] == nil {
                     groups[group.key] = group
-                    order.append(group.key)
                 } else {
                     groups[group.key]!.merge(group)
                 }
             }
         }
-        combined.groups = order.map { groups[$0]! }.sorted { $0.key < $1.key }
+        combined.groups = groups.values.sorted { $0.key < $1.key }
         combined.metadata.startedAt = results.map(\.metadata.startedAt).min()!
         combined.metadata.measuredFrom = results.compactMap(\.metadata.measuredFrom).min()
         var providers: [ProviderInfo] = []
