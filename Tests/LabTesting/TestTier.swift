@@ -24,7 +24,7 @@ public enum TestTier: String, CaseIterable, Sendable {
     case daemonRestart = "daemon-restart"
     /// `lab compare`'s acceptance, judged on real timings: alone.
     case compareAcceptance = "compare-acceptance"
-    /// `lab check`'s acceptance, 40 runs judged against a baseline: alone.
+    /// `lab check`'s acceptance, judged on real timings: alone.
     case checkAcceptance = "check-acceptance"
 
     /// The environment variable that names the tiers to run.
