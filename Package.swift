@@ -43,13 +43,16 @@ let package = Package(
     ],
     targets: [
         // Scenario model, plugin protocols, registry, LabError, step timing. Imports no other lab module.
+        .target(name: "LabCore", dependencies: ["CLabSystem", "CLabCounting"], swiftSettings: swiftSettings),
+        // The results model: what a run measured (RunResult, step histograms and statistics,
+        // calibration samples, memory, server stats) and the thresholds judged on it.
         .target(
-            name: "LabCore",
-            dependencies: ["CLabSystem", "CLabCounting", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            name: "LabResults",
+            dependencies: ["LabCore", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: swiftSettings
         ),
         // Framing and the cx/1 property-list codec, shared by server and client.
-        .target(name: "LabWire", dependencies: ["LabCore"], swiftSettings: swiftSettings),
+        .target(name: "LabWire", dependencies: ["LabCore", "LabResults"], swiftSettings: swiftSettings),
         // The cx/1 suites and exchange, written once over the CryptoProvider protocol.
         .target(name: "LabCrypto", dependencies: ["LabCore", "LabWire"], swiftSettings: swiftSettings),
         // The `swift-crypto` provider (BoringSSL inside).
@@ -135,7 +138,7 @@ let package = Package(
         .target(
             name: "LabNIO",
             dependencies: [
-                "LabCore", "LabWire", "LabFraming",
+                "LabCore", "LabResults", "LabWire", "LabFraming",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -176,29 +179,29 @@ let package = Package(
         // the adapters that do not measure memory build without jemalloc.
         .target(
             name: "LabMemory",
-            dependencies: ["LabCore"] + (withoutJemalloc ? [] : ["CLabJemalloc"]),
+            dependencies: ["LabCore", "LabResults"] + (withoutJemalloc ? [] : ["CLabJemalloc"]),
             swiftSettings: swiftSettings
         ),
         // The runner: scenario checks against the plugins, load models, recording, progress.
         .target(
             name: "LabRunner",
             dependencies: [
-                "LabCore", "LabWire", "LabMemory", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "LabCore", "LabResults", "LabWire", "LabMemory", .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: swiftSettings
         ),
         // Reporters: results.csv, report.md with SVG charts, results.json.
         .target(
             name: "LabReport",
-            dependencies: ["LabCore", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: ["LabCore", "LabResults", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: swiftSettings
         ),
         // The built-in plugin lists, shared by the CLI and the tests.
         .target(
             name: "LabPlugins",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabRunner", "LabReport",
-                "LabNIO", "LabDiscovery", "LabMessaging",
+                "LabCore", "LabResults", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabRunner",
+                "LabReport", "LabNIO", "LabDiscovery", "LabMessaging",
             ],
             swiftSettings: swiftSettings
         ),
@@ -206,8 +209,8 @@ let package = Package(
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabNIO", "LabDiscovery",
-                "LabMessaging", "LabMemory",
+                "LabCore", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabNIO",
+                "LabDiscovery", "LabMessaging", "LabMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -220,13 +223,14 @@ let package = Package(
         // Test support shared by the test targets: vector loading, the Python peer.
         .target(
             name: "LabTesting",
-            dependencies: ["LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner"],
+            dependencies: ["LabCore", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner"],
             path: "Tests/LabTesting",
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "LabCoreTests", dependencies: ["LabCore", "LabTesting"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "LabCoreTests",
-            dependencies: ["LabCore", "LabTesting", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            name: "LabResultsTests",
+            dependencies: ["LabCore", "LabResults", "LabTesting", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "LabWireTests", dependencies: ["LabCore", "LabWire", "LabTesting"], swiftSettings: swiftSettings),
@@ -246,7 +250,8 @@ let package = Package(
         .testTarget(
             name: "LabRunnerTests",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabTesting", "LabMemory",
+                "LabCore", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabTesting",
+                "LabMemory",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
@@ -255,7 +260,7 @@ let package = Package(
         .testTarget(
             name: "LabReportTests",
             dependencies: [
-                "LabCore", "LabReport", "LabRunner", "LabPlugins", "LabTesting",
+                "LabCore", "LabResults", "LabReport", "LabRunner", "LabPlugins", "LabTesting",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
@@ -265,7 +270,8 @@ let package = Package(
         .testTarget(
             name: "LabNIOTests",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabRunner", "LabReport", "LabTesting",
+                "LabCore", "LabResults", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabRunner", "LabReport",
+                "LabTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -277,7 +283,8 @@ let package = Package(
         .testTarget(
             name: "LabMessagingTests",
             dependencies: [
-                "LabCore", "LabWire", "LabMessaging", "LabNIO", "LabPlugins", "LabRunner", "LabReport", "LabTesting",
+                "LabCore", "LabResults", "LabWire", "LabMessaging", "LabNIO", "LabPlugins", "LabRunner", "LabReport",
+                "LabTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

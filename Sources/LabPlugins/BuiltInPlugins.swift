@@ -6,6 +6,7 @@ import LabMessaging
 import LabNIO
 import LabOpenSSL
 import LabReport
+import LabResults
 import LabRunner
 import LabSwiftCrypto
 import LabWire

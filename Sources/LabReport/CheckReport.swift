@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabResults
 
 /// Writes a `RegressionCheck`: `check.md`, `check.csv`, and a table for the terminal.
 public struct CheckReport: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import LabCore
+import LabResults
 
 /// Writes a `Comparison`: `comparison.md` (with an SVG chart per candidate beside it),
 /// `comparison.csv`, and a short table for the terminal.

@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabResults
 
 /// `lab check` on counted runs (`lab run --counted`): per step, the median instruction count
 /// over the run's samples against the baselines'.

@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabResults
 
 /// Writes `results.json`: the whole run, histograms included (see `ResultsDocument`).
 public struct JSONReporter: Reporter {

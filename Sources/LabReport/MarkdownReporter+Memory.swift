@@ -1,4 +1,5 @@
 import LabCore
+import LabResults
 
 extension MarkdownReporter {
     /// The Memory section: the heap before the clients, with all of them connected and at the

@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabResults
 
 /// Combines the results of shards of one scenario (`lab run --shard K/N`, `lab merge`):
 /// groups with the same key merge exactly (histograms added bucket by bucket, counts summed),

@@ -1,5 +1,6 @@
 import Histogram
 import LabCore
+import LabResults
 
 /// One line of a report: a group's step and its figures.
 struct ReportRow {

@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import LabCore
+import LabResults
 import Synchronization
 
 /// The run's step histograms, one set per group, kept in a few stripes that clients share

@@ -1,4 +1,5 @@
 import LabCore
+import LabResults
 
 /// Where the clients of a run with `rounds` > 1 meet between rounds: the last client to
 /// arrive times a calibration sample while the others wait, then all go on together, so

@@ -1,5 +1,6 @@
 import LabCore
 import LabMemory
+import LabResults
 import Synchronization
 
 /// Takes a run's heap snapshots (`RunMemory`): before the clients are prepared, when the last

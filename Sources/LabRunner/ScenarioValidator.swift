@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabResults
 
 /// A flow entry ready to build: its label, type and checked options.
 public struct PlannedFlow: Sendable {

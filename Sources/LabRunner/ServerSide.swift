@@ -1,5 +1,6 @@
 import Histogram
 import LabCore
+import LabResults
 import LabWire
 
 /// The server's own steps during a run against a server elsewhere (`lab serve`), fetched

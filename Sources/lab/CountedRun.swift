@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LabCore
 import LabReport
+import LabResults
 
 /// `lab run --counted`: runs the same command again under `valgrind --tool=callgrind`, where
 /// every step also reports the instructions it executed and the allocations it made

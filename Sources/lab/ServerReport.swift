@@ -4,6 +4,7 @@ import LabCrypto
 import LabMemory
 import LabNIO
 import LabPlugins
+import LabResults
 
 /// Turns what `lab serve` measured into a `RunResult`, so the usual reporters write it.
 ///

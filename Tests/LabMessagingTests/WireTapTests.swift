@@ -2,6 +2,7 @@ import Foundation
 import LabCore
 import LabMessaging
 import LabNIO
+import LabResults
 import LabRunner
 import LabTesting
 import Testing

@@ -3,6 +3,7 @@ import LabCore
 import LabCrypto
 import LabNIO
 import LabPlugins
+import LabResults
 import LabRunner
 import LabTesting
 import LabWire

@@ -3,6 +3,7 @@ import Histogram
 import LabCore
 import LabMessaging
 import LabNIO
+import LabResults
 import LabRunner
 import LabTesting
 import LabWire

@@ -2,6 +2,7 @@ import Foundation
 import LabCore
 import LabNIO
 import LabPlugins
+import LabResults
 import LabRunner
 import LabTesting
 import NIOSSL

@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabPlugins
+import LabResults
 import LabRunner
 import LabTesting
 import Testing

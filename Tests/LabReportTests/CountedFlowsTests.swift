@@ -1,5 +1,6 @@
 import LabCore
 import LabReport
+import LabResults
 import LabTesting
 import Testing
 

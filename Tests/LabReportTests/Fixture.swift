@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import LabCore
+import LabResults
 
 /// A fixed, fully deterministic run to report on: three groups over two flows, one insecure, errors in one,
 /// two thresholds of which one is missed.

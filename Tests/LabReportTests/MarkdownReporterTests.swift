@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabReport
+import LabResults
 import LabTesting
 import Testing
 

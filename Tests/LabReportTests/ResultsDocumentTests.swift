@@ -2,6 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabReport
+import LabResults
 import LabTesting
 import Testing
 

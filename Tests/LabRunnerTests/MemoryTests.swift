@@ -2,6 +2,7 @@ import Foundation
 import LabCore
 import LabMemory
 import LabReport
+import LabResults
 import LabRunner
 import LabTesting
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabPlugins
+import LabResults
 import LabRunner
 import LabTesting
 import Testing

@@ -3,6 +3,7 @@ import Histogram
 import LabCore
 import LabCrypto
 import LabPlugins
+import LabResults
 import LabRunner
 import LabTesting
 import LabWire

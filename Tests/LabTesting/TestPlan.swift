@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabPlugins
+import LabResults
 import LabRunner
 
 /// Scenarios written inline in tests, checked against the built-in plugins.

@@ -95,7 +95,7 @@ public struct TimeSpan: Sendable, Hashable, Comparable, ScenarioString, Encodabl
 
 extension StringProtocol {
     /// The string without leading and trailing `character`s.
-    func trimmingCharacters(in character: Character) -> String {
+    package func trimmingCharacters(in character: Character) -> String {
         var slice = Substring(self)
         while slice.first == character { slice = slice.dropFirst() }
         while slice.last == character { slice = slice.dropLast() }

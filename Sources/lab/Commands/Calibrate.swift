@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import LabCore
 import LabPlugins
+import LabResults
+import LabRunner
 
 /// `lab calibrate`: the reference operations every run calibrates with, timed alone.
 struct Calibrate: AsyncParsableCommand {

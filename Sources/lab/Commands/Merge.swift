@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LabCore
 import LabReport
+import LabResults
 
 /// `lab merge SHARD…`: one report from the shards of a run (`lab run --shard K/N`).
 struct Merge: AsyncParsableCommand {

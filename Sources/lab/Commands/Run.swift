@@ -3,6 +3,7 @@ import Foundation
 import LabCore
 import LabPlugins
 import LabReport
+import LabResults
 import LabRunner
 
 /// `lab run FILE`: runs a scenario and writes its reports.

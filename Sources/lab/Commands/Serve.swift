@@ -8,6 +8,7 @@ import LabMessaging
 import LabNIO
 import LabPlugins
 import LabReport
+import LabResults
 import LabRunner
 import LabWire
 import Logging

@@ -2,6 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabReport
+import LabResults
 
 /// A test-only reporter, `tally`: one line per group and step with its sample count, in
 /// `tally.txt`. It shows that a reporter is one file plus one registry line

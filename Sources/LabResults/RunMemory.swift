@@ -1,3 +1,5 @@
+import LabCore
+
 /// The heap of a run's process at three moments, and of a server elsewhere with the clients
 /// connected: what a simulated client costs to keep, and what an exchange allocates.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import LabCore
+import LabResults
 import LabTesting
 import Testing
 

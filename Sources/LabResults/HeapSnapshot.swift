@@ -1,3 +1,5 @@
+import LabCore
+
 /// One reading of the process allocator's statistics (jemalloc's, refreshed with `epoch`).
 public struct HeapSnapshot: Codable, Sendable, Equatable {
     /// `stats.allocated`: bytes in live allocations.

@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabResults
 import LabTesting
 import Testing
 

@@ -1,4 +1,5 @@
 import Histogram
+import LabCore
 
 /// A histogram as `results.json` stores it: its layout and each non-empty bucket as `[value, count]`.
 ///

@@ -1,5 +1,6 @@
 import Histogram
 import LabCore
+import LabResults
 import LabTesting
 import Testing
 

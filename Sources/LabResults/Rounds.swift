@@ -1,3 +1,5 @@
+import LabCore
+
 /// One round of a run whose load has `rounds` > 1: the calibration sample timed just before
 /// it, and the median of every step in every group over the round's iterations. Each round
 /// is one repeated sample of each step, the unit `lab check`'s test counts in.

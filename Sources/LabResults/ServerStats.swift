@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import LabCore
 
 /// What a server measured of its own work, as the `serverStats` request returns it: per
 /// group (a cx/1 suite, a msg/1 op) the requests answered, the error answers by code and a
