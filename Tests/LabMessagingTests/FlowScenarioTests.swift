@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabMessaging
 import LabResults
 import LabTesting
 import Testing

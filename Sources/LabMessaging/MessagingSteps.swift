@@ -1,3 +1,5 @@
+import LabCore
+
 extension Step {
     /// The server derives a password hash (register, login, password change).
     public static let kdf = Step("kdf")
