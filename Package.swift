@@ -44,6 +44,9 @@ let package = Package(
     targets: [
         // Scenario model, plugin protocols, registry, LabError, step timing. Imports no other lab module.
         .target(name: "LabCore", dependencies: ["CLabSystem", "CLabCounting"], swiftSettings: swiftSettings),
+        // The scenario document: what `lab run` reads, decoded strictly (every problem with its
+        // JSON path). The plugins' own checks of it are the runner's planner (ScenarioValidator).
+        .target(name: "LabScenario", dependencies: ["LabCore"], swiftSettings: swiftSettings),
         // The results model: what a run measured (RunResult, step histograms and statistics,
         // calibration samples, memory, server stats) and the thresholds judged on it.
         .target(
@@ -107,7 +110,7 @@ let package = Package(
             name: "LabFuzzScenario",
             dependencies: [
                 "LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging",
-                "LabRunner",
+                "LabScenario", "LabRunner",
             ],
             swiftSettings: swiftSettings
         ),
@@ -186,22 +189,25 @@ let package = Package(
         .target(
             name: "LabRunner",
             dependencies: [
-                "LabCore", "LabResults", "LabWire", "LabMemory", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabMemory",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: swiftSettings
         ),
         // Reporters: results.csv, report.md with SVG charts, results.json.
         .target(
             name: "LabReport",
-            dependencies: ["LabCore", "LabResults", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: [
+                "LabCore", "LabScenario", "LabResults", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The built-in plugin lists, shared by the CLI and the tests.
         .target(
             name: "LabPlugins",
             dependencies: [
-                "LabCore", "LabResults", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabRunner",
-                "LabReport", "LabNIO", "LabDiscovery", "LabMessaging",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL",
+                "LabRunner", "LabReport", "LabNIO", "LabDiscovery", "LabMessaging",
             ],
             swiftSettings: swiftSettings
         ),
@@ -209,8 +215,8 @@ let package = Package(
         .executableTarget(
             name: "lab",
             dependencies: [
-                "LabCore", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabNIO",
-                "LabDiscovery", "LabMessaging", "LabMemory",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
+                "LabNIO", "LabDiscovery", "LabMessaging", "LabMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -223,7 +229,7 @@ let package = Package(
         // Test support shared by the test targets: vector loading, the Python peer.
         .target(
             name: "LabTesting",
-            dependencies: ["LabCore", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner"],
+            dependencies: ["LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner"],
             path: "Tests/LabTesting",
             swiftSettings: swiftSettings
         ),
@@ -250,8 +256,8 @@ let package = Package(
         .testTarget(
             name: "LabRunnerTests",
             dependencies: [
-                "LabCore", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport", "LabTesting",
-                "LabMemory",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
+                "LabTesting", "LabMemory",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
@@ -270,8 +276,8 @@ let package = Package(
         .testTarget(
             name: "LabNIOTests",
             dependencies: [
-                "LabCore", "LabResults", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabRunner", "LabReport",
-                "LabTesting",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabRunner",
+                "LabReport", "LabTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

@@ -8,6 +8,7 @@ import LabOpenSSL
 import LabReport
 import LabResults
 import LabRunner
+import LabScenario
 import LabSwiftCrypto
 import LabWire
 

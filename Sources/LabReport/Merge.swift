@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabResults
+import LabScenario
 
 /// Combines the results of shards of one scenario (`lab run --shard K/N`, `lab merge`):
 /// groups with the same key merge exactly (histograms added bucket by bucket, counts summed),

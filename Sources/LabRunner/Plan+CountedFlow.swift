@@ -1,4 +1,5 @@
 import LabCore
+import LabScenario
 
 extension Plan {
     /// This plan with only its flow `index`, and that flow's share of the load: what one

@@ -1,4 +1,5 @@
 import LabCore
+import LabScenario
 
 extension Runner {
     /// The two moments every client passes: all connected and set up; all done.

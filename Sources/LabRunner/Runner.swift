@@ -2,6 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabResults
+import LabScenario
 
 /// Runs a validated scenario: builds the server side of every flow, starts one task per
 /// simulated client, drives the load model and collects the results.

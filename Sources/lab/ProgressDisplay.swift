@@ -4,6 +4,7 @@ import LabRunner
 
 #if canImport(Glibc)
 import Glibc
+import LabScenario
 #endif
 
 /// Shows a run's progress on stderr: a bar with rate and ETA on a terminal, a plain line

@@ -4,6 +4,7 @@ import LabNIO
 import LabPlugins
 import LabResults
 import LabRunner
+import LabScenario
 import LabTesting
 import NIOSSL
 import Testing

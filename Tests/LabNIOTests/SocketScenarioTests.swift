@@ -4,6 +4,7 @@ import LabPlugins
 import LabReport
 import LabResults
 import LabRunner
+import LabScenario
 import LabTesting
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import LabScenario
 import LabTesting
 import Testing
 

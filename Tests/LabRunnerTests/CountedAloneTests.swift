@@ -2,6 +2,7 @@ import Foundation
 import LabCore
 import LabPlugins
 import LabRunner
+import LabScenario
 import LabTesting
 import Testing
 

@@ -5,6 +5,7 @@ import LabPlugins
 import LabReport
 import LabResults
 import LabRunner
+import LabScenario
 
 /// `lab run FILE`: runs a scenario and writes its reports.
 struct Run: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import LabCore
 import LabPlugins
 import LabRunner
+import LabScenario
 
 /// `lab validate FILE…`: checks scenario files without running them.
 struct Validate: AsyncParsableCommand {

@@ -1,0 +1,172 @@
+import Foundation
+import LabCore
+
+/// A scenario file: the experiment `lab run` carries out. Every field but `name` and `flows`
+/// has a default; docs/scenarios.md lists them all.
+public struct Scenario: Sendable, Decodable {
+    /// Names the run and its report folder (`Reports/<name>/…`).
+    public var name: String
+    /// Free text shown at the top of the report.
+    public var description: String
+    /// Seeds each client's choice of flow, so runs pick the same sequence.
+    public var seed: UInt64
+    /// The one server.
+    public var server: ServerSpec
+    /// The simulated clients.
+    public var clients: ClientsSpec
+    /// How load is applied.
+    public var load: LoadSpec
+    /// What each client does, chosen per iteration by weight.
+    public var flows: [FlowEntry]
+    /// Pass/fail conditions, metric → condition, e.g. `"cx.exchange.p99": "< 50 ms"`.
+    public var thresholds: [String: String]
+    /// Which reports to write.
+    public var report: ReportSpec
+
+    static let keys = ["name", "description", "seed", "server", "clients", "load", "flows", "thresholds", "report"]
+
+    /// Decodes strictly, recording problems in the decoder's `ProblemLog`.
+    public init(from decoder: any Decoder) throws {
+        let object = ScenarioObject(decoder, keys: Self.keys)
+        self.name =
+            object.required(
+                "name",
+                as: String.self,
+                expected: "a name of 1 to 64 letters, digits, '.', '_' or '-'",
+                isValid: Self.isValidName
+            ) ?? "unnamed"
+        self.description = object.optional("description", expected: "a string") ?? ""
+        self.seed = object.optional("seed", expected: "a non-negative integer") ?? 1
+        self.server = object.optional("server", expected: "an object") ?? ServerSpec()
+        self.clients = object.optional("clients", expected: "an object") ?? ClientsSpec()
+        self.load = object.optional("load", expected: "an object") ?? LoadSpec()
+        // The first client connects at the start of the ramp-up and then waits for the last,
+        // so a server that closes silent connections must wait longer than both together.
+        let hold = self.clients.rampUp.nanoseconds &+ self.load.duration.nanoseconds
+        if self.load.model == .idle, self.load.duration > .zero, hold >= self.server.idleTimeout.nanoseconds {
+            object.log.add(
+                object.codingPath + [AnyCodingKey("load"), AnyCodingKey("duration")],
+                "expected the clients' ramp-up (\(self.clients.rampUp)) plus the idle duration (\(self.load.duration)) to be shorter than server.idleTimeout (\(self.server.idleTimeout)), or the server closes the first clients' connections during the hold; shorten them or raise server.idleTimeout (and `lab serve --idle-timeout`)"
+            )
+        }
+        self.flows =
+            object.required(
+                "flows",
+                as: [FlowEntry].self,
+                expected: "a non-empty array of flows",
+                isValid: { !$0.isEmpty }
+            ) ?? []
+        var thresholds: [String: String] = [:]
+        let rawThresholds: [String: JSONValue]? = object.optional(
+            "thresholds",
+            expected: "an object of metric → condition strings"
+        )
+        for (metric, value) in rawThresholds ?? [:] {
+            guard case .string(let condition) = value else {
+                object.log.add(
+                    object.codingPath + [AnyCodingKey("thresholds"), AnyCodingKey(metric)],
+                    "expected a condition string such as \"< 50 ms\", found \(value)"
+                )
+                continue
+            }
+            thresholds[metric] = condition
+        }
+        self.thresholds = thresholds
+        self.report = object.optional("report", expected: "an object") ?? ReportSpec()
+    }
+
+    /// A scenario built in code.
+    public init(
+        name: String,
+        description: String = "",
+        seed: UInt64 = 1,
+        server: ServerSpec = ServerSpec(),
+        clients: ClientsSpec = ClientsSpec(),
+        load: LoadSpec = LoadSpec(),
+        flows: [FlowEntry],
+        thresholds: [String: String] = [:],
+        report: ReportSpec = ReportSpec()
+    ) {
+        self.name = name
+        self.description = description
+        self.seed = seed
+        self.server = server
+        self.clients = clients
+        self.load = load
+        self.flows = flows
+        self.thresholds = thresholds
+        self.report = report
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        (1...64).contains(name.count)
+            && name.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "." || $0 == "_" || $0 == "-" }
+            && name.first != "."
+    }
+
+    /// Decodes `data`: the scenario, and every problem of shape found on the way.
+    ///
+    /// A file that is not JSON at all yields one problem at `$` and no scenario.
+    public static func decode(_ data: Data) -> (scenario: Scenario?, problems: [ScenarioProblem]) {
+        let log = ProblemLog()
+        let decoder = JSONDecoder()
+        decoder.userInfo[ProblemLog.userInfoKey] = log
+        do {
+            let scenario = try decoder.decode(Scenario.self, from: data)
+            return (scenario, log.problems)
+        } catch {
+            return (
+                nil,
+                [ScenarioProblem(path: "$", message: "not valid JSON: \(Self.syntaxError(in: data) ?? "\(error)")")]
+            )
+        }
+    }
+
+    /// Where the JSON syntax breaks, as `line L, column C: …`, from `JSONSerialization`'s offset.
+    static func syntaxError(in data: Data) -> String? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return nil
+        } catch {
+            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            guard let range = text.range(of: "character "),
+                let offset = Int(text[range.upperBound...].prefix { $0.isNumber })
+            else { return text }
+            let before = data.prefix(offset)
+            let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
+            let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+            return "line \(line), column \(column): \(text)"
+        }
+    }
+}
+
+/// `"report"`: which reports to write.
+public struct ReportSpec: Sendable, Decodable {
+    /// Reporter names: `csv`, `markdown`, `json` (all three by default).
+    public var formats: [String] = ["csv", "markdown", "json"]
+    /// Draw SVG charts beside the markdown report.
+    public var charts: Bool = true
+
+    static let keys = ["formats", "charts"]
+
+    /// The defaults.
+    public init() {}
+
+    /// Decodes strictly.
+    public init(from decoder: any Decoder) throws {
+        let object = ScenarioObject(decoder, keys: Self.keys)
+        if let formats: [JSONValue] = object.optional("formats", expected: "an array of reporter names") {
+            self.formats = formats.enumerated().compactMap { index, value in
+                guard case .string(let name) = value else {
+                    object.log.add(
+                        object.codingPath + [AnyCodingKey("formats"), AnyCodingKey(intValue: index)],
+                        "expected a reporter name, found \(value)"
+                    )
+                    return nil
+                }
+                return name
+            }
+        }
+        self.charts = object.optional("charts", expected: "true or false") ?? self.charts
+    }
+}
