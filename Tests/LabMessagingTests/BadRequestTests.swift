@@ -169,32 +169,34 @@ import Testing
         let huge = String(repeating: "a", count: 8 << 20)
         var quiet = NoStepRecorder()
         let roomy = try await TCPTransport(options: TransportOptions(maxFrameBytes: 16 << 20)).serve(harness.service)
-        let client = MessagingClient(connection: try await roomy.connect(recorder: &quiet))
-        let captcha = try await client.captcha(recorder: &quiet)
-        let answer = try await Self.send(client) {
-            $0.set(MsgKey.op, string: "register")
-            $0.set(MsgKey.username, string: huge)
-            $0.set(MsgKey.password, data: Array(repeating: 7, count: 60))
-            $0.set(MsgKey.publicKey, data: Array(repeating: 9, count: 32))
-            $0.set(MsgKey.captchaID, string: captcha.id)
-            $0.set(MsgKey.captcha, string: captcha.challenge)
+        try await withEndpoint(roomy) { roomy in
+            let client = MessagingClient(connection: try await roomy.connect(recorder: &quiet))
+            let captcha = try await client.captcha(recorder: &quiet)
+            let answer = try await Self.send(client) {
+                $0.set(MsgKey.op, string: "register")
+                $0.set(MsgKey.username, string: huge)
+                $0.set(MsgKey.password, data: Array(repeating: 7, count: 60))
+                $0.set(MsgKey.publicKey, data: Array(repeating: 9, count: 32))
+                $0.set(MsgKey.captchaID, string: captcha.id)
+                $0.set(MsgKey.captcha, string: captcha.challenge)
+            }
+            #expect(try answer.string(MsgKey.error) == MsgErrorCode.badRequest.rawValue)
+            #expect(try answer.string(MsgKey.message).contains("1 to 64"))
         }
-        #expect(try answer.string(MsgKey.error) == MsgErrorCode.badRequest.rawValue)
-        #expect(try answer.string(MsgKey.message).contains("1 to 64"))
-        await roomy.shutdown()
 
         let endpoint = try await TCPTransport(options: TransportOptions()).serve(harness.service)
-        let tcp = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-        await #expect(throws: LabError.self) {
-            _ = try await Self.send(tcp) {
-                $0.set(MsgKey.op, string: "login")
-                $0.set(MsgKey.username, string: huge)
+        try await withEndpoint(endpoint) { endpoint in
+            let tcp = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            await #expect(throws: LabError.self) {
+                _ = try await Self.send(tcp) {
+                    $0.set(MsgKey.op, string: "login")
+                    $0.set(MsgKey.username, string: huge)
+                }
             }
+            // Others are still served.
+            let other = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            #expect(try await other.captcha(recorder: &quiet).challenge.count == 5)
         }
-        // Others are still served.
-        let other = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-        #expect(try await other.captcha(recorder: &quiet).challenge.count == 5)
-        await endpoint.shutdown()
         #expect(try Self.snapshot(harness.store) == before)
     }
 

@@ -23,30 +23,31 @@ import Testing
             kdfQueueLimit: Self.attempts
         )
         let endpoint = try await TCPTransport(options: TransportOptions()).serve(harness.service)
-        defer { Task { await endpoint.shutdown() } }
-        var quiet = NoStepRecorder()
-        var owner = MessagingUser(username: "target", password: "correct horse")
-        let setupClient = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-        try await owner.register(setupClient, recorder: &quiet).orThrow()
+        try await withEndpoint(endpoint) { endpoint in
+            var quiet = NoStepRecorder()
+            var owner = MessagingUser(username: "target", password: "correct horse")
+            let setupClient = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            try await owner.register(setupClient, recorder: &quiet).orThrow()
 
-        let codes = try await Self.wrongPasswordsAtOnce(Self.attempts, on: "target") {
-            MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            let codes = try await Self.wrongPasswordsAtOnce(Self.attempts, on: "target") {
+                MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            }
+            let counted = codes.filter { $0 == .badCredentials }.count
+            let state = try #require(try await harness.state("target"))
+            let now = harness.clock.now()
+            switch policy {
+            case .seed(let postponeAfter, let postponeFor, _):
+                // Exactly the failures up to the postponement count; the rest are refused unchecked.
+                #expect(counted == postponeAfter)
+                #expect(state == LoginState(failures: postponeAfter, postponedUntil: now.addingTimeInterval(postponeFor)))
+            case .throttle(let free, let delay, _):
+                #expect(counted == free + 1)
+                #expect(state == LoginState(failures: free + 1, postponedUntil: now.addingTimeInterval(delay)))
+            }
+            #expect(codes.filter { $0 == .postponed }.count == Self.attempts - counted)
+            #expect(codes.allSatisfy { $0 == .badCredentials || $0 == .postponed })
+            await setupClient.connection.close()
         }
-        let counted = codes.filter { $0 == .badCredentials }.count
-        let state = try #require(try await harness.state("target"))
-        let now = harness.clock.now()
-        switch policy {
-        case .seed(let postponeAfter, let postponeFor, _):
-            // Exactly the failures up to the postponement count; the rest are refused unchecked.
-            #expect(counted == postponeAfter)
-            #expect(state == LoginState(failures: postponeAfter, postponedUntil: now.addingTimeInterval(postponeFor)))
-        case .throttle(let free, let delay, _):
-            #expect(counted == free + 1)
-            #expect(state == LoginState(failures: free + 1, postponedUntil: now.addingTimeInterval(delay)))
-        }
-        #expect(codes.filter { $0 == .postponed }.count == Self.attempts - counted)
-        #expect(codes.allSatisfy { $0 == .badCredentials || $0 == .postponed })
-        await setupClient.connection.close()
     }
 
     /// `count` logins with a wrong password on `username`, each on its own connection from

@@ -288,52 +288,53 @@ import Testing
             host: address.host,
             port: address.port
         )
-        defer { Task { await endpoint.shutdown() } }
-        var quiet = NoStepRecorder()
+        try await withEndpoint(endpoint) { endpoint in
+            var quiet = NoStepRecorder()
 
-        // A messaging user mid-conversation, on a connection of its own.
-        let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-        var alice = MessagingUser(username: "alice", password: "alice's password")
-        let bob = MessagingUser(username: "bob", password: "bob's password")
-        try await alice.register(client, recorder: &quiet).orThrow()
-        var bobCopy = bob
-        try await bobCopy.register(client, recorder: &quiet).orThrow()
-        try await alice.logIn(client, recorder: &quiet)
-        var side = ChatSide(user: alice, peer: "bob")
-        try await side.open(client, recorder: &quiet).orThrow()
+            // A messaging user mid-conversation, on a connection of its own.
+            let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            var alice = MessagingUser(username: "alice", password: "alice's password")
+            let bob = MessagingUser(username: "bob", password: "bob's password")
+            try await alice.register(client, recorder: &quiet).orThrow()
+            var bobCopy = bob
+            try await bobCopy.register(client, recorder: &quiet).orThrow()
+            try await alice.logIn(client, recorder: &quiet)
+            var side = ChatSide(user: alice, peer: "bob")
+            try await side.open(client, recorder: &quiet).orThrow()
 
-        // 200 clients with far more exchanges than they get to make: killed in the middle.
-        let busy = try KilledClientTests.scenario(folder, port: address.port, clients: 200, iterations: 100_000)
-        for round in 1...3 {
-            let victim = try ServerProcess(
-                LabProcess.executable,
-                ["run", busy.path, "--out", folder.appendingPathComponent("busy-\(round)").path]
-            )
-            // Once its exchanges are under way: its progress line (every 2 s off a terminal)
-            // counts 100 done. Then at a random moment within the next 300 ms.
-            _ = try await victim.errorLine(described: "progress past 100 exchanges", timeout: .seconds(60)) { line in
-                guard line.hasPrefix("progress: "), let field = line.split(separator: " ").dropFirst(2).first,
-                    let done = Int(field.prefix { $0 != "/" })
-                else { return false }
-                return done >= 100
+            // 200 clients with far more exchanges than they get to make: killed in the middle.
+            let busy = try KilledClientTests.scenario(folder, port: address.port, clients: 200, iterations: 100_000)
+            for round in 1...3 {
+                let victim = try ServerProcess(
+                    LabProcess.executable,
+                    ["run", busy.path, "--out", folder.appendingPathComponent("busy-\(round)").path]
+                )
+                // Once its exchanges are under way: its progress line (every 2 s off a terminal)
+                // counts 100 done. Then at a random moment within the next 300 ms.
+                _ = try await victim.errorLine(described: "progress past 100 exchanges", timeout: .seconds(60)) { line in
+                    guard line.hasPrefix("progress: "), let field = line.split(separator: " ").dropFirst(2).first,
+                        let done = Int(field.prefix { $0 != "/" })
+                    else { return false }
+                    return done >= 100
+                }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...300)))
+                _ = try await victim.stop(signal: SIGKILL, timeout: .seconds(10))
+
+                // The messaging user carries on, and a new run of clients finishes clean.
+                let text = Array("after kill \(round)".utf8)
+                _ = try await side.send(text, client, recorder: &quiet)
+                let small = try KilledClientTests.scenario(folder, port: address.port, clients: 10, iterations: 5)
+                let run = try await ChildProcess.run(
+                    LabProcess.executable,
+                    ["run", small.path, "--out", folder.appendingPathComponent("after-\(round)").path, "--quiet"]
+                )
+                #expect(run.status == 0, "round \(round): \(run.errors)")
             }
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...300)))
-            _ = try await victim.stop(signal: SIGKILL, timeout: .seconds(10))
-
-            // The messaging user carries on, and a new run of clients finishes clean.
-            let text = Array("after kill \(round)".utf8)
-            _ = try await side.send(text, client, recorder: &quiet)
-            let small = try KilledClientTests.scenario(folder, port: address.port, clients: 10, iterations: 5)
-            let run = try await ChildProcess.run(
-                LabProcess.executable,
-                ["run", small.path, "--out", folder.appendingPathComponent("after-\(round)").path, "--quiet"]
-            )
-            #expect(run.status == 0, "round \(round): \(run.errors)")
+            var bobSide = ChatSide(user: bobCopy, peer: "alice")
+            try await bobSide.user.logIn(client, recorder: &quiet)
+            let history = try await bobSide.fetch(client, fromStart: true, recorder: &quiet)
+            #expect(history.map { String(decoding: $0.text, as: UTF8.self) } == (1...3).map { "after kill \($0)" })
+            #expect(!server.errors.contains("the listener failed"))
         }
-        var bobSide = ChatSide(user: bobCopy, peer: "alice")
-        try await bobSide.user.logIn(client, recorder: &quiet)
-        let history = try await bobSide.fetch(client, fromStart: true, recorder: &quiet)
-        #expect(history.map { String(decoding: $0.text, as: UTF8.self) } == (1...3).map { "after kill \($0)" })
-        #expect(!server.errors.contains("the listener failed"))
     }
 }

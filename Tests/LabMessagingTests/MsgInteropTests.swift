@@ -112,12 +112,13 @@ struct MsgInteropTests {
             host: address.host,
             port: address.port
         )
-        var quiet = NoStepRecorder()
-        let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-        var user = MessagingUser(username: username, password: password)
-        try await user.register(client, recorder: &quiet).orThrow()
-        await client.connection.close()
-        await endpoint.shutdown()
+        try await withEndpoint(endpoint) { endpoint in
+            var quiet = NoStepRecorder()
+            let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            var user = MessagingUser(username: username, password: password)
+            try await user.register(client, recorder: &quiet).orThrow()
+            await client.connection.close()
+        }
     }
 
     /// One login from the lab's Swift client: the token, or the refusal's code.
@@ -130,15 +131,16 @@ struct MsgInteropTests {
             host: address.host,
             port: address.port
         )
-        var quiet = NoStepRecorder()
-        let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-        var user = MessagingUser(username: username, password: password)
-        let captcha = try await user.solveCaptcha(client, recorder: &quiet)
-        let result = try await user.login(client, captcha: captcha, recorder: &quiet)
-        if case .success = result { try await user.logout(client, recorder: &quiet) }
-        await client.connection.close()
-        await endpoint.shutdown()
-        return result
+        return try await withEndpoint(endpoint) { endpoint in
+            var quiet = NoStepRecorder()
+            let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            var user = MessagingUser(username: username, password: password)
+            let captcha = try await user.solveCaptcha(client, recorder: &quiet)
+            let result = try await user.login(client, captcha: captcha, recorder: &quiet)
+            if case .success = result { try await user.logout(client, recorder: &quiet) }
+            await client.connection.close()
+            return result
+        }
     }
 
     /// Bytes from hexadecimal text.
@@ -268,46 +270,48 @@ struct MsgInteropTests {
         // Python → Swift: bob's view of the chat through the lab's own HPKE, unpacking and AES-GCM.
         let endpoint = try await TCPTransport(options: TransportOptions())
             .remote(host: served.address.host, port: served.address.port)
-        var quiet = NoStepRecorder()
-        let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-        var bobUser = MessagingUser(username: bob, password: passwords[1])
-        try await bobUser.logIn(client, recorder: &quiet)
-        let token = try #require(bobUser.token)
-        let answer = try await client.call(
-            .fetch,
-            {
-                $0.set(MsgKey.token, string: token)
-                $0.set(MsgKey.with, string: alice)
-            },
-            recorder: &quiet
-        ).orThrow()
-        let version = try answer.integer(MsgKey.keyVersion)
-        #expect(version == 2)
-        let key = try MsgCrypto.unwrapChatKey(
-            try answer.data(MsgKey.wrappedKey),
-            with: bobKey,
-            context: MsgCrypto.chatKeyContext(users: (bob, alice), version: version)
-        )
-        let messages = try MessagePacking.unpack(try answer.data(MsgKey.messages))
-        let decrypted = try messages.map {
-            String(decoding: try MsgCrypto.decrypt($0.ciphertext, key: key, sender: $0.sender), as: UTF8.self)
-        }
-        #expect(decrypted == texts)
-        #expect(messages.allSatisfy { $0.sender == alice && $0.keyVersion == 2 }, "\(messages)")
-        try await bobUser.logout(client, recorder: &quiet)
+        let (carolName, note) = try await withEndpoint(endpoint) { endpoint in
+            var quiet = NoStepRecorder()
+            let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            var bobUser = MessagingUser(username: bob, password: passwords[1])
+            try await bobUser.logIn(client, recorder: &quiet)
+            let token = try #require(bobUser.token)
+            let answer = try await client.call(
+                .fetch,
+                {
+                    $0.set(MsgKey.token, string: token)
+                    $0.set(MsgKey.with, string: alice)
+                },
+                recorder: &quiet
+            ).orThrow()
+            let version = try answer.integer(MsgKey.keyVersion)
+            #expect(version == 2)
+            let key = try MsgCrypto.unwrapChatKey(
+                try answer.data(MsgKey.wrappedKey),
+                with: bobKey,
+                context: MsgCrypto.chatKeyContext(users: (bob, alice), version: version)
+            )
+            let messages = try MessagePacking.unpack(try answer.data(MsgKey.messages))
+            let decrypted = try messages.map {
+                String(decoding: try MsgCrypto.decrypt($0.ciphertext, key: key, sender: $0.sender), as: UTF8.self)
+            }
+            #expect(decrypted == texts)
+            #expect(messages.allSatisfy { $0.sender == alice && $0.keyVersion == 2 }, "\(messages)")
+            try await bobUser.logout(client, recorder: &quiet)
 
-        // Swift → Python: a user of the lab's client opens a chat with bob and writes to him.
-        let carolName = "swift-" + UUID().uuidString.prefix(8).lowercased()
-        var carol = MessagingUser(username: carolName, password: "swift password \(UUID().uuidString.prefix(8))")
-        try await carol.register(client, recorder: &quiet).orThrow()
-        try await carol.logIn(client, recorder: &quiet)
-        var side = ChatSide(user: carol, peer: bob)
-        try await side.open(client, recorder: &quiet).orThrow()
-        let note = "hello from the lab's Swift client \(UUID().uuidString)"
-        _ = try await side.send(Array(note.utf8), client, recorder: &quiet)
-        try await carol.logout(client, recorder: &quiet)
-        await client.connection.close()
-        await endpoint.shutdown()
+            // Swift → Python: a user of the lab's client opens a chat with bob and writes to him.
+            let carolName = "swift-" + UUID().uuidString.prefix(8).lowercased()
+            var carol = MessagingUser(username: carolName, password: "swift password \(UUID().uuidString.prefix(8))")
+            try await carol.register(client, recorder: &quiet).orThrow()
+            try await carol.logIn(client, recorder: &quiet)
+            var side = ChatSide(user: carol, peer: bob)
+            try await side.open(client, recorder: &quiet).orThrow()
+            let note = "hello from the lab's Swift client \(UUID().uuidString)"
+            _ = try await side.send(Array(note.utf8), client, recorder: &quiet)
+            try await carol.logout(client, recorder: &quiet)
+            await client.connection.close()
+            return (carolName, note)
+        }
 
         let host = served.address.host
         let port = "\(served.address.port)"

@@ -240,16 +240,17 @@ import Testing
         let harness = try await Harness()
         _ = try await harness.registered("alice")
         let endpoint = try await TCPTransport(options: TransportOptions()).serve(harness.service)
-        var quiet = NoStepRecorder()
-        let first = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-        let second = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-        var alice = MessagingUser(username: "alice", password: "correct horse")
-        let captcha = try await alice.solveCaptcha(first, recorder: &quiet)
-        await first.connection.close()
-        let login = try await alice.login(second, captcha: captcha, recorder: &quiet)
-        #expect(login.succeeded, "\(login)")
-        await second.connection.close()
-        await endpoint.shutdown()
+        try await withEndpoint(endpoint) { endpoint in
+            var quiet = NoStepRecorder()
+            let first = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            let second = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            var alice = MessagingUser(username: "alice", password: "correct horse")
+            let captcha = try await alice.solveCaptcha(first, recorder: &quiet)
+            await first.connection.close()
+            let login = try await alice.login(second, captcha: captcha, recorder: &quiet)
+            #expect(login.succeeded, "\(login)")
+            await second.connection.close()
+        }
     }
 
     @Test("unknown fields are ignored")

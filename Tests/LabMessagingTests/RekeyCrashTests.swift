@@ -47,35 +47,37 @@ import Testing
         var quiet = NoStepRecorder()
 
         let (server, endpoint) = try await Self.serve(database, stall: true)
-        let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
-        var alice = MessagingUser(username: "alice", password: "alice's password")
-        var bob = MessagingUser(username: "bob", password: "bob's password")
-        try await alice.register(client, recorder: &quiet).orThrow()
-        try await bob.register(client, recorder: &quiet).orThrow()
-        try await alice.logIn(client, recorder: &quiet)
-        try await bob.logIn(client, recorder: &quiet)
-        var side = ChatSide(user: alice, peer: "bob")
-        try await side.open(client, recorder: &quiet).orThrow()
-        let oldKey = try #require(side.key?.key)
-        var sent: [Int64: [UInt8]] = [:]
-        for number in 1...Self.history {
-            let text = Array("message \(number) of the history".utf8)
-            sent[try await side.send(text, client, recorder: &quiet)] = text
-        }
+        var (alice, bob, oldKey, newKey, sent) = try await withEndpoint(endpoint) { endpoint in
+            let client = MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
+            var alice = MessagingUser(username: "alice", password: "alice's password")
+            var bob = MessagingUser(username: "bob", password: "bob's password")
+            try await alice.register(client, recorder: &quiet).orThrow()
+            try await bob.register(client, recorder: &quiet).orThrow()
+            try await alice.logIn(client, recorder: &quiet)
+            try await bob.logIn(client, recorder: &quiet)
+            var side = ChatSide(user: alice, peer: "bob")
+            try await side.open(client, recorder: &quiet).orThrow()
+            let oldKey = try #require(side.key?.key)
+            var sent: [Int64: [UInt8]] = [:]
+            for number in 1...Self.history {
+                let text = Array("message \(number) of the history".utf8)
+                sent[try await side.send(text, client, recorder: &quiet)] = text
+            }
 
-        // The rekey: the server stalls halfway through its transaction; kill it there.
-        let newKey = SymmetricKey(size: .bits256)
-        let opened = side
-        let bobKey = bob.publicKey
-        let rekeying = Task { @Sendable in
-            var side = opened
-            var quiet = NoStepRecorder()
-            return try await side.rekey(client, peerKey: bobKey, newKey: newKey, recorder: &quiet)
+            // The rekey: the server stalls halfway through its transaction; kill it there.
+            let newKey = SymmetricKey(size: .bits256)
+            let opened = side
+            let bobKey = bob.publicKey
+            let rekeying = Task { @Sendable in
+                var side = opened
+                var quiet = NoStepRecorder()
+                return try await side.rekey(client, peerKey: bobKey, newKey: newKey, recorder: &quiet)
+            }
+            _ = try await server.line(startingWith: "rekey: stalled halfway", timeout: .seconds(120))
+            server.terminate()  // SIGKILL
+            await #expect(throws: (any Error).self) { try await rekeying.value.get() }
+            return (alice, bob, oldKey, newKey, sent)
         }
-        _ = try await server.line(startingWith: "rekey: stalled halfway", timeout: .seconds(120))
-        server.terminate()  // SIGKILL
-        await #expect(throws: (any Error).self) { try await rekeying.value.get() }
-        await endpoint.shutdown()
 
         // After the crash: all 10,000 messages are there, and each opens with the old key only.
         let afterCrash = try Self.openers(database, keys: [oldKey, newKey])
@@ -85,23 +87,24 @@ import Testing
         // The restarted server serves them: bob fetches and decrypts the whole history.
         let (restarted, again) = try await Self.serve(database, stall: false)
         defer { restarted.terminate() }
-        let second = MessagingClient(connection: try await again.connect(recorder: &quiet))
-        try await alice.logIn(second, recorder: &quiet)
-        try await bob.logIn(second, recorder: &quiet)
-        var bobSide = ChatSide(user: bob, peer: "alice")
-        let history = try await bobSide.fetch(second, recorder: &quiet)
-        #expect(history.count == Self.history)
-        #expect(history.allSatisfy { sent[$0.id] == $0.text })
-        #expect(bobSide.key?.version == 1)
+        try await withEndpoint(again) { again in
+            let second = MessagingClient(connection: try await again.connect(recorder: &quiet))
+            try await alice.logIn(second, recorder: &quiet)
+            try await bob.logIn(second, recorder: &quiet)
+            var bobSide = ChatSide(user: bob, peer: "alice")
+            let history = try await bobSide.fetch(second, recorder: &quiet)
+            #expect(history.count == Self.history)
+            #expect(history.allSatisfy { sent[$0.id] == $0.text })
+            #expect(bobSide.key?.version == 1)
 
-        // A rekey that completes moves every message to the new key, and only to it.
-        var aliceSide = ChatSide(user: alice, peer: "bob")
-        _ = try await aliceSide.fetch(second, recorder: &quiet)
-        let third = SymmetricKey(size: .bits256)
-        #expect(try await aliceSide.rekey(second, peerKey: bob.publicKey, newKey: third, recorder: &quiet).get() == 2)
-        let afterRekey = try Self.openers(database, keys: [oldKey, newKey, third])
-        #expect(afterRekey.count == Self.history)
-        #expect(afterRekey.allSatisfy { $0 == [2] })
-        await again.shutdown()
+            // A rekey that completes moves every message to the new key, and only to it.
+            var aliceSide = ChatSide(user: alice, peer: "bob")
+            _ = try await aliceSide.fetch(second, recorder: &quiet)
+            let third = SymmetricKey(size: .bits256)
+            #expect(try await aliceSide.rekey(second, peerKey: bob.publicKey, newKey: third, recorder: &quiet).get() == 2)
+            let afterRekey = try Self.openers(database, keys: [oldKey, newKey, third])
+            #expect(afterRekey.count == Self.history)
+            #expect(afterRekey.allSatisfy { $0 == [2] })
+        }
     }
 }

@@ -26,18 +26,19 @@ struct ServeMsgTests {
         let served = try await MsgInteropTests.Served.start(["--clock", "virtual", "--policy", "seed"])
         defer { served.cleanUp() }
         let (client, endpoint) = try await Self.connect(served)
-        var quiet = NoStepRecorder()
-        var alice = MessagingUser(username: "alice", password: "correct horse")
-        try await alice.register(client, recorder: &quiet).orThrow()
-        var answers: [Result<String, MsgFailure>] = []
-        for _ in 0..<3 { answers.append(try await Harness.attempt(&alice, client, password: "wrong password")) }
-        let start = 1_243_857_600  // 2009-06-01T12:00:00Z
-        #expect(answers.map(ReferenceTests.until) == [nil, nil, start + 1800], "\(answers)")
-        // The clock has not moved: the right password is still postponed until then.
-        let right = try await Harness.attempt(&alice, client, password: "correct horse")
-        #expect(right.failureCode == .postponed && ReferenceTests.until(right) == start + 1800, "\(right)")
-        await client.connection.close()
-        await endpoint.shutdown()
+        try await withEndpoint(endpoint) { endpoint in
+            var quiet = NoStepRecorder()
+            var alice = MessagingUser(username: "alice", password: "correct horse")
+            try await alice.register(client, recorder: &quiet).orThrow()
+            var answers: [Result<String, MsgFailure>] = []
+            for _ in 0..<3 { answers.append(try await Harness.attempt(&alice, client, password: "wrong password")) }
+            let start = 1_243_857_600  // 2009-06-01T12:00:00Z
+            #expect(answers.map(ReferenceTests.until) == [nil, nil, start + 1800], "\(answers)")
+            // The clock has not moved: the right password is still postponed until then.
+            let right = try await Harness.attempt(&alice, client, password: "correct horse")
+            #expect(right.failureCode == .postponed && ReferenceTests.until(right) == start + 1800, "\(right)")
+            await client.connection.close()
+        }
         try await served.stop()
     }
 
@@ -48,22 +49,23 @@ struct ServeMsgTests {
         var quiet = NoStepRecorder()
         // One connection: 4 answers with ok true, 3 with ok false (the connection stays open).
         let (client, endpoint) = try await Self.connect(served)
-        var alice = MessagingUser(username: "alice", password: "correct horse")
-        try await alice.register(client, recorder: &quiet).orThrow()  // captcha, register
-        let wrong = try await Harness.attempt(&alice, client, password: "wrong password")  // captcha, login
-        #expect(wrong.failureCode == .badCredentials)
-        let captcha = try await alice.solveCaptcha(client, recorder: &quiet)  // captcha
-        let misread = try await alice.login(client, captcha: captcha, captchaAnswer: "?????", recorder: &quiet)
-        #expect(misread.failureCode == .badCaptcha)
-        let container = try await client.connection.request(try ContainerValueTests.bodies()[0].1, recorder: &quiet)
-        #expect(try PropertyListDictionary(decoding: container).optionalString(MsgKey.error) == "badRequest")
-        await client.connection.close()
-        // Another: one cx/1 error frame, which closes it.
-        let cx = try await endpoint.connect(recorder: &quiet)
-        let answer = try await cx.request(Array("not a request".utf8), recorder: &quiet)
-        #expect(try PropertyListDictionary(decoding: answer).optionalBool("ok") != true)
-        await cx.close()
-        await endpoint.shutdown()
+        try await withEndpoint(endpoint) { endpoint in
+            var alice = MessagingUser(username: "alice", password: "correct horse")
+            try await alice.register(client, recorder: &quiet).orThrow()  // captcha, register
+            let wrong = try await Harness.attempt(&alice, client, password: "wrong password")  // captcha, login
+            #expect(wrong.failureCode == .badCredentials)
+            let captcha = try await alice.solveCaptcha(client, recorder: &quiet)  // captcha
+            let misread = try await alice.login(client, captcha: captcha, captchaAnswer: "?????", recorder: &quiet)
+            #expect(misread.failureCode == .badCaptcha)
+            let container = try await client.connection.request(try ContainerValueTests.bodies()[0].1, recorder: &quiet)
+            #expect(try PropertyListDictionary(decoding: container).optionalString(MsgKey.error) == "badRequest")
+            await client.connection.close()
+            // Another: one cx/1 error frame, which closes it.
+            let cx = try await endpoint.connect(recorder: &quiet)
+            let answer = try await cx.request(Array("not a request".utf8), recorder: &quiet)
+            #expect(try PropertyListDictionary(decoding: answer).optionalBool("ok") != true)
+            await cx.close()
+        }
         try await served.stop()
         #expect(
             served.server.lines.last == "stopped: 2 connections, 4 exchanges, 4 error answers",

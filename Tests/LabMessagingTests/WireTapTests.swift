@@ -23,53 +23,54 @@ import Testing
             clock: VirtualClock()
         )
         let endpoint = try await TCPTransport(options: TransportOptions()).serve(service)
-        let upstream = try #require(endpoint.address?.split(separator: ":").map(String.init))
-        let tap = try ServerProcess(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            [
-                "python3", RepositoryPaths.interop.appendingPathComponent("tap.py").path, upstream[0], upstream[1],
-                capture.path,
-            ]
-        )
-        defer { tap.terminate() }
-        let tapped = try await ListeningAddress.of(tap, timeout: .seconds(20))
+        try await withEndpoint(endpoint) { endpoint in
+            let upstream = try #require(endpoint.address?.split(separator: ":").map(String.init))
+            let tap = try ServerProcess(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                [
+                    "python3", RepositoryPaths.interop.appendingPathComponent("tap.py").path, upstream[0], upstream[1],
+                    capture.path,
+                ]
+            )
+            defer { tap.terminate() }
+            let tapped = try await ListeningAddress.of(tap, timeout: .seconds(20))
 
-        let clients = 4
-        let iterations = 10
-        let result = try await TestPlan.run(
-            """
-            {
-              "name": "chat-tap",
-              "server": { "transport": "tcp", "address": "\(tapped)" },
-              "clients": { "count": \(clients) },
-              "load": { "model": "closed", "iterations": \(iterations) },
-              "flows": [ { "flow": "chat", "options": { "secretLog": "\(secrets.path)", "messageBytes": 64 } } ]
+            let clients = 4
+            let iterations = 10
+            let result = try await TestPlan.run(
+                """
+                {
+                  "name": "chat-tap",
+                  "server": { "transport": "tcp", "address": "\(tapped)" },
+                  "clients": { "count": \(clients) },
+                  "load": { "model": "closed", "iterations": \(iterations) },
+                  "flows": [ { "flow": "chat", "options": { "secretLog": "\(secrets.path)", "messageBytes": 64 } } ]
+                }
+                """
+            )
+            #expect(result.errorCount == 0)
+            #expect(result.completedIterations == clients * iterations)
+
+            let captured = try [UInt8](Data(contentsOf: capture))
+            let logged = try String(contentsOf: secrets, encoding: .utf8).split(separator: "\n").map { line in
+                let parts = line.split(separator: " ")
+                return (kind: String(parts[0]), bytes: [UInt8](hex: parts[1]) ?? [])
             }
-            """
-        )
-        await endpoint.shutdown()
-        #expect(result.errorCount == 0)
-        #expect(result.completedIterations == clients * iterations)
+            // The controls: the tap saw the traffic, and the log holds every secret the run used.
+            #expect(captured.count > clients * iterations * 64)
+            #expect(Self.contains(captured, Array("-alice".utf8)))
+            #expect(logged.filter { $0.kind == "message" }.count == clients * iterations)
+            #expect(logged.filter { $0.kind == "password" }.count == 2 * clients)
+            #expect(logged.filter { $0.kind == "chat-key" }.count == clients)
 
-        let captured = try [UInt8](Data(contentsOf: capture))
-        let logged = try String(contentsOf: secrets, encoding: .utf8).split(separator: "\n").map { line in
-            let parts = line.split(separator: " ")
-            return (kind: String(parts[0]), bytes: [UInt8](hex: parts[1]) ?? [])
+            for (kind, bytes) in logged {
+                #expect(bytes.count >= 16, "\(kind) too short to search for")
+                #expect(!Self.contains(captured, bytes), "a \(kind) crossed the wire in the clear")
+                // Not even a recognisable part of it.
+                #expect(!Self.contains(captured, Array(bytes.prefix(12))), "the start of a \(kind) crossed the wire")
+            }
+            #expect(!Self.contains(captured, Array("message 1 from".utf8)))
         }
-        // The controls: the tap saw the traffic, and the log holds every secret the run used.
-        #expect(captured.count > clients * iterations * 64)
-        #expect(Self.contains(captured, Array("-alice".utf8)))
-        #expect(logged.filter { $0.kind == "message" }.count == clients * iterations)
-        #expect(logged.filter { $0.kind == "password" }.count == 2 * clients)
-        #expect(logged.filter { $0.kind == "chat-key" }.count == clients)
-
-        for (kind, bytes) in logged {
-            #expect(bytes.count >= 16, "\(kind) too short to search for")
-            #expect(!Self.contains(captured, bytes), "a \(kind) crossed the wire in the clear")
-            // Not even a recognisable part of it.
-            #expect(!Self.contains(captured, Array(bytes.prefix(12))), "the start of a \(kind) crossed the wire")
-        }
-        #expect(!Self.contains(captured, Array("message 1 from".utf8)))
     }
 
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {

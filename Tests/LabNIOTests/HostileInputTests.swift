@@ -57,6 +57,11 @@ struct HostileInputTests {
             return Server(server: server, log: log, recording: recording)
         }
 
+        /// Runs `body` with this server, then shuts it down, whether `body` returned or threw.
+        func serving<Result>(_ body: (Server) async throws -> Result) async throws -> Result {
+            try await withCleanup({ await self.server.shutdown() }) { try await body(self) }
+        }
+
         /// `clients` honest clients, `iterations` exchanges each, through the runner.
         func honestRun(clients: Int, iterations: Int) async throws -> RunResult {
             let json = """
@@ -186,40 +191,41 @@ struct HostileInputTests {
             idleTimeout: attack == .halfFrameThenStall ? .seconds(1) : .seconds(30),
             frameTimeout: attack == .slowLoris ? .seconds(1) : .seconds(30)
         )
-        let outcome = try await attack.perform(port: server.server.port)
-        try await Self.awaitCloses(server.recording, attack.closeCode)
-        switch attack {
-        case .zeroLength, .oversizedLength:
-            #expect(outcome.closedByServer && outcome.received.isEmpty, "closed at once, nothing answered")
-        case .garbageBody, .wrongShapePlist:
-            // An error answer (§2.3), then the close.
-            #expect(outcome.closedByServer)
-            let body = try FrameParser.singleFrame(outcome.received)
-            guard case .error(let reply) = try CXReply(decoding: body) else {
-                Issue.record("expected an error answer")
+        try await server.serving { server in
+            let outcome = try await attack.perform(port: server.server.port)
+            try await Self.awaitCloses(server.recording, attack.closeCode)
+            switch attack {
+            case .zeroLength, .oversizedLength:
+                #expect(outcome.closedByServer && outcome.received.isEmpty, "closed at once, nothing answered")
+            case .garbageBody, .wrongShapePlist:
+                // An error answer (§2.3), then the close.
+                #expect(outcome.closedByServer)
+                let body = try FrameParser.singleFrame(outcome.received)
+                guard case .error(let reply) = try CXReply(decoding: body) else {
+                    Issue.record("expected an error answer")
+                    break
+                }
+                #expect(reply.code == .badRequest)
+            case .halfFrameThenStall:
+                #expect(outcome.closedByServer && outcome.received.isEmpty)
+            case .slowLoris:
+                // Closed by the frame timeout while the peer was still trickling (the write
+                // failed, or the read saw the close), not by the idle timeout of 30 s.
+                #expect(outcome.received.isEmpty)
+                #expect(server.log.contains("still arriving"), "the frame timeout's reason is logged: \(server.log.all)")
+            case .halfFrameThenClose, .disconnectMidExchange:
                 break
             }
-            #expect(reply.code == .badRequest)
-        case .halfFrameThenStall:
-            #expect(outcome.closedByServer && outcome.received.isEmpty)
-        case .slowLoris:
-            // Closed by the frame timeout while the peer was still trickling (the write
-            // failed, or the read saw the close), not by the idle timeout of 30 s.
-            #expect(outcome.received.isEmpty)
-            #expect(server.log.contains("still arriving"), "the frame timeout's reason is logged: \(server.log.all)")
-        case .halfFrameThenClose, .disconnectMidExchange:
-            break
+            if attack != .disconnectMidExchange {
+                #expect(
+                    server.log.contains(attack.closeCode),
+                    "the reason '\(attack.closeCode)' is logged: \(server.log.all)"
+                )
+            }
+            let honest = try await server.honestRun(clients: 2, iterations: 3)
+            #expect(honest.errorCount == 0, "errors: \(honest.groups.map(\.errors)); log: \(server.log.all)")
+            #expect(honest.completedIterations == 6, "the server still serves everyone else")
         }
-        if attack != .disconnectMidExchange {
-            #expect(
-                server.log.contains(attack.closeCode),
-                "the reason '\(attack.closeCode)' is logged: \(server.log.all)"
-            )
-        }
-        let honest = try await server.honestRun(clients: 2, iterations: 3)
-        #expect(honest.errorCount == 0, "errors: \(honest.groups.map(\.errors)); log: \(server.log.all)")
-        #expect(honest.completedIterations == 6, "the server still serves everyone else")
-        await server.server.shutdown()
     }
 }
 
@@ -229,50 +235,51 @@ struct HostileInputTests {
     @Test("the connection after the limit is answered busy; a freed place is served again")
     func overTheLimitIsBusy() async throws {
         let server = try await HostileInputTests.Server.start(idleTimeout: .seconds(30), maxConnections: 3)
-        let port = server.server.port
-        let endpoint = try await TCPTransport(options: TransportOptions()).remote(host: "127.0.0.1", port: port)
-        var none = NoStepRecorder()
-        var held: [any Connection] = []
-        for _ in 0..<3 {
-            // Answered, so surely accepted and counted by the server.
-            let connection = try await endpoint.connect(recorder: &none)
-            _ = try await connection.request(try HostileInputTests.validRequest(), recorder: &none)
-            held.append(connection)
-        }
-        let refused = try await RawPeer.run(port: port) { _ in }
-        #expect(refused.closedByServer)
-        let body = try FrameParser.singleFrame(refused.received)
-        guard case .error(let reply) = try CXReply(decoding: body) else {
-            Issue.record("expected an error answer, got \(body.count) bytes")
-            return
-        }
-        #expect(reply.code == .busy)
-        #expect(reply.message.contains("limit of 3"))
-        let message = try PropertyListDictionary(decoding: body)
-        #expect(try message.optionalBool("ok") == false, "msg/1 clients read it as a refusal too")
-        // The lab's own client reads the refusal, sent before any request, as its first answer.
-        let client = try await endpoint.connect(recorder: &none)
-        let answer = try await client.request(try HostileInputTests.validRequest(), recorder: &none)
-        guard case .error(let clientReply) = try CXReply(decoding: answer) else {
-            Issue.record("the lab's client did not get the busy answer: \(answer.count) bytes")
-            return
-        }
-        #expect(clientReply.code == .busy)
-        await client.close()
-        try await HostileInputTests.awaitCloses(server.recording, "busy")
-        #expect(server.log.contains("busy"))
+        try await server.serving { server in
+            let port = server.server.port
+            let endpoint = try await TCPTransport(options: TransportOptions()).remote(host: "127.0.0.1", port: port)
+            var none = NoStepRecorder()
+            var held: [any Connection] = []
+            for _ in 0..<3 {
+                // Answered, so surely accepted and counted by the server.
+                let connection = try await endpoint.connect(recorder: &none)
+                _ = try await connection.request(try HostileInputTests.validRequest(), recorder: &none)
+                held.append(connection)
+            }
+            let refused = try await RawPeer.run(port: port) { _ in }
+            #expect(refused.closedByServer)
+            let body = try FrameParser.singleFrame(refused.received)
+            guard case .error(let reply) = try CXReply(decoding: body) else {
+                Issue.record("expected an error answer, got \(body.count) bytes")
+                return
+            }
+            #expect(reply.code == .busy)
+            #expect(reply.message.contains("limit of 3"))
+            let message = try PropertyListDictionary(decoding: body)
+            #expect(try message.optionalBool("ok") == false, "msg/1 clients read it as a refusal too")
+            // The lab's own client reads the refusal, sent before any request, as its first answer.
+            let client = try await endpoint.connect(recorder: &none)
+            let answer = try await client.request(try HostileInputTests.validRequest(), recorder: &none)
+            guard case .error(let clientReply) = try CXReply(decoding: answer) else {
+                Issue.record("the lab's client did not get the busy answer: \(answer.count) bytes")
+                return
+            }
+            #expect(clientReply.code == .busy)
+            await client.close()
+            try await HostileInputTests.awaitCloses(server.recording, "busy")
+            #expect(server.log.contains("busy"))
 
-        // One held connection closes; once the server has counted that close its place is free
-        // (it is freed first), so the next connection is served.
-        let peerClosed = server.recording.snapshot().closes["peer-closed", default: 0]
-        await held.removeLast().close()
-        try await HostileInputTests.awaitCloses(server.recording, "peer-closed", count: peerClosed + 1)
-        let connection = try await endpoint.connect(recorder: &none)
-        let served = try? await connection.request(try HostileInputTests.validRequest(), recorder: &none)
-        await connection.close()
-        #expect(served != nil, "a connection is served again once one closed")
-        for connection in held { await connection.close() }
-        await server.server.shutdown()
+            // One held connection closes; once the server has counted that close its place is free
+            // (it is freed first), so the next connection is served.
+            let peerClosed = server.recording.snapshot().closes["peer-closed", default: 0]
+            await held.removeLast().close()
+            try await HostileInputTests.awaitCloses(server.recording, "peer-closed", count: peerClosed + 1)
+            let connection = try await endpoint.connect(recorder: &none)
+            let served = try? await connection.request(try HostileInputTests.validRequest(), recorder: &none)
+            await connection.close()
+            #expect(served != nil, "a connection is served again once one closed")
+            for connection in held { await connection.close() }
+        }
     }
 
     @Test("over TLS, the connection after the limit gets its busy answer once the handshake ends")
@@ -290,19 +297,20 @@ struct HostileInputTests {
             )
         )
         let endpoint = try await transport.serve(TransportConformance.ReversingHandler())
-        var none = NoStepRecorder()
-        let held = try await endpoint.connect(recorder: &none)
-        #expect(try await held.request([1, 2, 3], recorder: &none) == [3, 2, 1])
-        let refused = try await endpoint.connect(recorder: &none)
-        let body = try await refused.request([4, 5, 6], recorder: &none)
-        guard case .error(let reply) = try CXReply(decoding: body) else {
-            Issue.record("expected an error answer, got \(body.count) bytes")
-            return
+        try await withEndpoint(endpoint) { endpoint in
+            var none = NoStepRecorder()
+            let held = try await endpoint.connect(recorder: &none)
+            #expect(try await held.request([1, 2, 3], recorder: &none) == [3, 2, 1])
+            let refused = try await endpoint.connect(recorder: &none)
+            let body = try await refused.request([4, 5, 6], recorder: &none)
+            guard case .error(let reply) = try CXReply(decoding: body) else {
+                Issue.record("expected an error answer, got \(body.count) bytes")
+                return
+            }
+            #expect(reply.code == .busy)
+            #expect(reply.message.contains("limit of 1"))
+            await refused.close()
+            await held.close()
         }
-        #expect(reply.code == .busy)
-        #expect(reply.message.contains("limit of 1"))
-        await refused.close()
-        await held.close()
-        await endpoint.shutdown()
     }
 }

@@ -27,22 +27,23 @@ import Testing
             configuration: SocketServer.Configuration(idleTimeout: idle),
             recording: recording
         )
-        // The client's own wait is longer than the server's work; the idle timeout leaves a loaded
-        // machine two seconds between connecting and sending the request (with one second, a
-        // loaded CI pass once had the server close first, and the client reconnected).
-        let transport = try TCPTransport(options: TransportOptions(idleTimeout: .seconds(10)))
-        let endpoint = try await transport.remote(host: "127.0.0.1", port: server.port)
-        var recorder = StepTimings()
-        let connection = try await endpoint.connect(recorder: &recorder)
-        // One request: what the client does after the answer is its own business (a second
-        // request would race the idle timeout on a loaded machine, rightly so).
-        let answer = try await connection.request([1, 2, 3], recorder: &recorder)
-        #expect(answer == [1, 2, 3])
-        #expect(recorder.entries.filter { $0.step == .connect }.count == 1, "answered on the first connection")
+        try await withCleanup({ await server.shutdown() }) {
+            // The client's own wait is longer than the server's work; the idle timeout leaves a loaded
+            // machine two seconds between connecting and sending the request (with one second, a
+            // loaded CI pass once had the server close first, and the client reconnected).
+            let transport = try TCPTransport(options: TransportOptions(idleTimeout: .seconds(10)))
+            let endpoint = try await transport.remote(host: "127.0.0.1", port: server.port)
+            var recorder = StepTimings()
+            let connection = try await endpoint.connect(recorder: &recorder)
+            // One request: what the client does after the answer is its own business (a second
+            // request would race the idle timeout on a loaded machine, rightly so).
+            let answer = try await connection.request([1, 2, 3], recorder: &recorder)
+            #expect(answer == [1, 2, 3])
+            #expect(recorder.entries.filter { $0.step == .connect }.count == 1, "answered on the first connection")
 
-        // Then silence from the client: the server closes it as idle.
-        try await HostileInputTests.awaitCloses(recording, "timedOut")
-        await connection.close()
-        await server.shutdown()
+            // Then silence from the client: the server closes it as idle.
+            try await HostileInputTests.awaitCloses(recording, "timedOut")
+            await connection.close()
+        }
     }
 }

@@ -37,12 +37,13 @@ import Testing
         for pin in [CertificatePin.certificateFile(certificates.certificate("server")), .spkiSHA256(spki)] {
             let handler = TransportConformance.ReversingHandler()
             let endpoint = try await Self.tls(serving: "server", pin: pin, certificates: certificates).serve(handler)
-            var recorder = StepTimings()
-            let connection = try await endpoint.connect(recorder: &recorder)
-            #expect(try await connection.request([1, 2, 3], recorder: &recorder) == [3, 2, 1])
-            #expect(recorder.steps.contains(.connect))
-            await connection.close()
-            await endpoint.shutdown()
+            try await withEndpoint(endpoint) { endpoint in
+                var recorder = StepTimings()
+                let connection = try await endpoint.connect(recorder: &recorder)
+                #expect(try await connection.request([1, 2, 3], recorder: &recorder) == [3, 2, 1])
+                #expect(recorder.steps.contains(.connect))
+                await connection.close()
+            }
         }
     }
 
@@ -57,16 +58,20 @@ import Testing
             pin: .certificateFile(certificates.certificate("server")),
             certificates: certificates
         ).serve(handler)
-        var recorder = StepTimings()
-        let error = await #expect(throws: LabError.self) { _ = try await endpoint.connect(recorder: &recorder) }
-        #expect(error?.code == .pinMismatch)
-        let message = error?.message ?? ""
-        #expect(message.contains(try await certificates.opensslFingerprint("other")), "names what was presented: \(message)")
-        #expect(message.contains(try await certificates.opensslFingerprint("server")), "names what is pinned: \(message)")
-        #expect(message.contains(try await certificates.opensslSPKI("other")))
-        #expect(handler.seen.count == 0, "no request reached the server")
-        #expect(recorder.entries.isEmpty, "no connect is recorded for a refused server")
-        await endpoint.shutdown()
+        try await withEndpoint(endpoint) { endpoint in
+            var recorder = StepTimings()
+            let error = await #expect(throws: LabError.self) { _ = try await endpoint.connect(recorder: &recorder) }
+            #expect(error?.code == .pinMismatch)
+            let message = error?.message ?? ""
+            let presented = try await certificates.opensslFingerprint("other")
+            let pinned = try await certificates.opensslFingerprint("server")
+            let presentedSPKI = try await certificates.opensslSPKI("other")
+            #expect(message.contains(presented), "names what was presented: \(message)")
+            #expect(message.contains(pinned), "names what is pinned: \(message)")
+            #expect(message.contains(presentedSPKI))
+            #expect(handler.seen.count == 0, "no request reached the server")
+            #expect(recorder.entries.isEmpty, "no connect is recorded for a refused server")
+        }
     }
 
     @Test("openssl s_server with another certificate is refused; pinned to its own key, the same client connects")

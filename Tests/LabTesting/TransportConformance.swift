@@ -61,40 +61,42 @@ public enum TransportConformance {
     /// Bodies of many sizes, up to the frame limit, come back intact, in order, on one connection.
     public static func roundTrips(_ transport: any Transport, maxFrameBytes: Int) async throws {
         let endpoint = try await transport.serve(ReversingHandler())
-        var setup = StepTimings()
-        let connection = try await endpoint.connect(recorder: &setup)
-        var random = SystemRandomNumberGenerator()
-        for size in [1, 2, 427, 65_535, 65_536, 1 << 20, maxFrameBytes] {
-            let body = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
-            var recorder = StepTimings()
-            let answer = try await connection.request(body, recorder: &recorder)
-            try expect(answer == body.reversed(), "a \(size)-byte body did not come back reversed")
+        try await withEndpoint(endpoint) { endpoint in
+            var setup = StepTimings()
+            let connection = try await endpoint.connect(recorder: &setup)
+            var random = SystemRandomNumberGenerator()
+            for size in [1, 2, 427, 65_535, 65_536, 1 << 20, maxFrameBytes] {
+                let body = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
+                var recorder = StepTimings()
+                let answer = try await connection.request(body, recorder: &recorder)
+                try expect(answer == body.reversed(), "a \(size)-byte body did not come back reversed")
+            }
+            await connection.close()
         }
-        await connection.close()
-        await endpoint.shutdown()
     }
 
     /// The server's steps reach the client's recorder, once per request, when the server runs
     /// in this process; a socket `connect` is recorded by network transports only.
     public static func serverStepsReachTheClient(_ transport: any Transport) async throws {
         let endpoint = try await transport.serve(ReversingHandler())
-        var setup = StepTimings()
-        let connection = try await endpoint.connect(recorder: &setup)
-        let network = type(of: transport).usesNetwork
-        try expect(
-            setup.steps == (network ? [.connect] : []),
-            "connect recorded \(setup.steps.map(\.name)); expected \(network ? "connect" : "nothing")"
-        )
-        for size in 1...5 {
-            var recorder = StepTimings()
-            _ = try await connection.request(Array(repeating: 7, count: size), recorder: &recorder)
+        try await withEndpoint(endpoint) { endpoint in
+            var setup = StepTimings()
+            let connection = try await endpoint.connect(recorder: &setup)
+            let network = type(of: transport).usesNetwork
             try expect(
-                recorder.entries.count == 1 && recorder.total(.sign) == UInt64(size),
-                "request \(size): the client's recorder got \(recorder.entries.map { "\($0.step)=\($0.nanoseconds)" })"
+                setup.steps == (network ? [.connect] : []),
+                "connect recorded \(setup.steps.map(\.name)); expected \(network ? "connect" : "nothing")"
             )
+            for size in 1...5 {
+                var recorder = StepTimings()
+                _ = try await connection.request(Array(repeating: 7, count: size), recorder: &recorder)
+                try expect(
+                    recorder.entries.count == 1 && recorder.total(.sign) == UInt64(size),
+                    "request \(size): the client's recorder got \(recorder.entries.map { "\($0.step)=\($0.nanoseconds)" })"
+                )
+            }
+            await connection.close()
         }
-        await connection.close()
-        await endpoint.shutdown()
     }
 
     /// After an answer with a close reason the server closes the connection. The client
@@ -104,74 +106,77 @@ public enum TransportConformance {
     public static func reopensAfterServerClose(_ transport: any Transport) async throws {
         let handler = ReversingHandler()
         let endpoint = try await transport.serve(handler)
-        var setup = StepTimings()
-        let connection = try await endpoint.connect(recorder: &setup)
-        var recorder = StepTimings()
-        let answer = try await connection.request(Array("close now".utf8), recorder: &recorder)
-        try expect(answer == Array("close now".utf8).reversed(), "the error answer itself must arrive")
-        var next = StepTimings()
-        do {
-            let again = try await connection.request([1, 2, 3], recorder: &next)
-            try expect(again == [3, 2, 1], "the reopened connection must answer")
-            let network = type(of: transport).usesNetwork
-            try expect(
-                next.steps.contains(.connect) == network,
-                "the next request recorded \(next.steps.map(\.name)); a reopened socket records connect"
-            )
-        } catch let error as LabError {
-            try expect(error.code == .connectionClosed, "expected connectionClosed, got \(error)")
-            try expect(handler.seen.count == 1, "the server must not have answered on the closed connection")
+        try await withEndpoint(endpoint) { endpoint in
+            var setup = StepTimings()
+            let connection = try await endpoint.connect(recorder: &setup)
+            var recorder = StepTimings()
+            let answer = try await connection.request(Array("close now".utf8), recorder: &recorder)
+            try expect(answer == Array("close now".utf8).reversed(), "the error answer itself must arrive")
+            var next = StepTimings()
+            do {
+                let again = try await connection.request([1, 2, 3], recorder: &next)
+                try expect(again == [3, 2, 1], "the reopened connection must answer")
+                let network = type(of: transport).usesNetwork
+                try expect(
+                    next.steps.contains(.connect) == network,
+                    "the next request recorded \(next.steps.map(\.name)); a reopened socket records connect"
+                )
+            } catch let error as LabError {
+                try expect(error.code == .connectionClosed, "expected connectionClosed, got \(error)")
+                try expect(handler.seen.count == 1, "the server must not have answered on the closed connection")
+            }
+            let fresh = try await endpoint.connect(recorder: &setup)
+            try expect(try await fresh.request([1, 2], recorder: &recorder) == [2, 1], "a new connection must work")
+            await fresh.close()
+            await connection.close()
+            do {
+                _ = try await connection.request([1], recorder: &recorder)
+                throw ConformanceFailure(description: "a request on a connection the client closed succeeded")
+            } catch let error as LabError {
+                try expect(error.code == .connectionClosed, "expected connectionClosed after close(), got \(error)")
+            }
         }
-        let fresh = try await endpoint.connect(recorder: &setup)
-        try expect(try await fresh.request([1, 2], recorder: &recorder) == [2, 1], "a new connection must work")
-        await fresh.close()
-        await connection.close()
-        do {
-            _ = try await connection.request([1], recorder: &recorder)
-            throw ConformanceFailure(description: "a request on a connection the client closed succeeded")
-        } catch let error as LabError {
-            try expect(error.code == .connectionClosed, "expected connectionClosed after close(), got \(error)")
-        }
-        await endpoint.shutdown()
     }
 
     /// Many clients at once each get their own answers.
     public static func servesManyAtOnce(_ transport: any Transport, clients: Int, requests: Int) async throws {
         let handler = ReversingHandler()
         let endpoint = try await transport.serve(handler)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for client in 0..<clients {
-                group.addTask {
-                    var recorder = StepTimings()
-                    let connection = try await endpoint.connect(recorder: &recorder)
-                    for request in 0..<requests {
-                        let body = Array("client \(client) request \(request)".utf8)
-                        let answer = try await connection.request(body, recorder: &recorder)
-                        try expect(answer == body.reversed(), "client \(client) got another client's answer")
+        try await withEndpoint(endpoint) { endpoint in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in 0..<clients {
+                    group.addTask {
+                        var recorder = StepTimings()
+                        let connection = try await endpoint.connect(recorder: &recorder)
+                        for request in 0..<requests {
+                            let body = Array("client \(client) request \(request)".utf8)
+                            let answer = try await connection.request(body, recorder: &recorder)
+                            try expect(answer == body.reversed(), "client \(client) got another client's answer")
+                        }
+                        await connection.close()
                     }
-                    await connection.close()
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            try expect(handler.seen.count == clients * requests, "the server saw \(handler.seen.count) requests")
         }
-        try expect(handler.seen.count == clients * requests, "the server saw \(handler.seen.count) requests")
-        await endpoint.shutdown()
     }
 
     /// A body over the frame limit is refused by the sender, before anything is sent.
     public static func refusesOversizedBodies(_ transport: any Transport, maxFrameBytes: Int) async throws {
         let handler = ReversingHandler()
         let endpoint = try await transport.serve(handler)
-        var recorder = StepTimings()
-        let connection = try await endpoint.connect(recorder: &recorder)
-        do {
-            _ = try await connection.request(Array(repeating: 1, count: maxFrameBytes + 1), recorder: &recorder)
-            throw ConformanceFailure(description: "an oversized body was sent")
-        } catch let error as LabError {
-            try expect(error.code == .frameTooLarge, "expected frameTooLarge, got \(error)")
+        try await withEndpoint(endpoint) { endpoint in
+            var recorder = StepTimings()
+            let connection = try await endpoint.connect(recorder: &recorder)
+            do {
+                _ = try await connection.request(Array(repeating: 1, count: maxFrameBytes + 1), recorder: &recorder)
+                throw ConformanceFailure(description: "an oversized body was sent")
+            } catch let error as LabError {
+                try expect(error.code == .frameTooLarge, "expected frameTooLarge, got \(error)")
+            }
+            try expect(handler.seen.count == 0, "the server received an oversized body")
+            await connection.close()
         }
-        try expect(handler.seen.count == 0, "the server received an oversized body")
-        await connection.close()
-        await endpoint.shutdown()
     }
 }
