@@ -15,7 +15,7 @@ public struct OpenSSLProvider: CryptoProvider {
     /// Keys are `EVP_PKEY`s.
     public typealias PublicKey = OpenSSLKey
 
-    private let algorithms: FetchedAlgorithms
+    let algorithms: FetchedAlgorithms
 
     /// Fetches the ciphers and digests the provider uses.
     public init() throws {
@@ -243,7 +243,7 @@ public struct OpenSSLProvider: CryptoProvider {
     }
 
     /// The hash of an RSA scheme used with an RSA key; nil for every other pairing.
-    private static func rsaHash(_ scheme: SignatureScheme, _ key: OpenSSLKey) -> HashAlgorithm? {
+    static func rsaHash(_ scheme: SignatureScheme, _ key: OpenSSLKey) -> HashAlgorithm? {
         guard case .rsa = key.type else { return nil }
         switch scheme {
         case .rsaPKCS1v15(let hash), .rsaPSS(let hash): return hash
@@ -252,7 +252,7 @@ public struct OpenSSLProvider: CryptoProvider {
     }
 
     /// The digest of `message`, in one call.
-    private func digest(_ message: [UInt8], _ hash: HashAlgorithm) throws -> [UInt8] {
+    func digest(_ message: [UInt8], _ hash: HashAlgorithm) throws -> [UInt8] {
         let md = self.algorithms.digest(hash)
         let pool = self.algorithms.digestContexts
         guard let context = pool.take()?.pointer ?? EVP_MD_CTX_new() else {
@@ -273,7 +273,7 @@ public struct OpenSSLProvider: CryptoProvider {
     }
 
     /// A context initialised to sign (or verify) digests with `key` under an RSA `scheme`.
-    private func rsaContext(
+    func rsaContext(
         _ key: OpenSSLKey,
         scheme: SignatureScheme,
         hash: HashAlgorithm,
@@ -332,138 +332,13 @@ public struct OpenSSLProvider: CryptoProvider {
         throw self.unsupported(.mlkem768)
     }
 
-    public func aesCBCEncrypt(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8], padding: Bool) throws -> [UInt8] {
-        try self.aesCBC(plaintext, key: key, iv: iv, padding: padding, encrypt: true)
-    }
-
-    public func aesCBCDecrypt(_ ciphertext: [UInt8], key: [UInt8], iv: [UInt8], padding: Bool) throws -> [UInt8] {
-        try self.aesCBC(ciphertext, key: key, iv: iv, padding: padding, encrypt: false)
-    }
-
-    public func aesGCMSeal(_ plaintext: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
-        let cipher = try self.algorithms.cipher(.gcm, keyBytes: key.count)
-        guard !nonce.isEmpty else { throw LabError(.cryptoFailure, "AES-GCM needs a nonce of at least 1 byte") }
-        return try CipherContext.with { context in
-            try OpenSSLErrorQueue.check(EVP_EncryptInit_ex2(context, cipher, nil, nil, nil), "start AES-GCM")
-            try OpenSSLErrorQueue.check(
-                c_lab_gcm_set_ivlen(context, try cLength(nonce.count)),
-                "set a \(nonce.count)-byte GCM nonce"
-            )
-            try OpenSSLErrorQueue.check(EVP_EncryptInit_ex2(context, nil, key, nonce, nil), "key AES-GCM")
-            var length: Int32 = 0
-            try OpenSSLErrorQueue.check(
-                EVP_EncryptUpdate(context, nil, &length, aad, try cLength(aad.count)),
-                "add GCM AAD"
-            )
-            var output = [UInt8](repeating: 0, count: plaintext.count + 16)
-            try OpenSSLErrorQueue.check(
-                EVP_EncryptUpdate(context, &output, &length, plaintext, try cLength(plaintext.count)),
-                "AES-GCM-encrypt"
-            )
-            var total = Int(length)
-            try output.withUnsafeMutableBufferPointer { buffer in
-                var final: Int32 = 0
-                try OpenSSLErrorQueue.check(
-                    EVP_EncryptFinal_ex(context, buffer.baseAddress! + total, &final),
-                    "finish AES-GCM"
-                )
-                total += Int(final)
-                try OpenSSLErrorQueue.check(
-                    c_lab_gcm_get_tag(context, buffer.baseAddress! + total, 16),
-                    "read the GCM tag"
-                )
-            }
-            return Array(output.prefix(total + 16))
-        }
-    }
-
-    public func aesGCMOpen(_ sealed: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
-        let cipher = try self.algorithms.cipher(.gcm, keyBytes: key.count)
-        guard !nonce.isEmpty else { throw LabError(.cryptoFailure, "AES-GCM needs a nonce of at least 1 byte") }
-        guard sealed.count >= 16 else {
-            throw LabError(.cryptoFailure, "AES-GCM input of \(sealed.count) bytes has no 16-byte tag")
-        }
-        let ciphertext = Array(sealed.prefix(sealed.count - 16))
-        let tag = Array(sealed.suffix(16))
-        return try CipherContext.with { context in
-            try OpenSSLErrorQueue.check(EVP_DecryptInit_ex2(context, cipher, nil, nil, nil), "start AES-GCM")
-            try OpenSSLErrorQueue.check(
-                c_lab_gcm_set_ivlen(context, try cLength(nonce.count)),
-                "set a \(nonce.count)-byte GCM nonce"
-            )
-            try OpenSSLErrorQueue.check(EVP_DecryptInit_ex2(context, nil, key, nonce, nil), "key AES-GCM")
-            var length: Int32 = 0
-            try OpenSSLErrorQueue.check(
-                EVP_DecryptUpdate(context, nil, &length, aad, try cLength(aad.count)),
-                "add GCM AAD"
-            )
-            var output = [UInt8](repeating: 0, count: ciphertext.count + 16)
-            try OpenSSLErrorQueue.check(
-                EVP_DecryptUpdate(context, &output, &length, ciphertext, try cLength(ciphertext.count)),
-                "AES-GCM-decrypt"
-            )
-            let total = Int(length)
-            try OpenSSLErrorQueue.check(c_lab_gcm_set_tag(context, tag, 16), "set the GCM tag")
-            let verified = output.withUnsafeMutableBufferPointer { buffer -> Int32 in
-                var final: Int32 = 0
-                return EVP_DecryptFinal_ex(context, buffer.baseAddress! + total, &final)
-            }
-            guard verified == 1 else {
-                throw OpenSSLErrorQueue.error("authenticate AES-GCM (the tag does not match)")
-            }
-            return Array(output.prefix(total))
-        }
-    }
-
-    public func hkdfSHA256(
-        inputKeyMaterial: [UInt8],
-        salt: [UInt8],
-        info: [UInt8],
-        outputByteCount: Int
-    ) throws -> [UInt8] {
-        try HKDFLimits.check(sha256OutputByteCount: outputByteCount)
-        guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else {
-            throw OpenSSLErrorQueue.error("make an HKDF context")
-        }
-        defer { EVP_PKEY_CTX_free(context) }
-        try OpenSSLErrorQueue.check(EVP_PKEY_derive_init(context), "start HKDF")
-        try OpenSSLErrorQueue.check(
-            EVP_PKEY_CTX_set_hkdf_md(context, self.algorithms.digest(.sha256)),
-            "set HKDF's hash"
-        )
-        try OpenSSLErrorQueue.check(
-            EVP_PKEY_CTX_set1_hkdf_salt(context, salt, try cLength(salt.count)),
-            "set HKDF's salt"
-        )
-        try OpenSSLErrorQueue.check(
-            EVP_PKEY_CTX_set1_hkdf_key(context, inputKeyMaterial, try cLength(inputKeyMaterial.count)),
-            "set HKDF's key"
-        )
-        try OpenSSLErrorQueue.check(
-            EVP_PKEY_CTX_add1_hkdf_info(context, info, try cLength(info.count)),
-            "set HKDF's info"
-        )
-        var length = outputByteCount
-        var output = [UInt8](repeating: 0, count: length)
-        try OpenSSLErrorQueue.check(EVP_PKEY_derive(context, &output, &length), "derive with HKDF")
-        return Array(output.prefix(length))
-    }
-
-    public func aesKeyWrap(_ key: [UInt8], kek: [UInt8]) throws -> [UInt8] {
-        try self.keyWrap(key, kek: kek, wrap: true)
-    }
-
-    public func aesKeyUnwrap(_ wrapped: [UInt8], kek: [UInt8]) throws -> [UInt8] {
-        try self.keyWrap(wrapped, kek: kek, wrap: false)
-    }
-
     // MARK: - Helpers
 
-    private func unsupported(_ type: KeyType) -> LabError {
+    func unsupported(_ type: KeyType) -> LabError {
         LabError(.unsupported, "openssl (\(self.version)) has no \(type); the swift-crypto provider has it")
     }
 
-    private func rsaCipher(
+    func rsaCipher(
         _ input: [UInt8],
         key: OpenSSLKey,
         padding: RSAEncryptionPadding,
@@ -503,7 +378,7 @@ public struct OpenSSLProvider: CryptoProvider {
         return Array(output.prefix(length))
     }
 
-    private func withDigestContext<T>(
+    func withDigestContext<T>(
         _ key: OpenSSLKey,
         scheme: SignatureScheme,
         signing: Bool,
@@ -538,233 +413,5 @@ public struct OpenSSLProvider: CryptoProvider {
             try OpenSSLErrorQueue.check(EVP_PKEY_CTX_set_rsa_mgf1_md(keyContext, digest), operation())
         }
         return try body(context)
-    }
-
-    private func aesCBC(_ input: [UInt8], key: [UInt8], iv: [UInt8], padding: Bool, encrypt: Bool) throws -> [UInt8] {
-        let operation = { "AES-CBC-\(encrypt ? "encrypt" : "decrypt")" }
-        let cipher = try self.algorithms.cipher(.cbc, keyBytes: key.count)
-        guard iv.count == 16 else {
-            throw LabError(.cryptoFailure, "AES-CBC needs a 16-byte IV, not \(iv.count) bytes")
-        }
-        let inputLength = try cLength(input.count)
-        return try self.algorithms.cbcContexts.with(cipher: cipher, key: key, iv: iv, encrypt: encrypt) { context in
-            try OpenSSLErrorQueue.check(EVP_CIPHER_CTX_set_padding(context, padding ? 1 : 0), operation())
-            // Written in place: no zero fill and no copy of what can be 5 MiB.
-            return try [UInt8](unsafeUninitializedCapacity: input.count + 16) { buffer, count in
-                var length: Int32 = 0
-                try OpenSSLErrorQueue.check(
-                    EVP_CipherUpdate(context, buffer.baseAddress, &length, input, inputLength),
-                    operation()
-                )
-                var final: Int32 = 0
-                guard EVP_CipherFinal_ex(context, buffer.baseAddress! + Int(length), &final) == 1 else {
-                    throw OpenSSLErrorQueue.error(padding && !encrypt ? "\(operation()) (bad padding)" : operation())
-                }
-                count = Int(length) + Int(final)
-            }
-        }
-    }
-
-    private func keyWrap(_ input: [UInt8], kek: [UInt8], wrap: Bool) throws -> [UInt8] {
-        let operation = wrap ? "AES-KW wrap" : "AES-KW unwrap"
-        let cipher = try self.algorithms.cipher(.wrap, keyBytes: kek.count)
-        // RFC 3394: keys of two or more 64-bit blocks; OpenSSL returns nothing, not an error, for empty input.
-        let minimum = wrap ? 16 : 24
-        guard input.count >= minimum, input.count % 8 == 0, input.count <= 1 << 20 else {
-            throw LabError(
-                .cryptoFailure,
-                "\(operation) takes a multiple of 8 bytes, at least \(minimum); got \(input.count)"
-            )
-        }
-        return try CipherContext.with { context in
-            EVP_CIPHER_CTX_set_flags(context, EVP_CIPHER_CTX_FLAG_WRAP_ALLOW)
-            try OpenSSLErrorQueue.check(EVP_CipherInit_ex2(context, cipher, kek, nil, wrap ? 1 : 0, nil), operation)
-            var output = [UInt8](repeating: 0, count: input.count + 16)
-            var length: Int32 = 0
-            let updated = EVP_CipherUpdate(context, &output, &length, input, try cLength(input.count))
-            // The wrap cipher returns the length processed, or -1/0 on failure.
-            guard updated > 0, Int(length) == input.count + (wrap ? 8 : -8) else {
-                throw OpenSSLErrorQueue.error(operation)
-            }
-            return Array(output.prefix(Int(length)))
-        }
-    }
-}
-
-/// A length as OpenSSL's `int`; lengths past 2 GiB (a frame limit set that high) throw instead of trapping.
-private func cLength(_ count: Int) throws -> Int32 {
-    guard let length = Int32(exactly: count) else {
-        throw LabError(.cryptoFailure, "\(count) bytes is more than OpenSSL's int lengths can carry")
-    }
-    return length
-}
-
-/// An `EVP_CIPHER_CTX` for the length of one call.
-private enum CipherContext {
-    static func with<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
-        guard let context = EVP_CIPHER_CTX_new() else { throw OpenSSLErrorQueue.error("make a cipher context") }
-        defer { EVP_CIPHER_CTX_free(context) }
-        return try body(context)
-    }
-}
-
-/// A stack of idle OpenSSL contexts of one kind, each with what it was last set up with;
-/// each context serves one call at a time. At most 16 are kept.
-final class IdleContexts<Setup: Sendable>: Sendable {
-    struct Idle: @unchecked Sendable {
-        let pointer: OpaquePointer
-        var setup: Setup
-    }
-
-    private let idle = Mutex<[Idle]>([])
-    private let free: @Sendable (OpaquePointer) -> Void
-
-    init(free: @escaping @Sendable (OpaquePointer) -> Void) {
-        self.free = free
-    }
-
-    /// An idle context, or nil.
-    func take() -> Idle? { self.idle.withLock { $0.popLast() } }
-
-    /// Keeps `context` for reuse, or frees it if enough are kept.
-    func give(_ context: Idle) {
-        let kept = self.idle.withLock { idle -> Bool in
-            guard idle.count < 16 else { return false }
-            idle.append(context)
-            return true
-        }
-        if !kept { self.free(context.pointer) }
-    }
-
-    deinit {
-        for context in self.idle.withLock({ $0 }) { self.free(context.pointer) }
-    }
-}
-
-/// Idle AES-CBC `EVP_CIPHER_CTX`s that already hold their cipher and key, by key size and
-/// direction: in OpenSSL 3 a new context costs two allocations and the provider's context
-/// set-up, and a key schedule costs more again, together a tenth of encrypting 16 KiB with
-/// AES-NI. A context whose last key is this call's key only gets the new IV.
-final class CipherContextPool: Sendable {
-    /// Slot 2 × (key bytes ÷ 8 − 2) + (encrypt ? 1 : 0).
-    private let slots: [IdleContexts<[UInt8]>] = (0..<6).map { _ in
-        IdleContexts { EVP_CIPHER_CTX_free($0) }
-    }
-
-    /// Runs `body` with a context set up for `cipher`, `key` and `iv` in direction `encrypt`.
-    /// The context is kept for reuse unless `body` throws.
-    func with<T>(
-        cipher: OpaquePointer,
-        key: [UInt8],
-        iv: [UInt8],
-        encrypt: Bool,
-        _ body: (OpaquePointer) throws -> T
-    ) throws -> T {
-        let slot = self.slots[2 * (key.count / 8 - 2) + (encrypt ? 1 : 0)]
-        let operation = { "set up AES-CBC-\(encrypt ? "encrypt" : "decrypt")" }
-        var context: IdleContexts<[UInt8]>.Idle
-        if let idle = slot.take() {
-            context = idle
-            // A reused context keeps its cipher, and its key schedule if the key is the same.
-            let sameKey = context.setup == key
-            guard EVP_CipherInit_ex2(context.pointer, nil, sameKey ? nil : key, iv, encrypt ? 1 : 0, nil) == 1 else {
-                EVP_CIPHER_CTX_free(context.pointer)
-                throw OpenSSLErrorQueue.error(operation())
-            }
-            if !sameKey { context.setup = key }
-        } else {
-            guard let pointer = EVP_CIPHER_CTX_new() else { throw OpenSSLErrorQueue.error("make a cipher context") }
-            guard EVP_CipherInit_ex2(pointer, cipher, key, iv, encrypt ? 1 : 0, nil) == 1 else {
-                EVP_CIPHER_CTX_free(pointer)
-                throw OpenSSLErrorQueue.error(operation())
-            }
-            context = .init(pointer: pointer, setup: key)
-        }
-        let value: T
-        do {
-            value = try body(context.pointer)
-        } catch {
-            EVP_CIPHER_CTX_free(context.pointer)
-            throw error
-        }
-        slot.give(context)
-        return value
-    }
-}
-
-/// Ciphers and digests fetched once from the default library context.
-final class FetchedAlgorithms: @unchecked Sendable {
-    /// Reusable AES-CBC contexts.
-    let cbcContexts = CipherContextPool()
-    /// Reusable digest contexts.
-    let digestContexts = IdleContexts<Void> { EVP_MD_CTX_free($0) }
-
-    enum Mode: String {
-        case cbc = "CBC"
-        case gcm = "GCM"
-        case wrap = "WRAP"
-    }
-
-    // Immutable after init; EVP_CIPHER and EVP_MD objects are shareable between threads.
-    private struct CipherID: Hashable {
-        var mode: Mode
-        var keyBytes: Int
-    }
-
-    private let ciphers: [CipherID: OpaquePointer]
-    private let digests: [HashAlgorithm: OpaquePointer]
-
-    init() throws {
-        var ciphers: [CipherID: OpaquePointer] = [:]
-        var digests: [HashAlgorithm: OpaquePointer] = [:]
-        // deinit does not run when init throws: free what was fetched before the failure.
-        var complete = false
-        defer {
-            if !complete {
-                for cipher in ciphers.values { EVP_CIPHER_free(cipher) }
-                for digest in digests.values { EVP_MD_free(digest) }
-            }
-        }
-        for mode in [Mode.cbc, .gcm, .wrap] {
-            for keyBytes in [16, 24, 32] {
-                let name = "AES-\(keyBytes * 8)-\(mode.rawValue)"
-                guard let cipher = EVP_CIPHER_fetch(nil, name, nil) else {
-                    throw OpenSSLErrorQueue.error("fetch the cipher \(name)", code: .unsupported)
-                }
-                ciphers[CipherID(mode: mode, keyBytes: keyBytes)] = cipher
-            }
-        }
-        for hash in HashAlgorithm.allCases {
-            let name =
-                switch hash {
-                case .sha1: "SHA1"
-                case .sha256: "SHA256"
-                case .sha384: "SHA384"
-                case .sha512: "SHA512"
-                }
-            guard let digest = EVP_MD_fetch(nil, name, nil) else {
-                throw OpenSSLErrorQueue.error("fetch the digest \(name)", code: .unsupported)
-            }
-            digests[hash] = digest
-        }
-        self.ciphers = ciphers
-        self.digests = digests
-        complete = true
-    }
-
-    deinit {
-        for cipher in self.ciphers.values { EVP_CIPHER_free(cipher) }
-        for digest in self.digests.values { EVP_MD_free(digest) }
-    }
-
-    func cipher(_ mode: Mode, keyBytes: Int) throws -> OpaquePointer {
-        guard let cipher = self.ciphers[CipherID(mode: mode, keyBytes: keyBytes)] else {
-            throw LabError(.cryptoFailure, "AES keys are 16, 24 or 32 bytes, not \(keyBytes)")
-        }
-        return cipher
-    }
-
-    func digest(_ hash: HashAlgorithm) -> OpaquePointer {
-        self.digests[hash]!
     }
 }

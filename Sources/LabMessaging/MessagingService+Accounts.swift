@@ -1,0 +1,221 @@
+import Crypto
+import Foundation
+import GRDB
+import LabCore
+import LabWire
+import Logging
+import Synchronization
+
+extension MessagingService {
+    // MARK: Accounts
+
+    func issueCaptcha() -> IssuedCaptcha {
+        let (id, text) = self.captchas.issue()
+        return IssuedCaptcha(id: id, challenge: text, serverKey: self.publicKey)
+    }
+
+    /// The request's captcha id and answer (`badRequest` if either is missing or not a
+    /// string); nothing is redeemed yet.
+    static func captchaFields(_ request: PropertyListDictionary) throws -> (id: String, answer: String) {
+        (try Self.field { try request.string(MsgKey.captchaID) }, try Self.field { try request.string(MsgKey.captcha) })
+    }
+
+    /// Redeems the captcha or throws `badCaptcha` carrying a new one. Called only once the
+    /// request has passed every check that answers `badRequest` or `weakPassword`, so that
+    /// those leave the captcha usable.
+    func requireCaptcha(_ fields: (id: String, answer: String)) throws {
+        let (id, answer) = fields
+        guard id.utf8.count <= 64, answer.utf8.count <= 16, self.captchas.redeem(id: id, answer: answer) else {
+            throw MsgFailure(
+                code: .badCaptcha,
+                message: "The captcha answer does not match; here is a new captcha",
+                captcha: self.issueCaptcha()
+            )
+        }
+    }
+
+    func openPassword(
+        _ request: PropertyListDictionary,
+        _ key: String,
+        op: MsgOp,
+        binding: [String]
+    ) throws -> [UInt8] {
+        let sealed = try Self.field { try request.data(key) }
+        guard sealed.count <= 32 + MsgLimits.passwordBytes + 16,
+            let password = MsgCrypto.openPassword(
+                sealed,
+                with: self.serverKey,
+                context: MsgCrypto.passwordContext(op: op, field: key, binding: binding)
+            )
+        else {
+            throw MsgFailure(
+                code: .badRequest,
+                message:
+                    "'\(key)' does not open with the server's key for this request (sealed to another key, replayed, or over \(MsgLimits.passwordBytes) bytes)"
+            )
+        }
+        // A password is its UTF-8 bytes: a plaintext that is not UTF-8 is not a password.
+        guard String(validating: password, as: UTF8.self) != nil else {
+            throw MsgFailure(code: .badRequest, message: "'\(key)' opens to bytes that are not UTF-8")
+        }
+        return password
+    }
+
+    /// A new password's length, in bytes of UTF-8 (the upper bound, 1024, is `openPassword`'s).
+    func requireStrength(_ password: [UInt8]) throws {
+        guard password.count >= self.options.minPasswordLength else {
+            throw MsgFailure(
+                code: .weakPassword,
+                message:
+                    "A password needs at least \(self.options.minPasswordLength) bytes of UTF-8; it has \(password.count)"
+            )
+        }
+    }
+
+    func register<R: StepRecorder>(_ request: PropertyListDictionary, recorder: inout R) async throws {
+        let username = try Self.username(request, MsgKey.username)
+        let key = try Self.publicKey(request)
+        let captcha = try Self.captchaFields(request)
+        let password = try self.openPassword(request, MsgKey.password, op: .register, binding: [username, captcha.id])
+        try self.requireStrength(password)
+        try self.requireCaptcha(captcha)
+        let kdf = self.options.kdf
+        let salt = kdf.makeSalt()
+        let (hash, hashing) = try await self.checks.run { try kdf.derive(password: password, salt: salt) }
+        recorder.record(.kdf, nanoseconds: hashing)
+        let inserted = try await self.store.write { db -> Bool in
+            guard try MessagingStore.account(db, username: username) == nil else { return false }
+            try db.execute(
+                sql: "INSERT INTO users (username, kdf, salt, hash, publicKey) VALUES (?, ?, ?, ?, ?)",
+                arguments: [username, kdf.description, Data(salt), Data(hash), Data(key)]
+            )
+            return true
+        }
+        guard inserted else { throw MsgFailure(code: .exists, message: "The user name '\(username)' is taken") }
+    }
+
+    enum Verdict: Sendable {
+        case success(LoginState)
+        case failure(LoginState)
+        case refused(LoginGate)
+    }
+
+    /// Checks `password` for `account` under the policy, in the account's turn (one check
+    /// per account at a time, in arrival order): the account read afresh, the gate, the KDF
+    /// outside any transaction, then the counter update inside one write transaction that
+    /// re-reads the account.
+    func attempt<R: StepRecorder>(
+        _ stale: MessagingStore.Account,
+        password: [UInt8],
+        recorder: inout R
+    ) async throws -> Verdict {
+        try await self.turns.acquire(stale.id)
+        defer { self.turns.release(stale.id) }
+        // The checks before this one have landed: a postponement or lock they set refuses
+        // this one here, without a KDF run.
+        guard let account = try await self.store.read({ db in try MessagingStore.account(db, id: stale.id) }) else {
+            throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
+        }
+        let policy = self.options.policy
+        let gate = policy.gate(account.state, now: self.clock.now())
+        guard gate == .open else { return .refused(gate) }
+        guard let kdf = PasswordKDF(stored: account.kdf) else {
+            throw LabError(.storage, "User \(account.id) has an unknown KDF '\(account.kdf)'")
+        }
+        let (salt, hash) = (account.salt, account.hash)
+        let (matches, hashing) = try await self.checks.run {
+            try kdf.verify(password: password, salt: salt, hash: hash)
+        }
+        recorder.record(.kdf, nanoseconds: hashing)
+        let clock = self.clock
+        return try await self.store.write { db -> Verdict in
+            guard let fresh = try MessagingStore.account(db, id: account.id) else {
+                throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
+            }
+            let now = clock.now()
+            // Another attempt may have moved the account on while the KDF ran.
+            let gate = policy.gate(fresh.state, now: now)
+            guard gate == .open else { return .refused(gate) }
+            let next = matches ? policy.succeeded(fresh.state) : policy.failed(fresh.state, now: now)
+            try MessagingStore.save(db, state: next, of: account.id)
+            return matches ? .success(next) : .failure(next)
+        }
+    }
+
+    /// Returns if the password was right; otherwise throws the refusal or `badCredentials`
+    /// (with `until` when this failure started a postponement).
+    static func requireSuccess(_ verdict: Verdict, wrong message: String) throws {
+        switch verdict {
+        case .success: return
+        case .refused(let gate): throw Self.refusal(gate)
+        case .failure(let state):
+            throw MsgFailure(code: .badCredentials, message: message, until: state.postponedUntil)
+        }
+    }
+
+    static func refusal(_ gate: LoginGate) -> MsgFailure {
+        switch gate {
+        case .locked:
+            MsgFailure(code: .locked, message: "The account is locked")
+        case .postponed(let until):
+            MsgFailure(code: .postponed, message: "Too many wrong passwords; try again later", until: until)
+        case .open:
+            MsgFailure(code: .serverError, message: "The server failed; nothing changed")
+        }
+    }
+
+    func login<R: StepRecorder>(
+        _ request: PropertyListDictionary,
+        recorder: inout R
+    ) async throws -> String {
+        let username = try Self.username(request, MsgKey.username)
+        let captcha = try Self.captchaFields(request)
+        let password = try self.openPassword(request, MsgKey.password, op: .login, binding: [username, captcha.id])
+        try self.requireCaptcha(captcha)
+        guard let account = try await self.store.account(named: username) else {
+            // An unknown name costs what a known one does, and answers the same.
+            let kdf = self.options.kdf
+            let salt = self.decoySalt
+            let (_, hashing) = try await self.checks.run { try kdf.derive(password: password, salt: salt) }
+            recorder.record(.kdf, nanoseconds: hashing)
+            throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
+        }
+        try Self.requireSuccess(
+            try await self.attempt(account, password: password, recorder: &recorder),
+            wrong: "Unknown user or wrong password"
+        )
+        let token = Token.random(bytes: 32)
+        self.sessions.withLock { $0[token] = Session(userID: account.id, username: account.username) }
+        return token
+    }
+
+    func changePassword<R: StepRecorder>(_ request: PropertyListDictionary, recorder: inout R) async throws {
+        let (token, session) = try self.tokenAndSession(request)
+        let current = try self.openPassword(
+            request,
+            MsgKey.currentPassword,
+            op: .changePassword,
+            binding: [token]
+        )
+        let new = try self.openPassword(request, MsgKey.newPassword, op: .changePassword, binding: [token])
+        try self.requireStrength(new)
+        guard let account = try await self.store.read({ db in try MessagingStore.account(db, id: session.userID) })
+        else {
+            throw MsgFailure(code: .notLoggedIn, message: "The session's user no longer exists")
+        }
+        try Self.requireSuccess(
+            try await self.attempt(account, password: current, recorder: &recorder),
+            wrong: "The current password is wrong"
+        )
+        let kdf = self.options.kdf
+        let salt = kdf.makeSalt()
+        let (hash, hashing) = try await self.checks.run { try kdf.derive(password: new, salt: salt) }
+        recorder.record(.kdf, nanoseconds: hashing)
+        try await self.store.write { db in
+            try db.execute(
+                sql: "UPDATE users SET kdf = ?, salt = ?, hash = ? WHERE id = ?",
+                arguments: [kdf.description, Data(salt), Data(hash), session.userID]
+            )
+        }
+    }
+}
