@@ -59,27 +59,9 @@ public struct Runner: Sendable {
         let startedAt = Date()
         let server = scenario.server
         let transport = try self.plan.plugins.transports.make(server.transport, options: self.plan.transportOptions)
-        // A server elsewhere: found once by DNS-SD (timed as `discover`) or given by address.
-        var remote: (any TransportEndpoint)? = nil
-        var discovery = StepTimings()
-        var serverText = "in this process"
-        if let address = server.address {
-            remote = try await transport.remote(host: address.host, port: address.port)
-            serverText = "at \(address)"
-        } else if let service = server.discover {
-            guard let discoverer = self.plan.plugins.discovery else {
-                throw LabError(.unsupported, "This build of the lab has no DNS-SD discovery")
-            }
-            let start = Stopwatch.now()
-            let found = try await discoverer.find(
-                service: service,
-                instance: server.instance,
-                timeout: server.discoveryTimeout
-            )
-            discovery.record(.discover, nanoseconds: Stopwatch.now() &- start)
-            remote = try await transport.remote(host: found.host, port: found.port)
-            serverText = "'\(found.instance)' found by DNS-SD (\(service)) at \(found.host):\(found.port)"
-        }
+        let located = try await self.locateServer(transport)
+        let remote = located.endpoint
+        var serverText = located.description
         let mine = Self.clients(self.plan)
         guard !mine.isEmpty else {
             throw LabError(
@@ -96,54 +78,17 @@ public struct Runner: Sendable {
             if server.serverStats { serverBefore = await ServerSide.fetch(remote) }
         }
         let memory = RunMemoryProbe()
-        var built: [Built] = []
-        var preparedClients: [PreparedClient?] = Array(repeating: nil, count: mine.count)
-        var histograms = StepHistograms(groups: 0)
-        do {
-            for planned in self.plan.flows {
-                var setup = StepTimings()
-                for (step, sample) in discovery.samples { setup.record(step, sample: sample) }
-                let flow = try planned.make(&setup, self.plan.dataDirectory)
-                let endpoint: any TransportEndpoint
-                if let remote {
-                    endpoint = remote
-                } else if let handler = flow.handler {
-                    endpoint = try await transport.serve(handler)
-                } else {
-                    throw LabError(.unsupported, "The flow '\(planned.label)' has no server side to serve")
-                }
-                built.append(Built(planned: planned, flow: flow, endpoint: endpoint, setupSteps: setup))
-            }
-            let flows = built
-            histograms = StepHistograms(groups: flows.count)
-            let shared = histograms
-            memory.beforeClients()
-            try await withThrowingTaskGroup(of: (Int, PreparedClient).self) { group in
-                for slot in 0..<mine.count {
-                    group.addTask {
-                        (
-                            slot,
-                            try await Self.prepareClient(
-                                built: flows,
-                                histograms: shared,
-                                index: mine.lowerBound + slot
-                            )
-                        )
-                    }
-                }
-                for try await (slot, client) in group { preparedClients[slot] = client }
-            }
-        } catch {
-            // Servers already listening must not outlive a run that could not start.
-            for item in built { await item.endpoint.shutdown() }
-            throw error
-        }
-        let flows = built
+        let (flows, histograms, prepared) = try await self.buildAndPrepare(
+            transport,
+            remote: remote,
+            discovery: located.discovery,
+            clients: mine,
+            memory: memory
+        )
         if remote == nil {
             let addresses = flows.compactMap(\.endpoint.address)
             if !addresses.isEmpty { serverText += " on " + addresses.joined(separator: ", ") }
         }
-        let prepared = preparedClients.map { $0! }
         let calibrator = self.calibrator()
         // A discarded sample first: the first one in a process ran ×1.2–1.3 slow in three of six
         // runs here (caches, page faults, lazily set-up state), the second one never.
@@ -158,42 +103,14 @@ public struct Runner: Sendable {
         WorkCounter.instrument(true)
         self.slowdown?.prepareCounting()
         let runStart = Stopwatch.now()
-        let deadline = runStart &+ scenario.load.deadline.nanoseconds
-        let scheduleStart = runStart &+ scenario.clients.rampUp.nanoseconds
-        let measuredStart = scheduleStart &+ (scenario.load.model == .open ? scenario.load.warmup.nanoseconds : 0)
-        for item in flows { item.flow.measuredPhaseStarts(at: measuredStart) }
-        let checkpoints = self.checkpoints(
-            clients: mine.count,
-            memory: memory,
-            remote: server.serverStats ? remote : nil
+        let recorders = try await self.runClients(
+            mine,
+            prepared: prepared,
+            built: flows,
+            barrier: barrier,
+            checkpoints: self.checkpoints(clients: mine.count, memory: memory, remote: server.serverStats ? remote : nil),
+            runStart: runStart
         )
-
-        let recorders: [ClientRecorder]
-        do {
-            recorders = try await withThrowingTaskGroup(of: ClientRecorder.self) { group in
-                for (slot, index) in mine.enumerated() {
-                    group.addTask {
-                        try await self.runClient(
-                            index,
-                            prepared: prepared[slot],
-                            built: flows,
-                            barrier: barrier,
-                            checkpoints: checkpoints,
-                            runStart: runStart,
-                            scheduleStart: scheduleStart,
-                            deadline: deadline
-                        )
-                    }
-                }
-                var recorders: [ClientRecorder] = []
-                recorders.reserveCapacity(mine.count)
-                for try await recorder in group { recorders.append(recorder) }
-                return recorders
-            }
-        } catch {
-            for item in flows { await item.endpoint.shutdown() }
-            throw error
-        }
         let runEnd = Stopwatch.now()
         WorkCounter.instrument(false)
         if let failure = WorkCounter.failure {
@@ -241,7 +158,7 @@ public struct Runner: Sendable {
     }
 
     /// The report group of a built flow.
-    private func groupKey(_ item: Built) -> GroupKey {
+    func groupKey(_ item: Built) -> GroupKey {
         GroupKey(
             flow: item.planned.label,
             suite: item.flow.suite,
@@ -326,7 +243,7 @@ public struct Runner: Sendable {
         var flowClients: [any FlowClient]
     }
 
-    private static func prepareClient(
+    static func prepareClient(
         built: [Built],
         histograms: StepHistograms,
         index: Int
@@ -343,7 +260,7 @@ public struct Runner: Sendable {
         return prepared
     }
 
-    private func runClient(
+    func runClient(
         _ index: Int,
         prepared: PreparedClient,
         built: [Built],
