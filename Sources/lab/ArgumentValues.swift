@@ -12,3 +12,9 @@ extension KeyLifetime: ExpressibleByArgument {}
 extension CaptchaGenerator: ExpressibleByArgument {}
 extension ClockKind: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+// Durations such as "30 s" or "1.5 min" (docs/scenarios.md), as in scenario files.
+extension TimeSpan: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+    public var defaultValueDescription: String { self.description }
+}

@@ -12,6 +12,33 @@ import Testing
 /// `lab serve` as an operator runs it: the port file, a run against it, a clean stop on
 /// SIGINT with its own report.
 @Suite(.tier(.integration)) struct ServeCommandTests {
+    /// Wrong option values are refused by the parser, before anything listens: exit 1, the
+    /// option named, and for a fixed set of values the set.
+    @Test(
+        "lab serve refuses a wrong option value with exit 1, naming it",
+        arguments: [
+            (["--kdf", "md5"], "one of 'sha512-salted', 'pbkdf2-sha256' or 'scrypt'"),
+            (["--policy", "lenient"], "'lenient' is invalid for '--policy <policy>'. Please provide one of 'throttle'"),
+            (["--idle-timeout", "soon"], "--idle-timeout"),
+            (["--frame-timeout", "0 s"], "--frame-timeout must be longer than 0 s"),
+            (["--postpone-for", "1 s"], "--postpone-for goes with --policy seed"),
+            (["--scrypt-log-n", "21"], "--scrypt-log-n must be 1...20"),
+            (["--tls-key", "key.pem"], "--tls-certificate and --tls-key go together"),
+            (["--port", "70000"], "--port must be 0...65535"),
+        ]
+    )
+    func refusesWrongValues(arguments: [String], expected: String) async throws {
+        // Bounded: a value the parser let through would start a server that listens until killed.
+        let refused = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/timeout"),
+            ["20", LabProcess.executable.path, "serve"] + arguments,
+            in: RepositoryPaths.root
+        )
+        #expect(refused.status == 1, "\(arguments): exit \(refused.status), \(refused.errors)")
+        #expect(refused.errors.contains(expected), "\(arguments): \(refused.errors)")
+        #expect(!refused.output.contains("listening on"), "\(arguments): it listened")
+    }
+
     @Test("lab serve: port file, u64le framing, clean stop on SIGINT with the server's own report")
     func serveStopsCleanlyAndReports() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-serve-\(UUID().uuidString)")

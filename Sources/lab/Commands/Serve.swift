@@ -27,11 +27,8 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The address to listen on.")
-    var host = "127.0.0.1"
-
-    @Option(help: "The port to listen on; 0 picks a free one.")
-    var port = 0
+    @OptionGroup(title: "Listener")
+    var listener: ListenerOptions
 
     @Option(help: "Also write the port, once listening, to this file.")
     var portFile: String?
@@ -50,38 +47,6 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "When the server makes its signing keys (fixed: the lab's published test keys).")
     var keys = KeyLifetime.perRun
 
-    @Option(help: "The frame length encoding (u64le: the 2009 sample's).")
-    var framing = FramingStyle.u32be
-
-    @Option(help: "The largest frame body accepted, in bytes.")
-    var maxFrameBytes = Framing.defaultMaxFrameBytes
-
-    @Option(help: "Close a connection that sends nothing for this long, e.g. \"30 s\".")
-    var idleTimeout = "30 s"
-
-    @Option(help: "Close a connection whose frame is still arriving this long after its first byte (a slow sender).")
-    var frameTimeout = "30 s"
-
-    @Option(
-        help: """
-            On SIGINT or SIGTERM, finish the answers in flight for at most this long, e.g. "10 s", \
-            then close what is still open; "0 s" closes everything at once.
-            """
-    )
-    var drainTimeout = "10 s"
-
-    @Option(help: "Serve at most this many connections at once; one more is answered busy and closed.")
-    var maxConnections = TransportOptions.defaultMaxConnections
-
-    @Flag(help: "Serve TLS; with no --tls-certificate, on a fresh self-signed certificate.")
-    var tls = false
-
-    @Option(help: "The TLS certificate (PEM); implies --tls.")
-    var tlsCertificate: String?
-
-    @Option(help: "The TLS certificate's private key (PEM).")
-    var tlsKey: String?
-
     @Option(help: "Advertise the server by DNS-SD (_crypttest._tcp) under this instance name.")
     var advertise: String?
 
@@ -91,52 +56,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Log level on stderr.")
     var logLevel = Logger.Level.info
 
-    @Flag(help: "Serve cx/1 only, without the messaging service.")
-    var noMessaging = false
-
-    @Option(
-        help: ArgumentHelp(
-            "msg/1's SQLite file; default: messaging.sqlite under --report, else under Reports/serve/<UTC time>/.",
-            valueName: "path"
-        )
-    )
-    var db: String?
-
-    @Option(help: "msg/1's password KDF: \(PasswordKDF.names.joined(separator: ", ")).")
-    var kdf = PasswordKDF.default.name
-
-    @Option(help: "PBKDF2 iterations, with --kdf pbkdf2-sha256.")
-    var pbkdf2Iterations = PasswordKDF.defaultPBKDF2Iterations
-
-    @Option(help: "log2 of scrypt's N, with --kdf scrypt.")
-    var scryptLogN = 17
-
-    @Option(help: "msg/1's lockout policy, with its default thresholds: throttle or seed.")
-    var policy = LockoutPolicy.default.name
-
-    @Option(help: "With --policy seed: how long the 3rd failure postpones the account, e.g. \"1 s\" (default 30 min).")
-    var postponeFor: String?
-
-    @Option(help: "msg/1's captcha generator.")
-    var captcha = CaptchaGenerator.csprng
-
-    @Option(help: "msg/1's clock.")
-    var clock = ClockKind.system
-
-    @Option(help: "msg/1's password checks at once, each on a thread of its own, off the event loops.")
-    var kdfWorkers = MessagingOptions.defaultKDFWorkers
-
-    @Option(help: "msg/1's password checks that may wait for a worker; one more is answered busy.")
-    var kdfQueue = 64
-
-    @Option(
-        help:
-            "msg/1's password checks of one account that may wait for the one before them (holding no worker); one more is answered busy."
-    )
-    var kdfAccountQueue = 256
-
-    @Option(help: .hidden)
-    var testRekeyStall: Double?
+    @OptionGroup(title: "msg/1")
+    var messaging: MessagingServeOptions
 
     func run() async throws {
         try await reportingErrors {
@@ -155,12 +76,8 @@ struct Serve: AsyncParsableCommand {
             )
             let started = Date()
             let recording = ServerRecording()
-            let useTLS = self.tls || self.tlsCertificate != nil
-            let setup = try self.makeServer(
-                recording: recording,
-                transport: useTLS ? TLSTransport.name : TCPTransport.name,
-                started: started
-            )
+            let useTLS = self.listener.useTLS
+            let setup = try self.makeServer(recording: recording, transport: self.listener.transport, started: started)
             let server: SocketServer
             var identity: TLSIdentity? = nil
             if useTLS {
@@ -193,11 +110,11 @@ struct Serve: AsyncParsableCommand {
                 HeapSamplerService(statistics: setup.statistics),
             ]
             if let name = self.advertise {
-                if ["127.0.0.1", "::1", "localhost"].contains(self.host) {
+                if ["127.0.0.1", "::1", "localhost"].contains(self.listener.host) {
                     // Avahi announces the host's addresses on every interface it serves; a
                     // client elsewhere would find this server and be refused.
                     Logger(label: "lab.serve").warning(
-                        "advertising a server that listens on \(self.host): only clients on this host can use it; --host 0.0.0.0 serves the others"
+                        "advertising a server that listens on \(self.listener.host): only clients on this host can use it; --host 0.0.0.0 serves the others"
                     )
                 }
                 do {
@@ -220,7 +137,7 @@ struct Serve: AsyncParsableCommand {
                 var result = ServerReport.result(
                     snapshot,
                     provider: setup.provider,
-                    transport: useTLS ? TLSTransport.name : TCPTransport.name,
+                    transport: self.listener.transport,
                     address: server.address,
                     started: started
                 )
@@ -261,21 +178,6 @@ struct Serve: AsyncParsableCommand {
 
     func makeServer(recording: ServerRecording, transport: String, started: Date) throws -> Setup {
         let lifetime = self.keys
-        guard let idle = TimeSpan(parsing: self.idleTimeout), idle > .zero else {
-            throw ValidationError("--idle-timeout must be \(TimeSpan.expectation)")
-        }
-        guard let frameTimeout = TimeSpan(parsing: self.frameTimeout), frameTimeout > .zero else {
-            throw ValidationError("--frame-timeout must be \(TimeSpan.expectation)")
-        }
-        guard let drain = TimeSpan(parsing: self.drainTimeout) else {
-            throw ValidationError("--drain-timeout must be \(TimeSpan.expectation), or \"0 s\"")
-        }
-        guard self.maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
-        guard (0...65535).contains(self.port) else { throw ValidationError("--port must be 0...65535") }
-        guard self.maxFrameBytes >= 1 else { throw ValidationError("--max-frame-bytes must be at least 1") }
-        if (self.tlsCertificate == nil) != (self.tlsKey == nil) {
-            throw ValidationError("--tls-certificate and --tls-key go together")
-        }
         let providers = try BuiltInPlugins.providers.makeAll()
         let provider = try BuiltInPlugins.providers.make(self.provider)
         var suites: [any Suite] = []
@@ -304,19 +206,7 @@ struct Serve: AsyncParsableCommand {
             others: providers,
             recorder: &keygen
         )
-        var tls = TLSSettings()
-        tls.certificateFile = self.tlsCertificate
-        tls.privateKeyFile = self.tlsKey
-        let options = TransportOptions(
-            framing: self.framing.rawValue,
-            maxFrameBytes: self.maxFrameBytes,
-            host: self.host,
-            port: self.port,
-            idleTimeout: idle,
-            frameTimeout: frameTimeout,
-            maxConnections: self.maxConnections,
-            tls: tls
-        )
+        let options = self.listener.transportOptions
         let messaging = try self.makeMessaging()
         let statistics = ServerStatsResponder(
             recording: recording,
@@ -336,55 +226,20 @@ struct Serve: AsyncParsableCommand {
             options: options,
             messaging: messaging,
             statistics: statistics,
-            drain: .nanoseconds(Int64(drain.nanoseconds))
+            drain: self.listener.drain
         )
     }
 
     func makeMessaging() throws -> MessagingService? {
-        guard !self.noMessaging else { return nil }
-        var options = MessagingOptions()
-        switch self.kdf {
-        case "sha512-salted": options.kdf = .sha512Salted
-        case "pbkdf2-sha256":
-            guard self.pbkdf2Iterations >= 1 else { throw ValidationError("--pbkdf2-iterations must be at least 1") }
-            options.kdf = .pbkdf2SHA256(iterations: self.pbkdf2Iterations)
-        case "scrypt":
-            guard (1...20).contains(self.scryptLogN) else { throw ValidationError("--scrypt-log-n must be 1...20") }
-            options.kdf = .scrypt(logN: self.scryptLogN, r: 8, p: 1)
-        default:
-            throw ValidationError("--kdf must be one of \(PasswordKDF.names.joined(separator: ", "))")
-        }
-        switch self.policy {
-        case "seed": options.policy = .seedDefault
-        case "throttle": options.policy = .default
-        default: throw ValidationError("--policy must be throttle or seed")
-        }
-        if let text = self.postponeFor {
-            guard case .seed(let after, _, let lock) = options.policy else {
-                throw ValidationError("--postpone-for goes with --policy seed")
-            }
-            guard let span = TimeSpan(parsing: text), span.seconds > 0 else {
-                throw ValidationError("--postpone-for takes a duration such as \"1 s\" or \"30 min\"; got '\(text)'")
-            }
-            options.policy = .seed(postponeAfter: after, postponeFor: span.seconds, lockAfter: lock)
-        }
-        options.captcha = self.captcha
-        let clock = self.clock
-        options.rekeyStall = self.testRekeyStall
-        guard self.kdfWorkers >= 1 else { throw ValidationError("--kdf-workers must be at least 1") }
-        guard self.kdfQueue >= 0 else { throw ValidationError("--kdf-queue must be 0 or more") }
-        options.kdfWorkers = self.kdfWorkers
-        options.kdfQueueLimit = self.kdfQueue
-        guard self.kdfAccountQueue >= 0 else { throw ValidationError("--kdf-account-queue must be 0 or more") }
-        options.accountWaitLimit = self.kdfAccountQueue
+        guard !self.messaging.noMessaging else { return nil }
         let path =
-            self.db
+            self.messaging.db
             ?? URL(fileURLWithPath: self.report ?? Run.defaultDirectory(named: "serve", at: Date()).path)
             .appendingPathComponent("messaging.sqlite").path
         return MessagingService(
             store: try MessagingStore(path: path),
-            options: options,
-            clock: clock.make(),
+            options: self.messaging.options,
+            clock: self.messaging.clock.make(),
             logger: Logger(label: "lab.msg"),
             onRekeyStall: { Self.printNow(["rekey: stalled halfway (test)"]) }
         )

@@ -1,0 +1,199 @@
+import ArgumentParser
+import LabCore
+import LabMessaging
+import LabNIO
+import LabWire
+
+/// `lab serve`'s listener: where it listens, how frames are read, when a connection ends,
+/// and TLS. Checked by the parser (`validate()`), before the command runs: a wrong value
+/// exits 1 with the option's name.
+struct ListenerOptions: ParsableArguments {
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on; 0 picks a free one.")
+    var port = 0
+
+    @Option(help: "The frame length encoding (u64le: the 2009 sample's).")
+    var framing = FramingStyle.u32be
+
+    @Option(help: "The largest frame body accepted, in bytes.")
+    var maxFrameBytes = Framing.defaultMaxFrameBytes
+
+    @Option(help: "Close a connection that sends nothing for this long, e.g. \"30 s\".")
+    var idleTimeout = TimeSpan.seconds(30)
+
+    @Option(help: "Close a connection whose frame is still arriving this long after its first byte (a slow sender).")
+    var frameTimeout = TimeSpan.seconds(30)
+
+    @Option(
+        help: """
+            On SIGINT or SIGTERM, finish the answers in flight for at most this long, e.g. "10 s", \
+            then close what is still open; "0 s" closes everything at once.
+            """
+    )
+    var drainTimeout = TimeSpan.seconds(10)
+
+    @Option(help: "Serve at most this many connections at once; one more is answered busy and closed.")
+    var maxConnections = TransportOptions.defaultMaxConnections
+
+    @Flag(help: "Serve TLS; with no --tls-certificate, on a fresh self-signed certificate.")
+    var tls = false
+
+    @Option(help: "The TLS certificate (PEM); implies --tls.")
+    var tlsCertificate: String?
+
+    @Option(help: "The TLS certificate's private key (PEM).")
+    var tlsKey: String?
+
+    func validate() throws {
+        guard (0...65535).contains(self.port) else { throw ValidationError("--port must be 0...65535") }
+        guard self.maxFrameBytes >= 1 else { throw ValidationError("--max-frame-bytes must be at least 1") }
+        guard self.idleTimeout > .zero else { throw ValidationError("--idle-timeout must be longer than 0 s") }
+        guard self.frameTimeout > .zero else { throw ValidationError("--frame-timeout must be longer than 0 s") }
+        guard self.maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        if (self.tlsCertificate == nil) != (self.tlsKey == nil) {
+            throw ValidationError("--tls-certificate and --tls-key go together")
+        }
+    }
+
+    /// TLS was asked for, or implied by a certificate.
+    var useTLS: Bool { self.tls || self.tlsCertificate != nil }
+
+    /// The transport plugin's name: `tls` or `tcp`.
+    var transport: String { self.useTLS ? TLSTransport.name : TCPTransport.name }
+
+    /// What the transport is made with.
+    var transportOptions: TransportOptions {
+        var tls = TLSSettings()
+        tls.certificateFile = self.tlsCertificate
+        tls.privateKeyFile = self.tlsKey
+        return TransportOptions(
+            framing: self.framing.rawValue,
+            maxFrameBytes: self.maxFrameBytes,
+            host: self.host,
+            port: self.port,
+            idleTimeout: self.idleTimeout,
+            frameTimeout: self.frameTimeout,
+            maxConnections: self.maxConnections,
+            tls: tls
+        )
+    }
+
+    /// How long shutdown lets the answers in flight finish.
+    var drain: Duration { .nanoseconds(Int64(clamping: self.drainTimeout.nanoseconds)) }
+}
+
+/// msg/1's service as `lab serve` runs it: its KDF, lockout policy, captchas, clock and
+/// password-check pool. Checked by the parser, like the listener.
+struct MessagingServeOptions: ParsableArguments {
+    @Flag(help: "Serve cx/1 only, without the messaging service.")
+    var noMessaging = false
+
+    @Option(
+        help: ArgumentHelp(
+            "msg/1's SQLite file; default: messaging.sqlite under --report, else under Reports/serve/<UTC time>/.",
+            valueName: "path"
+        )
+    )
+    var db: String?
+
+    @Option(help: "msg/1's password KDF.")
+    var kdf = ChoiceName<KDFChoices>(PasswordKDF.default.name)
+
+    @Option(help: "PBKDF2 iterations, with --kdf pbkdf2-sha256.")
+    var pbkdf2Iterations = PasswordKDF.defaultPBKDF2Iterations
+
+    @Option(help: "log2 of scrypt's N, with --kdf scrypt.")
+    var scryptLogN = 17
+
+    @Option(help: "msg/1's lockout policy, with its default thresholds.")
+    var policy = ChoiceName<PolicyChoices>(LockoutPolicy.default.name)
+
+    @Option(help: "With --policy seed: how long the 3rd failure postpones the account, e.g. \"1 s\" (default 30 min).")
+    var postponeFor: TimeSpan?
+
+    @Option(help: "msg/1's captcha generator.")
+    var captcha = CaptchaGenerator.csprng
+
+    @Option(help: "msg/1's clock.")
+    var clock = ClockKind.system
+
+    @Option(help: "msg/1's password checks at once, each on a thread of its own, off the event loops.")
+    var kdfWorkers = MessagingOptions.defaultKDFWorkers
+
+    @Option(help: "msg/1's password checks that may wait for a worker; one more is answered busy.")
+    var kdfQueue = 64
+
+    @Option(
+        help:
+            "msg/1's password checks of one account that may wait for the one before them (holding no worker); one more is answered busy."
+    )
+    var kdfAccountQueue = 256
+
+    @Option(help: .hidden)
+    var testRekeyStall: Double?
+
+    func validate() throws {
+        guard self.pbkdf2Iterations >= 1 else { throw ValidationError("--pbkdf2-iterations must be at least 1") }
+        guard (1...20).contains(self.scryptLogN) else { throw ValidationError("--scrypt-log-n must be 1...20") }
+        if let span = self.postponeFor {
+            guard self.policy.name == "seed" else { throw ValidationError("--postpone-for goes with --policy seed") }
+            guard span > .zero else { throw ValidationError("--postpone-for must be longer than 0 s") }
+        }
+        guard self.kdfWorkers >= 1 else { throw ValidationError("--kdf-workers must be at least 1") }
+        guard self.kdfQueue >= 0 else { throw ValidationError("--kdf-queue must be 0 or more") }
+        guard self.kdfAccountQueue >= 0 else { throw ValidationError("--kdf-account-queue must be 0 or more") }
+    }
+
+    /// The service's options, from checked values.
+    var options: MessagingOptions {
+        var options = MessagingOptions()
+        switch self.kdf.name {
+        case "sha512-salted": options.kdf = .sha512Salted
+        case "pbkdf2-sha256": options.kdf = .pbkdf2SHA256(iterations: self.pbkdf2Iterations)
+        default: options.kdf = .scrypt(logN: self.scryptLogN, r: 8, p: 1)
+        }
+        options.policy = self.policy.name == "seed" ? .seedDefault : .default
+        if let span = self.postponeFor, case .seed(let after, _, let lock) = options.policy {
+            options.policy = .seed(postponeAfter: after, postponeFor: span.seconds, lockAfter: lock)
+        }
+        options.captcha = self.captcha
+        options.rekeyStall = self.testRekeyStall
+        options.kdfWorkers = self.kdfWorkers
+        options.kdfQueueLimit = self.kdfQueue
+        options.accountWaitLimit = self.kdfAccountQueue
+        return options
+    }
+}
+
+/// One of msg/1's lists of choices (`MessagingChoices`), for the parser: `--help` lists its
+/// names, and a name not on it is refused with the list.
+protocol ChoiceList {
+    static var names: [String] { get }
+}
+
+/// `MessagingChoices.kdfs`.
+enum KDFChoices: ChoiceList {
+    static var names: [String] { PasswordKDF.names }
+}
+
+/// `MessagingChoices.policies`.
+enum PolicyChoices: ChoiceList {
+    static var names: [String] { LockoutPolicy.names }
+}
+
+/// A name from the choice list `List`.
+struct ChoiceName<List: ChoiceList>: ExpressibleByArgument {
+    let name: String
+
+    init(_ name: String) { self.name = name }
+
+    init?(argument: String) {
+        guard List.names.contains(argument) else { return nil }
+        self.name = argument
+    }
+
+    static var allValueStrings: [String] { List.names }
+    var defaultValueDescription: String { self.name }
+}
