@@ -233,6 +233,18 @@ let package = Package(
             path: "Tests/LabTesting",
             swiftSettings: swiftSettings
         ),
+        // Test support: a msg/1 server whose rekeys stall halfway, for RekeyCrashTests to kill
+        // (the hook lives here, not in `lab`).
+        .executableTarget(
+            name: "StallingServer",
+            dependencies: [
+                "LabCore", "LabMessaging", "LabNIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Tests/StallingServer",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "LabCoreTests", dependencies: ["LabCore", "LabTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LabResultsTests",

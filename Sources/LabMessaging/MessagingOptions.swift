@@ -16,8 +16,6 @@ public struct MessagingOptions: Sendable, Hashable {
     public var captcha: CaptchaGenerator
     /// The shortest password `register` and `changePassword` accept.
     public var minPasswordLength: Int
-    /// Test only: a rekey holds its transaction open this long halfway through its writes.
-    public var rekeyStall: TimeInterval?
     /// Captchas issued and not yet answered that the service keeps; beyond it the oldest go.
     public var captchaCapacity: Int
     /// Password checks (KDF runs) at once, each on a thread of its own, off the event loops.
@@ -38,7 +36,6 @@ public struct MessagingOptions: Sendable, Hashable {
         policy: LockoutPolicy = .default,
         captcha: CaptchaGenerator = .csprng,
         minPasswordLength: Int = 8,
-        rekeyStall: TimeInterval? = nil,
         captchaCapacity: Int = 100_000,
         kdfWorkers: Int = MessagingOptions.defaultKDFWorkers,
         kdfQueueLimit: Int = 64,
@@ -48,7 +45,6 @@ public struct MessagingOptions: Sendable, Hashable {
         self.policy = policy
         self.captcha = captcha
         self.minPasswordLength = minPasswordLength
-        self.rekeyStall = rekeyStall
         self.captchaCapacity = max(1, captchaCapacity)
         self.kdfWorkers = max(1, kdfWorkers)
         self.kdfQueueLimit = max(0, kdfQueueLimit)

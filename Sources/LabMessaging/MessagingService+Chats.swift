@@ -134,9 +134,6 @@ extension MessagingService {
             throw MsgFailure(code: .badRequest, message: error.message)
         }
         for record in records { _ = try Self.ciphertext(record.ciphertext) }
-        let stall = self.options.rekeyStall
-        let onStall = self.onRekeyStall
-        let logger = self.logger
         return try await self.store.write { db -> Int in
             guard let chat = try MessagingStore.chat(db, session.userID, peer.id) else {
                 throw MsgFailure(code: .noChat, message: "No chat with '\(peer.username)' yet; open one")
@@ -158,13 +155,8 @@ extension MessagingService {
             }
             let next = version + 1
             let update = try db.makeStatement(sql: "UPDATE messages SET ciphertext = ?, keyVersion = ? WHERE id = ?")
-            for (index, record) in records.enumerated() {
+            for record in records {
                 try update.execute(arguments: [Data(record.ciphertext), next, record.id])
-                if let stall, index == records.count / 2 {
-                    logger.notice("rekey: test stall with \(index) of \(records.count) messages rewritten")
-                    onStall?()
-                    Thread.sleep(forTimeInterval: stall)
-                }
             }
             for (user, wrapped) in [(session.userID, mine), (peer.id, theirs)] {
                 try db.execute(

@@ -18,8 +18,6 @@ public final class MessagingService: FrameHandler, Sendable {
     public let options: MessagingOptions
     /// The clock policies read.
     public let clock: any LabClock
-    /// Called (test only) when a stalled rekey is halfway through its transaction.
-    public let onRekeyStall: (@Sendable () -> Void)?
     let serverKey: Curve25519.KeyAgreement.PrivateKey
     let captchas: CaptchaBook
     let sessions = Synchronization.Mutex<[String: Session]>([:])
@@ -44,14 +42,12 @@ public final class MessagingService: FrameHandler, Sendable {
         store: MessagingStore,
         options: MessagingOptions = MessagingOptions(),
         clock: any LabClock = SystemClock(),
-        logger: Logger = Logger(label: "lab.msg"),
-        onRekeyStall: (@Sendable () -> Void)? = nil
+        logger: Logger = Logger(label: "lab.msg")
     ) {
         self.store = store
         self.options = options
         self.clock = clock
         self.logger = logger
-        self.onRekeyStall = onRekeyStall
         self.serverKey = Curve25519.KeyAgreement.PrivateKey()
         self.captchas = CaptchaBook(generator: options.captcha, clock: clock, capacity: options.captchaCapacity)
         self.decoySalt = options.kdf.makeSalt()

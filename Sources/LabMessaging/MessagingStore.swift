@@ -45,6 +45,13 @@ public final class MessagingStore: Sendable {
         }
     }
 
+    /// Tells `observer` of the store's changes as GRDB sees them, row by row inside each
+    /// transaction, for as long as `observer` lives. For test support (the stalling server
+    /// that `RekeyCrashTests` kills halfway through a rekey); the service adds none.
+    package func add(transactionObserver observer: some TransactionObserver) {
+        self.pool.add(transactionObserver: observer, extent: .observerLifetime)
+    }
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in

@@ -18,7 +18,6 @@ struct Harness {
         kdf: PasswordKDF = Harness.cheap,
         policy: LockoutPolicy = .default,
         captcha: CaptchaGenerator = .csprng,
-        rekeyStall: TimeInterval? = nil,
         captchaCapacity: Int = 100_000,
         kdfWorkers: Int = MessagingOptions.defaultKDFWorkers,
         kdfQueueLimit: Int = 64
@@ -32,7 +31,6 @@ struct Harness {
                 kdf: kdf,
                 policy: policy,
                 captcha: captcha,
-                rekeyStall: rekeyStall,
                 captchaCapacity: captchaCapacity,
                 kdfWorkers: kdfWorkers,
                 kdfQueueLimit: kdfQueueLimit

@@ -7,16 +7,29 @@ import LabNIO
 import LabTesting
 import Testing
 
-/// A rekey of a 10,000-message chat is one transaction: `lab serve` is killed (SIGKILL)
+/// A rekey of a 10,000-message chat is one transaction: the server is killed (SIGKILL)
 /// halfway through its writes, and after a restart every message decrypts with exactly one
 /// of the two keys, the same one for all, and none is lost.
+///
+/// The server killed is `StallingServer` (test support: the service `lab serve` runs, whose
+/// rekey transaction stalls after half the messages); the restarted one is `lab serve`.
 @Suite(.tier(.load), .serialized) struct RekeyCrashTests {
     static let history = 10_000
 
+    /// `StallingServer`, built beside `lab`.
+    static let stallingServer = LabProcess.executable.deletingLastPathComponent().appendingPathComponent("StallingServer")
+
     static func serve(_ database: String, stall: Bool) async throws -> (ServerProcess, any TransportEndpoint) {
-        var arguments = ["--db", database, "--kdf", "pbkdf2-sha256", "--pbkdf2-iterations", "1000"]
-        if stall { arguments += ["--test-rekey-stall", "60"] }
-        let (server, address) = try await LabProcess.serve(arguments)
+        let server: ServerProcess
+        let address: ListeningAddress
+        if stall {
+            server = try ServerProcess(Self.stallingServer, ["--db", database, "--stall-after", "\(Self.history / 2)"])
+            address = try await ListeningAddress.of(server, timeout: .seconds(20))
+        } else {
+            (server, address) = try await LabProcess.serve(
+                ["--db", database, "--kdf", "pbkdf2-sha256", "--pbkdf2-iterations", "1000"]
+            )
+        }
         let endpoint = try await TCPTransport(options: TransportOptions()).remote(
             host: address.host,
             port: address.port
@@ -73,7 +86,7 @@ import Testing
                 var quiet = NoStepRecorder()
                 return try await side.rekey(client, peerKey: bobKey, newKey: newKey, recorder: &quiet)
             }
-            _ = try await server.line(startingWith: "rekey: stalled halfway", timeout: .seconds(120))
+            _ = try await server.line(startingWith: "rekey: stalled after \(Self.history / 2)", timeout: .seconds(120))
             server.terminate()  // SIGKILL
             await #expect(throws: (any Error).self) { try await rekeying.value.get() }
             return (alice, bob, oldKey, newKey, sent)

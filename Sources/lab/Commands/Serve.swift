@@ -240,8 +240,7 @@ struct Serve: AsyncParsableCommand {
             store: try MessagingStore(path: path),
             options: self.messaging.options,
             clock: self.messaging.clock.make(),
-            logger: Logger(label: "lab.msg"),
-            onRekeyStall: { Self.printNow(["rekey: stalled halfway (test)"]) }
+            logger: Logger(label: "lab.msg")
         )
     }
 

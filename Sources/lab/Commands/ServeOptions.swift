@@ -131,9 +131,6 @@ struct MessagingServeOptions: ParsableArguments {
     )
     var kdfAccountQueue = 256
 
-    @Option(help: .hidden)
-    var testRekeyStall: Double?
-
     func validate() throws {
         guard self.pbkdf2Iterations >= 1 else { throw ValidationError("--pbkdf2-iterations must be at least 1") }
         guard (1...20).contains(self.scryptLogN) else { throw ValidationError("--scrypt-log-n must be 1...20") }
@@ -159,7 +156,6 @@ struct MessagingServeOptions: ParsableArguments {
             options.policy = .seed(postponeAfter: after, postponeFor: span.seconds, lockAfter: lock)
         }
         options.captcha = self.captcha
-        options.rekeyStall = self.testRekeyStall
         options.kdfWorkers = self.kdfWorkers
         options.kdfQueueLimit = self.kdfQueue
         options.accountWaitLimit = self.kdfAccountQueue
