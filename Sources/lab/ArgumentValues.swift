@@ -1,6 +1,7 @@
 import ArgumentParser
 import LabCore
 import LabMessaging
+import LabRunner
 import LabWire
 import Logging
 
@@ -12,6 +13,28 @@ extension KeyLifetime: ExpressibleByArgument {}
 extension CaptchaGenerator: ExpressibleByArgument {}
 extension ClockKind: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+// `lab run --shard K/N`, with 1 ≤ K ≤ N.
+extension Shard: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}
+
+/// `lab run --test-slowdown STEP=PERCENT%` (test only), e.g. `encrypt=25%`: the step made
+/// that much slower with real work (`StepSlowdown`).
+struct Slowdown: ExpressibleByArgument {
+    var step: Step
+    /// 0.25 for 25%.
+    var fraction: Double
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty, parts[1].hasSuffix("%"),
+            let percent = Double(parts[1].dropLast()), percent > 0, percent.isFinite
+        else { return nil }
+        self.step = Step(parts[0])
+        self.fraction = percent / 100
+    }
+}
 
 // Durations such as "30 s" or "1.5 min" (docs/scenarios.md), as in scenario files.
 extension TimeSpan: ExpressibleByArgument {

@@ -40,6 +40,20 @@ import Testing
         #expect(unknown.errors.contains("--no-such-option"), "\(unknown.errors)")
         let missing = try await Self.lab(["run"])
         #expect(missing.status == 1, "\(missing.errors)")
+        // lab run's values are checked by the parser, before the scenario is read or run:
+        // the file named here does not exist, so only the option can be the error.
+        for (arguments, named) in [
+            (["--shard", "0/4"], "--shard"),
+            (["--shard", "2"], "--shard"),
+            (["--test-slowdown", "sign"], "--test-slowdown"),
+            (["--test-slowdown", "sign=-5%"], "--test-slowdown"),
+            (["--counted", "--shard", "1/2"], "takes no --shard"),
+        ] {
+            let refused = try await Self.lab(["run", "no-such-scenario.json", "--quiet"] + arguments)
+            #expect(refused.status == 1, "\(arguments): \(refused.errors)")
+            #expect(refused.errors.contains(named), "\(arguments): \(refused.errors)")
+            #expect(!refused.errors.contains("no-such-scenario"), "\(arguments) was not refused first: \(refused.errors)")
+        }
         let help = try await Self.lab(["serve", "--help"])
         #expect(help.status == 0)
         // The help wraps its lines: compare with the whitespace collapsed.

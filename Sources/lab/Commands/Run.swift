@@ -32,7 +32,7 @@ struct Run: AsyncParsableCommand {
             valueName: "K/N"
         )
     )
-    var shard: String?
+    var shard: Shard?
 
     @Flag(
         name: .long,
@@ -45,35 +45,24 @@ struct Run: AsyncParsableCommand {
     )
     var counted = false
 
-    @Option(help: .hidden)
-    var testSlowdown: [String] = []
+    @Option(help: ArgumentHelp(valueName: "STEP=PERCENT%", visibility: .hidden))
+    var testSlowdown: [Slowdown] = []
+
+    func validate() throws {
+        if self.counted {
+            guard self.shard == nil else {
+                throw ValidationError("--counted counts one client's work, alone: it takes no --shard")
+            }
+            guard WorkCounter.isActive || !WorkCounter.isUnderValgrind else {
+                throw ValidationError("--counted starts Valgrind itself: run `lab run --counted` without valgrind")
+            }
+        }
+    }
 
     func run() async throws {
         try await reportingErrors {
             let catalog = BuiltInPlugins.catalog
-            var plan = try catalog.plan(file: self.file)
-            if let text = self.shard {
-                guard let shard = Shard(parsing: text) else {
-                    throw ValidationError("--shard must be K/N with 1 ≤ K ≤ N, e.g. 1/4; got '\(text)'")
-                }
-                guard shard.count <= plan.scenario.clients.count else {
-                    throw ValidationError(
-                        "--shard \(text): \(plan.scenario.clients.count) clients cannot make \(shard.count) slices"
-                    )
-                }
-                plan.shard = shard
-            }
-            plan.slowdowns = try Self.slowdowns(self.testSlowdown)
-            if self.counted {
-                guard plan.scenario.clients.count == 1, plan.shard == nil else {
-                    throw ValidationError(
-                        "--counted counts one client's work, alone: clients.count must be 1 (the scenario has \(plan.scenario.clients.count)), without --shard"
-                    )
-                }
-                if !WorkCounter.isActive, WorkCounter.isUnderValgrind {
-                    throw ValidationError("--counted starts Valgrind itself: run `lab run --counted` without valgrind")
-                }
-            }
+            var plan = try self.plan(catalog)
             // A process of a counted run, under callgrind: one flow, its results to the folder
             // the lab that started it reads them from.
             let alone = WorkCounter.isActive ? CountedRun.Child.current : nil
@@ -87,68 +76,79 @@ struct Run: AsyncParsableCommand {
                     isDirectory: true
                 )
             plan.dataDirectory = directory.path
-            var result: RunResult
-            if self.counted && !WorkCounter.isActive {
-                result = try CountedFlows.combine(
-                    try CountedRun.run(arguments: Array(CommandLine.arguments.dropFirst()), flows: plan.flows.count),
-                    command: CommandLine.arguments.joined(separator: " ")
-                )
-                if plan.flows.count > 1 {
-                    result.metadata.load = Runner.describe(plan.scenario.load) + "; each flow counted alone, in a process of its own, with its share by weight"
-                }
-                result.thresholds = plan.thresholds.map { $0.evaluate(result) }
-            } else {
-                result = try await self.runHere(plan)
-            }
+            let result = try await self.measure(plan)
             if alone != nil {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 try ResultsDocument(result).encoded().write(to: directory.appendingPathComponent("results.json"))
                 return
             }
-
             let written = try catalog.writeReports(result, of: plan, to: directory)
-            if !self.quiet {
-                print(Summary.text(result))
-                if let shard = plan.shard, !plan.thresholds.isEmpty {
-                    print("Shard \(shard): the thresholds are judged on the merge (lab merge), not on one slice.")
-                }
-                let names = written.map(\.lastPathComponent).filter { !$0.hasSuffix(".svg") }
-                let charts = written.count - names.count
-                print(
-                    "Reports in \(directory.relativePath)/: \(names.joined(separator: ", "))\(charts > 0 ? " and \(charts) charts" : "")"
-                )
-            }
+            if !self.quiet { Self.printSummary(result, plan: plan, written: written, in: directory) }
             if !result.passed {
-                var standardError = StandardError()
-                for outcome in result.thresholds where !outcome.passed {
-                    print(
-                        "threshold missed: \(outcome.metric) \(outcome.condition) (observed \(outcome.observed))",
-                        to: &standardError
-                    )
-                }
-                if result.stoppedByDeadline {
-                    print(
-                        "the run hit its deadline (\(plan.scenario.load.deadline)) and stopped early",
-                        to: &standardError
-                    )
-                }
+                Self.printMisses(result, plan: plan)
                 throw ExitCode(2)
             }
         }
     }
 
-    /// `STEP=PERCENT%` items (test-only): e.g. `encrypt=25%`.
-    static func slowdowns(_ items: [String]) throws -> [Step: Double] {
-        var slowdowns: [Step: Double] = [:]
-        for item in items {
-            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, parts[1].hasSuffix("%"), let percent = Double(parts[1].dropLast()), percent > 0
-            else {
-                throw ValidationError("--test-slowdown takes STEP=PERCENT%, e.g. encrypt=25%; got '\(item)'")
+    /// The scenario's plan, with the options that need it checked against it.
+    private func plan(_ catalog: PluginCatalog) throws -> Plan {
+        var plan = try catalog.plan(file: self.file)
+        let clients = plan.scenario.clients.count
+        if let shard = self.shard {
+            guard shard.count <= clients else {
+                throw ValidationError("--shard \(shard): \(clients) clients cannot make \(shard.count) slices")
             }
-            slowdowns[Step(parts[0])] = percent / 100
+            plan.shard = shard
         }
-        return slowdowns
+        guard !self.counted || clients == 1 else {
+            throw ValidationError(
+                "--counted counts one client's work, alone: clients.count must be 1 (the scenario has \(clients))"
+            )
+        }
+        plan.slowdowns = Dictionary(self.testSlowdown.map { ($0.step, $0.fraction) }, uniquingKeysWith: { _, last in last })
+        return plan
+    }
+
+    /// Runs `plan` here, or, for `--counted`, each flow under callgrind in a process of its own.
+    private func measure(_ plan: Plan) async throws -> RunResult {
+        guard self.counted && !WorkCounter.isActive else { return try await self.runHere(plan) }
+        var result = try CountedFlows.combine(
+            try CountedRun.run(arguments: Array(CommandLine.arguments.dropFirst()), flows: plan.flows.count),
+            command: CommandLine.arguments.joined(separator: " ")
+        )
+        if plan.flows.count > 1 {
+            result.metadata.load =
+                Runner.describe(plan.scenario.load)
+                + "; each flow counted alone, in a process of its own, with its share by weight"
+        }
+        result.thresholds = plan.thresholds.map { $0.evaluate(result) }
+        return result
+    }
+
+    private static func printSummary(_ result: RunResult, plan: Plan, written: [URL], in directory: URL) {
+        print(Summary.text(result))
+        if let shard = plan.shard, !plan.thresholds.isEmpty {
+            print("Shard \(shard): the thresholds are judged on the merge (lab merge), not on one slice.")
+        }
+        let names = written.map(\.lastPathComponent).filter { !$0.hasSuffix(".svg") }
+        let charts = written.count - names.count
+        print(
+            "Reports in \(directory.relativePath)/: \(names.joined(separator: ", "))\(charts > 0 ? " and \(charts) charts" : "")"
+        )
+    }
+
+    private static func printMisses(_ result: RunResult, plan: Plan) {
+        var standardError = StandardError()
+        for outcome in result.thresholds where !outcome.passed {
+            print(
+                "threshold missed: \(outcome.metric) \(outcome.condition) (observed \(outcome.observed))",
+                to: &standardError
+            )
+        }
+        if result.stoppedByDeadline {
+            print("the run hit its deadline (\(plan.scenario.load.deadline)) and stopped early", to: &standardError)
+        }
     }
 
     /// Runs `plan` in this process.
