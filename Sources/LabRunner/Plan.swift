@@ -1,0 +1,112 @@
+import Foundation
+import LabCore
+import LabResults
+import LabScenario
+
+/// A flow entry ready to build: its label, type and checked options.
+public struct PlannedFlow: Sendable {
+    /// Index in `"flows"`.
+    public var index: Int
+    /// The entry as written.
+    public var entry: FlowEntry
+    /// The label reports and thresholds use.
+    public var label: String
+    /// The flow plugin's name.
+    public var kind: String
+    /// The steps the flow records.
+    public var steps: [Step]
+    /// The plugins and settings it is built from.
+    public var setup: FlowSetup
+    /// Builds the flow (its server side) with the run's data folder, recording set-up steps.
+    let make: @Sendable (inout StepTimings, String?) throws -> any Flow
+}
+
+/// A scenario that passed every check, with its plugins resolved: what `Runner` runs.
+public struct Plan: Sendable {
+    /// The scenario.
+    public var scenario: Scenario
+    /// The file's text.
+    public var text: String
+    /// The file's path, if it came from one.
+    public var file: String?
+    /// The flows, in file order.
+    public var flows: [PlannedFlow]
+    /// The parsed thresholds, sorted by metric.
+    public var thresholds: [Threshold]
+    /// The loaded providers.
+    public var providers: [any CryptoProvider]
+    /// The plugins.
+    public var plugins: Plugins
+    /// The transport's settings, with the TLS files' paths resolved.
+    public var transportOptions: TransportOptions
+    /// Where the run keeps its files, e.g. the messaging service's default database (`lab
+    /// run` sets the report folder); nil: a fresh temporary folder.
+    public var dataDirectory: String?
+    /// The slice of the client population to run (`lab run --shard K/N`); nil: every client.
+    public var shard: Shard?
+    /// Test-only: steps made slower by real work inside their timed region, as a fraction of
+    /// their own time (0.25 = 25% slower; see `StepSlowdown`), so comparisons and checks can
+    /// be shown to find a real slowdown. Empty in every normal run.
+    public var slowdowns: [Step: Double] = [:]
+}
+
+/// One of N equal slices of a scenario's clients: `lab run --shard K/N`.
+///
+/// Clients keep their index in the whole population, so each one's seed, ramp-up offset
+/// and open-model schedule are those it has in the unsharded run, and no two shards share a
+/// seed: N shards together run exactly the unsharded run's clients and exchanges.
+public struct Shard: Sendable, Hashable, CustomStringConvertible {
+    /// Which slice, 1 to `count`.
+    public var index: Int
+    /// How many slices.
+    public var count: Int
+
+    /// `K/N` with 1 ≤ K ≤ N; nil otherwise.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1,
+            (1...count).contains(index)
+        else { return nil }
+        self.index = index
+        self.count = count
+    }
+
+    /// A shard.
+    public init(index: Int, count: Int) {
+        precondition(count >= 1 && (1...count).contains(index), "shard \(index)/\(count)")
+        self.index = index
+        self.count = count
+    }
+
+    /// `K/N`.
+    public var description: String { "\(self.index)/\(self.count)" }
+
+    /// The indices of this slice's clients among `population`: slices differ by at most one.
+    public func clients(of population: Int) -> Range<Int> {
+        (population * (self.index - 1) / self.count)..<(population * self.index / self.count)
+    }
+}
+
+/// Every problem found in a scenario, as one error.
+public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
+    /// The file, if any.
+    public var file: String?
+    /// The problems, in the order found.
+    public var problems: [ScenarioProblem]
+
+    /// Errors in a file.
+    public init(file: String?, problems: [ScenarioProblem]) {
+        self.file = file
+        self.problems = problems
+    }
+
+    /// One line per problem, under a heading naming the file.
+    public var description: String {
+        let count = self.problems.count
+        let heading = "\(self.file ?? "The scenario") has \(count) problem\(count == 1 ? "" : "s"):"
+        return ([heading] + self.problems.map { "  \($0)" }).joined(separator: "\n")
+    }
+
+    /// As a `LabError` of code `.invalidScenario`.
+    public var labError: LabError { LabError(.invalidScenario, self.description) }
+}

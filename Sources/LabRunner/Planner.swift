@@ -1,0 +1,197 @@
+import Foundation
+import LabCore
+import LabResults
+import LabScenario
+
+/// Turns a decoded scenario into a plan, collecting every problem on the way instead of
+/// stopping at the first (`ScenarioValidator.validate`): the plugins it names, the server,
+/// each flow entry with its options, then the thresholds against the steps the planned
+/// flows record.
+struct Planner {
+    let scenario: Scenario
+    /// The scenario file, whose folder relative paths start from.
+    let file: String?
+    let plugins: Plugins
+    /// The providers that started on this machine, by name.
+    let providers: [String: any CryptoProvider]
+    /// The same, in the plugins' order.
+    let loaded: [any CryptoProvider]
+    /// Every problem found so far, in the order found.
+    var problems: [ScenarioProblem] = []
+
+    /// A planner; every provider the plugins list is started once, here.
+    init(scenario: Scenario, file: String?, plugins: Plugins) {
+        self.scenario = scenario
+        self.file = file
+        self.plugins = plugins
+        let started = plugins.providers.types.compactMap { type in (try? type.init()).map { (type.name, $0) } }
+        self.providers = Dictionary(started, uniquingKeysWith: { first, _ in first })
+        self.loaded = started.map(\.1)
+    }
+
+    /// The provider named `name` at the JSON path `path`, or nil and a problem saying
+    /// whether it is unknown or could not start.
+    mutating func provider(_ name: String, at path: String) -> (any CryptoProvider)? {
+        if let provider = self.providers[name] { return provider }
+        let names = self.plugins.providers.names
+        let message =
+            names.contains(name)
+            ? "the provider '\(name)' could not start on this machine"
+            : unknownPluginMessage(kind: "provider", name: name, known: names)
+        self.problems.append(ScenarioProblem(path: path, message: message))
+        return nil
+    }
+
+    /// Checks `"server"` (its transport, settings and provider) and `"report"`'s formats;
+    /// returns the transport's settings and the server's provider, if it started.
+    mutating func checkServerAndReporters() -> (TransportOptions, (any CryptoProvider)?) {
+        let server = self.scenario.server
+        if !self.plugins.transports.names.contains(server.transport) {
+            self.problems.append(
+                ScenarioProblem(
+                    path: "$.server.transport",
+                    message: unknownPluginMessage(
+                        kind: "transport",
+                        name: server.transport,
+                        known: self.plugins.transports.names
+                    )
+                )
+            )
+        }
+        let (options, serverProblems) = ScenarioValidator.checkServer(
+            server,
+            flowCount: self.scenario.flows.count,
+            file: self.file,
+            plugins: self.plugins
+        )
+        self.problems += serverProblems
+        let provider = self.provider(server.provider, at: "$.server.provider")
+        for (index, format) in self.scenario.report.formats.enumerated() where !self.plugins.reporters.contains(format) {
+            self.problems.append(
+                ScenarioProblem(
+                    path: "$.report.formats[\(index)]",
+                    message: unknownPluginMessage(kind: "reporter", name: format, known: self.plugins.reporters)
+                )
+            )
+        }
+        return (options, provider)
+    }
+
+    /// Each flow entry checked and planned, in file order; an entry with a problem is left out.
+    mutating func planFlows(serverProvider: (any CryptoProvider)?) -> [PlannedFlow] {
+        let flows = self.scenario.flows
+        let labels = ScenarioValidator.labels(for: flows)
+        var planned: [PlannedFlow] = []
+        for (index, entry) in flows.enumerated() {
+            let path = "$.flows[\(index)]"
+            if let name = entry.name, let first = flows.firstIndex(where: { $0.name == name }), first != index {
+                self.problems.append(
+                    ScenarioProblem(
+                        path: "\(path).name",
+                        message: "the label '\(name)' is already used by $.flows[\(first)]; labels must be unique"
+                    )
+                )
+            }
+            guard let type = self.plugins.flows.type(named: entry.flow) else {
+                if !entry.flow.isEmpty {
+                    self.problems.append(
+                        ScenarioProblem(
+                            path: "\(path).flow",
+                            message: unknownPluginMessage(kind: "flow", name: entry.flow, known: self.plugins.flows.names)
+                        )
+                    )
+                }
+                continue
+            }
+            guard let setup = self.setup(entry, index: index, label: labels[index], serverProvider: serverProvider)
+            else { continue }
+            let (flow, flowProblems) = ScenarioValidator.plan(type, index: index, setup: setup)
+            self.problems += flowProblems
+            if let flow { planned.append(flow) }
+        }
+        if planned.count < flows.count, self.problems.isEmpty {
+            self.problems.append(ScenarioProblem(path: "$.flows", message: "a flow could not be planned"))
+        }
+        return planned
+    }
+
+    /// What a flow entry is built from: its providers (the server's unless it names its
+    /// own), the server's settings, the database path resolved against the file's folder.
+    private mutating func setup(
+        _ entry: FlowEntry,
+        index: Int,
+        label: String,
+        serverProvider: (any CryptoProvider)?
+    ) -> FlowSetup? {
+        let path = "$.flows[\(index)]"
+        let serverSide = entry.provider.map { self.provider($0, at: "\(path).provider") } ?? serverProvider
+        let clientSide = entry.clientProvider.map { self.provider($0, at: "\(path).clientProvider") } ?? serverSide
+        guard var server = serverSide, let client = clientSide else { return nil }
+        let spec = self.scenario.server
+        // A server elsewhere brings its own provider; the label shows the clients' alone.
+        if !spec.startsServer { server = client }
+        return FlowSetup(
+            entry: entry,
+            label: label,
+            suite: entry.suite,
+            clientProvider: client,
+            serverProvider: server,
+            providers: self.loaded,
+            serverKeys: spec.keys,
+            transport: spec.transport,
+            startsServer: spec.startsServer,
+            database: spec.database.map(self.resolved)
+        )
+    }
+
+    /// `path` as given if absolute (or if there is no file), else from the file's folder.
+    private func resolved(_ path: String) -> String {
+        guard let file = self.file, !path.hasPrefix("/") else { return path }
+        return URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: file).deletingLastPathComponent())
+            .standardizedFileURL.path
+    }
+
+    /// The steps each label and each flow name records, for the thresholds to name: the
+    /// transport's, the flow's, and in the open model each exchange's service time.
+    func steps(of planned: [PlannedFlow]) -> [String: [Step]] {
+        let spec = self.scenario.server
+        let usesNetwork = self.plugins.transports.types.first { $0.name == spec.transport }?.usesNetwork ?? false
+        let transportSteps: [Step] = (spec.discover != nil ? [.discover] : []) + (usesNetwork ? [.connect] : [])
+        var steps: [String: [Step]] = [:]
+        for flow in planned {
+            let service =
+                self.scenario.load.model == .open
+                ? flow.steps.filter { $0 == .exchange }.map { Step($0.name + ScenarioValidator.serviceSuffix) } : []
+            let all = transportSteps + flow.steps + service
+            steps[flow.label] = all
+            steps[flow.kind, default: []] += all.filter { !(steps[flow.kind] ?? []).contains($0) }
+        }
+        return steps
+    }
+
+    /// `"thresholds"` parsed against the planned flows' steps, sorted by metric. A metric
+    /// naming a flow that failed its own checks is not reported again.
+    mutating func thresholds(for planned: [PlannedFlow]) -> [Threshold] {
+        let flows = self.scenario.flows
+        let labels = ScenarioValidator.labels(for: flows)
+        var failedNames = Set<String>()
+        for (index, entry) in flows.enumerated() where !planned.contains(where: { $0.index == index }) {
+            failedNames.insert(labels[index])
+            // The flow's name still has steps to check against if another entry of it planned.
+            if !planned.contains(where: { $0.kind == entry.flow }) { failedNames.insert(entry.flow) }
+        }
+        let steps = self.steps(of: planned)
+        var thresholds: [Threshold] = []
+        for (metric, condition) in self.scenario.thresholds.sorted(by: { $0.key < $1.key }) {
+            let path = JSONPath.string([AnyCodingKey("thresholds"), AnyCodingKey(metric)])
+            switch Threshold.parse(metric: metric, condition: condition, flows: steps) {
+            case .success(let threshold): thresholds.append(threshold)
+            case .failure(let problem):
+                let named = String(metric.prefix { $0 != "." && $0 != "{" })
+                if problem.inMetric, failedNames.contains(named) { continue }
+                self.problems.append(ScenarioProblem(path: path, message: problem.message))
+            }
+        }
+        return thresholds
+    }
+}
