@@ -60,11 +60,6 @@ extension LabError {
             case badPublicKey
             case unknownSuite
             case serverError
-            case unwrapFailed
-            case decryptFailed
-            case paddingInvalid
-            case signatureInvalid
-            case payloadMismatch
             case cryptoFailure
         }
 
@@ -113,19 +108,26 @@ extension LabError {
         public static let unknownSuite = Code(.unknownSuite)
         /// The server answered with an `error` dictionary.
         public static let serverError = Code(.serverError)
-        /// The wrapped session key (`cryptoK`) did not unwrap.
-        public static let unwrapFailed = Code(.unwrapFailed)
-        /// The message (`cryptoM`) did not decrypt or its tag did not authenticate.
-        public static let decryptFailed = Code(.decryptFailed)
-        /// `crypto7` said there was PKCS#7 padding and there was none (or the reverse).
-        public static let paddingInvalid = Code(.paddingInvalid)
-        /// The signature (`cryptoS`) did not verify over the decrypted message.
-        public static let signatureInvalid = Code(.signatureInvalid)
-        /// Everything verified but the plaintext is not the expected payload.
-        public static let payloadMismatch = Code(.payloadMismatch)
         /// A crypto backend failed for another reason; `cause` holds its own error.
         public static let cryptoFailure = Code(.cryptoFailure)
     }
+}
+
+/// An error that a failed iteration is counted by, under a stable name: `LabError`'s codes
+/// (`timedOut`, `connectionClosed`, …) and each protocol's own verdicts on an answer that
+/// arrived whole but did not check out (cx/1's `CXVerdict` in LabCrypto, msg/1's
+/// `MsgVerdict` in LabMessaging). An iteration that fails with any other error counts as
+/// `other`.
+public protocol CodedError: Error, Sendable, CustomStringConvertible {
+    /// The name results count the failure by, e.g. `signatureInvalid`.
+    var codeName: String { get }
+    /// What failed, for people.
+    var message: String { get }
+}
+
+extension LabError: CodedError {
+    /// The code's name.
+    public var codeName: String { self.code.description }
 }
 
 /// A foreign error kept as text: for causes that are not `Sendable` or have no type of their

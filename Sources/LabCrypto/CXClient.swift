@@ -110,7 +110,7 @@ public struct CXClient<P: CryptoProvider>: Sendable {
             )
         }
         guard sessionKey.count == suite.sessionKeyBytes else {
-            throw LabError(
+            throw CXVerdict(
                 .unwrapFailed,
                 "The unwrapped session key has \(sessionKey.count) bytes; \(suite.id) uses \(suite.sessionKeyBytes)"
             )
@@ -130,13 +130,13 @@ public struct CXClient<P: CryptoProvider>: Sendable {
             )
         }
         guard valid else {
-            throw LabError(
+            throw CXVerdict(
                 .signatureInvalid,
                 "The server's \(suite.signature) signature does not verify over the decrypted message"
             )
         }
         guard plaintext == self.options.expectedPayload else {
-            throw LabError(
+            throw CXVerdict(
                 .payloadMismatch,
                 "The decrypted message (\(plaintext.count) bytes) is not the expected payload (\(self.options.expectedPayload.count) bytes)"
             )
@@ -157,14 +157,14 @@ public struct CXClient<P: CryptoProvider>: Sendable {
     /// Runs a timed step; a backend failure inside it becomes the step's own error code.
     private static func step<T>(
         _ step: Step,
-        failure: LabError.Code,
+        failure: CXVerdict.Code,
         recorder: inout some StepRecorder,
         _ body: () throws -> T
     ) throws -> T {
         do {
             return try recorder.measure(step, body)
         } catch let error as LabError where error.code == .cryptoFailure {
-            throw LabError(failure, "\(step) failed: \(error.message)", cause: error)
+            throw CXVerdict(failure, "\(step) failed: \(error.message)", cause: error)
         }
     }
 

@@ -36,7 +36,7 @@ public struct ClassicSuite: RSASuite {
             throw LabError(.malformedMessage, "classic has no nonce, but the response carries 'cryptoN'")
         }
         guard !sealed.ciphertext.isEmpty, sealed.ciphertext.count % 16 == 0 else {
-            throw LabError(
+            throw CXVerdict(
                 .decryptFailed,
                 "AES-CBC ciphertext of \(sealed.ciphertext.count) bytes is not a whole number of blocks"
             )
@@ -44,7 +44,7 @@ public struct ClassicSuite: RSASuite {
         do {
             return try provider.aesCBCDecrypt(sealed.ciphertext, key: key, iv: Self.zeroIV, padding: sealed.padded)
         } catch let error as LabError where sealed.padded && error.code == .cryptoFailure {
-            throw LabError(
+            throw CXVerdict(
                 .paddingInvalid,
                 "crypto7 is 1 but the decrypted message has no valid PKCS#7 padding",
                 cause: error
@@ -124,7 +124,7 @@ public struct X25519Suite: AEADSuite {
         provider: P
     ) throws -> [UInt8] {
         guard wrapped.count == 32 + 40 else {
-            throw LabError(.unwrapFailed, "x25519's cryptoK is 72 bytes (32 + 40), not \(wrapped.count)")
+            throw CXVerdict(.unwrapFailed, "x25519's cryptoK is 72 bytes (32 + 40), not \(wrapped.count)")
         }
         let ephemeralPublic = Array(wrapped.prefix(32))
         let peer = try provider.decodePublicKey(ephemeralPublic, type: .x25519)
@@ -173,7 +173,7 @@ public struct PQSuite: AEADSuite {
         provider: P
     ) throws -> [UInt8] {
         guard wrapped.count == Self.ciphertextBytes + 40 else {
-            throw LabError(.unwrapFailed, "pq's cryptoK is 1128 bytes (1088 + 40), not \(wrapped.count)")
+            throw CXVerdict(.unwrapFailed, "pq's cryptoK is 1128 bytes (1088 + 40), not \(wrapped.count)")
         }
         let ciphertext = Array(wrapped.prefix(Self.ciphertextBytes))
         let shared = try provider.mlkemDecapsulate(ciphertext, with: privateKey)
@@ -269,7 +269,7 @@ enum AEADMessage {
         provider: P
     ) throws -> [UInt8] {
         guard !sealed.padded else {
-            throw LabError(.paddingInvalid, "crypto7 is 1, but \(suite) never pads (AES-GCM)")
+            throw CXVerdict(.paddingInvalid, "crypto7 is 1, but \(suite) never pads (AES-GCM)")
         }
         guard let nonce = sealed.nonce else {
             throw LabError(.malformedMessage, "The key 'cryptoN' is missing; \(suite) needs a 12-byte nonce")

@@ -350,7 +350,7 @@ public struct ChatSide: Sendable {
         try recorder.measure(.decrypt) {
             for message in messages {
                 guard message.keyVersion == version else {
-                    throw LabError(
+                    throw MsgVerdict(
                         .decryptFailed,
                         "Message \(message.id) is under key version \(message.keyVersion), the chat at \(version)"
                     )

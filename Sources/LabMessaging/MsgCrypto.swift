@@ -70,7 +70,7 @@ public enum MsgCrypto {
         context: [UInt8]
     ) throws -> SymmetricKey {
         guard let raw = Self.open(wrapped, with: key, info: context), raw.count == 32 else {
-            throw LabError(.unwrapFailed, "The chat key did not unwrap with this user's key")
+            throw MsgVerdict(.unwrapFailed, "The chat key did not unwrap with this user's key")
         }
         return SymmetricKey(data: raw)
     }
@@ -91,7 +91,7 @@ public enum MsgCrypto {
             let box = try AES.GCM.SealedBox(combined: ciphertext)
             return Array(try AES.GCM.open(box, using: key, authenticating: Array(sender.utf8)))
         } catch {
-            throw LabError(.decryptFailed, "A message did not decrypt under the chat key")
+            throw MsgVerdict(.decryptFailed, "A message did not decrypt under the chat key")
         }
     }
 

@@ -288,7 +288,7 @@ public struct ChatScript: MessagingScript {
         let id = try await self.sender.send(text, client, recorder: &recorder)
         let received = try await self.receiver.fetch(client, recorder: &recorder)
         guard received.contains(where: { $0.id == id && $0.text == text }) else {
-            throw LabError(.payloadMismatch, "Message \(id) did not arrive intact")
+            throw MsgVerdict(.payloadMismatch, "Message \(id) did not arrive intact")
         }
     }
 }
@@ -350,7 +350,7 @@ public struct RekeyScript: MessagingScript {
         _ = try await self.owner.rekey(client, peerKey: self.peer.user.publicKey, recorder: &recorder).orThrow()
         let history = try await self.peer.fetch(client, fromStart: true, recorder: &recorder)
         guard history.count == self.texts.count, history.allSatisfy({ self.texts[$0.id] == $0.text }) else {
-            throw LabError(.payloadMismatch, "After the rekey the history differs from what was sent")
+            throw MsgVerdict(.payloadMismatch, "After the rekey the history differs from what was sent")
         }
     }
 }

@@ -41,7 +41,7 @@ public struct Calibrator: Sendable {
                         publicKey: publicKey,
                         scheme: .rsaPKCS1v15(.sha256)
                     )
-                else { throw LabError(.signatureInvalid, "The calibration signature did not verify") }
+                else { throw LabError(.cryptoFailure, "The calibration signature did not verify") }
             case .aesCBC16K:
                 _ = try provider.aesCBCEncrypt(block, key: aesKey, iv: iv, padding: false)
             }

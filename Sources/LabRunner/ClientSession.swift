@@ -90,8 +90,8 @@ struct ClientSession {
             // this iteration, with the error of `prepare`.
             if !self.prepared[group] { setup = try await self.prepare(group, over: connection) }
             try await self.flowClients[group].iterate(over: connection, recorder: &steps)
-        } catch let error as LabError {
-            failure = error.code.description
+        } catch let error as any CodedError {
+            failure = error.codeName
         } catch is CancellationError {
             throw CancellationError()
         } catch {

@@ -22,6 +22,11 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
             print("  cause: \(cause)", to: &standardError)
         }
         throw error.code.exitCode
+    } catch let error as any CodedError {
+        // A protocol's verdict (CXVerdict, MsgVerdict) outside a run's iterations: the run failed.
+        var standardError = StandardError()
+        print("error: \(error.description)", to: &standardError)
+        throw ExitCode(3)
     } catch let error as ValidationError {
         // Bad options found while running: exit 1, as the README gives bad input or usage.
         var standardError = StandardError()

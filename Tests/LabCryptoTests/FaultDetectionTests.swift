@@ -50,7 +50,7 @@ import Testing
     @Test(
         "A broken primitive fails the exchange with the error that names it",
         arguments: [
-            ("x25519", Primitive.x25519, LabError.Code.unwrapFailed),
+            ("x25519", Primitive.x25519, CXVerdict.Code.unwrapFailed),
             ("x25519", .hkdfSHA256, .unwrapFailed),
             ("x25519", .aesKeyWrap, .unwrapFailed),
             ("x25519", .aesGCM, .decryptFailed),
@@ -66,12 +66,12 @@ import Testing
             ("classic", .rsaPKCS1Signature, .signatureInvalid),
         ]
     )
-    func exchangesCatchFaults(_ suiteID: String, _ primitive: Primitive, _ code: LabError.Code) throws {
+    func exchangesCatchFaults(_ suiteID: String, _ primitive: Primitive, _ code: CXVerdict.Code) throws {
         let suite = try SuiteCase.all.first { $0.id == suiteID && ($0.rsaBits ?? 1024) >= 1024 }!.make()
         // The server is broken; the honest client must notice, and say what broke.
         let server = FaultyProvider(SwiftCryptoProvider(), faults: [primitive])
         var exchange = try InProcessExchange(suite: suite, client: SwiftCryptoProvider(), server: server)
-        let error = #expect(throws: LabError.self) { try exchange.run() }
+        let error = #expect(throws: CXVerdict.self) { try exchange.run() }
         #expect(error?.code == code, "\(String(describing: error))")
     }
 }

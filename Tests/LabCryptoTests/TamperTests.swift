@@ -44,7 +44,7 @@ import Testing
                 case .signature: tampered.signature = bytes
                 case .wrappedKey: tampered.wrappedKey = bytes
                 }
-                let error = try #require(throws: LabError.self, "byte \(index) bit \(bit)") { try open(tampered) }
+                let error = try #require(throws: CXVerdict.self, "byte \(index) bit \(bit)") { try open(tampered) }
                 #expect(
                     error.code == Self.expectedCode(field, suite: suite, byte: index, of: original.count),
                     "byte \(index) bit \(bit): \(error)"
@@ -56,7 +56,7 @@ import Testing
     /// What a flipped bit must produce. AEAD tags catch any change to `cryptoM`; in `classic`
     /// (CBC, no MAC) a change garbles the plaintext, so the signature catches it — unless it
     /// flips a padding byte of the last block, which breaks the PKCS#7 padding first.
-    static func expectedCode(_ field: Field, suite: any Suite, byte: Int, of count: Int) -> LabError.Code {
+    static func expectedCode(_ field: Field, suite: any Suite, byte: Int, of count: Int) -> CXVerdict.Code {
         switch field {
         case .signature: return .signatureInvalid
         case .wrappedKey: return .unwrapFailed
@@ -76,7 +76,7 @@ import Testing
         try Self.withExchange(suite, Providers.named(parts[1])) { response, open in
             var tampered = response
             tampered.padded.toggle()
-            let error = try #require(throws: LabError.self) { try open(tampered) }
+            let error = try #require(throws: CXVerdict.self) { try open(tampered) }
             if suite.id == ClassicSuite.id {
                 // 427 bytes were padded to 432; read unpadded, the 5 padding bytes stay and the signature fails.
                 #expect(error.code == .signatureInvalid, "\(error)")
@@ -90,7 +90,7 @@ import Testing
                 var tampered = response
                 #expect(!tampered.padded)
                 tampered.padded = true
-                let error = try #require(throws: LabError.self) { try open(tampered) }
+                let error = try #require(throws: CXVerdict.self) { try open(tampered) }
                 #expect(error.code == .paddingInvalid, "\(error)")
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import LabCore
+import LabCrypto
 import LabPlugins
 import LabResults
 import LabRunner
@@ -168,7 +169,7 @@ struct CountingFlow: Flow {
             recorder.record(Step("echo"), nanoseconds: Stopwatch.now() - start)
             if answer != [1, 2, 3] || (self.options.failEvery > 0 && self.iterations % self.options.failEvery == 0) {
                 recorder.count("refused")
-                throw LabError(.signatureInvalid, "scripted failure")
+                throw CXVerdict(.signatureInvalid, "scripted failure")
             }
         }
     }

@@ -208,7 +208,7 @@ struct FlakyFlow: Flow {
             let answer = try await connection.request([1, 2, 3], recorder: &recorder)
             recorder.record(Step("echo"), nanoseconds: Stopwatch.now() - start)
             if answer != [1, 2, 3] || (self.failEvery > 0 && self.count % self.failEvery == 0) {
-                throw LabError(.signatureInvalid, "scripted failure")
+                throw CXVerdict(.signatureInvalid, "scripted failure")
             }
         }
     }
