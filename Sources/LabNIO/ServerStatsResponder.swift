@@ -19,6 +19,8 @@ public struct ServerStatsResponder: FrameHandler {
     public let heap: @Sendable () -> HeapSnapshot?
     /// The heap with the most connections open, over every answer and `heap` reading so far.
     public let busiest = BusiestHeap()
+    /// The largest answer the server's framing may send (its `maxFrameBytes`).
+    public let maxAnswerBytes: Int
     private let machine: MachineInfo
 
     /// A responder for `recording`; `heap` reads the process's heap (e.g. `HeapStats.current`).
@@ -27,8 +29,10 @@ public struct ServerStatsResponder: FrameHandler {
         provider: ProviderInfo,
         transport: String,
         startedAt: Date,
+        maxAnswerBytes: Int = TransportOptions().maxFrameBytes,
         heap: @escaping @Sendable () -> HeapSnapshot? = { nil }
     ) {
+        self.maxAnswerBytes = maxAnswerBytes
         self.recording = recording
         self.provider = provider
         self.transport = transport
@@ -47,10 +51,11 @@ public struct ServerStatsResponder: FrameHandler {
         return (heap, connections)
     }
 
-    /// The statistics as they stand.
-    public func stats() -> ServerStats {
+    /// The statistics as they stand: every group's, or `group`'s alone.
+    public func stats(group: String? = nil) -> ServerStats {
         let snapshot = self.recording.snapshot()
         let names = Set(snapshot.steps.keys).union(snapshot.exchanges.keys).union(snapshot.errors.keys)
+            .filter { group == nil || $0 == group }
         let groups = names.map { name in
             ServerStats.Group(
                 name: name,
@@ -75,17 +80,33 @@ public struct ServerStatsResponder: FrameHandler {
         return stats
     }
 
-    /// Answers with the statistics; the answer's own group is the op's name.
+    /// Answers with the statistics (of the group the request names, if any); the answer's
+    /// own group is the op's name. An answer over the frame limit is refused in a small one,
+    /// on an open connection: a server that has served a lot has large histograms.
     public func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
         do {
-            return FrameAnswer(body: try ServerStatsMessage.answer(self.stats()), group: ServerStatsMessage.op)
+            let group = try PropertyListDictionary(decoding: body).optionalString("group")
+            let answer = try ServerStatsMessage.answer(self.stats(group: group))
+            guard answer.count <= self.maxAnswerBytes else {
+                return Self.failure(
+                    "tooLarge",
+                    "the statistics take \(answer.count) bytes, over this server's frame limit of \(self.maxAnswerBytes); "
+                        + "ask for one group, or start the server with a larger --max-frame-bytes"
+                )
+            }
+            return FrameAnswer(body: answer, group: ServerStatsMessage.op)
         } catch {
-            var failure = PropertyListDictionary()
-            failure.set("op", string: ServerStatsMessage.op)
-            failure.set("ok", bool: false)
-            failure.set("message", string: "\(error)")
-            return FrameAnswer(body: (try? failure.encoded()) ?? [], group: ServerStatsMessage.op)
+            return Self.failure("badRequest", "\(error)")
         }
+    }
+
+    private static func failure(_ code: String, _ message: String) -> FrameAnswer {
+        var failure = PropertyListDictionary()
+        failure.set("op", string: ServerStatsMessage.op)
+        failure.set("ok", bool: false)
+        failure.set("error", string: code)
+        failure.set("message", string: message)
+        return FrameAnswer(body: (try? failure.encoded()) ?? [], group: ServerStatsMessage.op)
     }
 }
 

@@ -213,6 +213,7 @@ struct Serve: AsyncParsableCommand {
             provider: ProviderInfo(name: provider.name, version: provider.version),
             transport: transport,
             startedAt: started,
+            maxAnswerBytes: self.listener.transportOptions.maxFrameBytes,
             heap: { HeapStats.current() }
         )
         return Setup(
