@@ -1,0 +1,143 @@
+import Foundation
+import Histogram
+import LabCore
+import LabResults
+
+// report.md's charts and the formatting its tables share.
+extension MarkdownReporter {
+    // MARK: Charts
+
+    /// A distinct file name per group, in group order: `latency-<flow label>.svg`, with the suite,
+    /// provider and transport added when labels repeat (merged runs), and a number after that.
+    static func latencyChartNames(_ result: RunResult) -> [String] {
+        let tiers: [(GroupKey) -> [String]] = [
+            { [$0.flow] }, { [$0.flow, $0.suite, $0.provider] }, { [$0.flow, $0.suite, $0.provider, $0.transport] },
+        ]
+        let keys = result.groups.map(\.key)
+        var used: Set<String> = [Self.throughputChartName]
+        return keys.map { key in
+            // The first tier that tells this group apart from every other.
+            let tier = tiers.first { tier in keys.filter { slug(tier($0)) == slug(tier(key)) }.count == 1 } ?? tiers[2]
+            let base = slug(tier(key))
+            var name = "latency-\(base).svg"
+            var counter = 2
+            while used.contains(name) {
+                name = "latency-\(base)-\(counter).svg"
+                counter += 1
+            }
+            used.insert(name)
+            return name
+        }
+    }
+
+    /// Bars of what one client does per second back to back: 1 s over the mean exchange time
+    /// (the service time in the open model, whose `exchange` includes waiting for the schedule).
+    ///
+    /// A run's measured ops/s splits the load between groups by weight, so it cannot compare
+    /// suites; the cost of one exchange can.
+    static func throughputChart(_ result: RunResult) -> ThroughputChart {
+        let pairs = result.groups.map { Self.suiteAndProvider($0.key).joined(separator: " / ") }
+        let bars = result.groups.enumerated().compactMap { index, group -> ThroughputChart.Bar? in
+            // The server's own groups have no exchange: they are not a client's throughput.
+            guard !group.isServerSide else { return nil }
+            let service = group.steps[Step(Step.exchange.name + ".service")] ?? group.steps[.exchange]
+            guard let histogram = service ?? result.throughputRow(of: group).flatMap({ group.steps[$0.step] }),
+                histogram.totalCount > 0, histogram.specialisedMean > 0
+            else { return nil }
+            var label = pairs[index]
+            if pairs.filter({ $0 == pairs[index] }).count > 1 { label = "\(group.key.flow): " + label }
+            if group.insecure { label += " (insecure)" }
+            return ThroughputChart.Bar(label: label, value: 1e9 / histogram.specialisedMean, insecure: group.insecure)
+        }
+        return ThroughputChart(
+            title: "Exchanges per second, one client back to back (1 s ÷ mean exchange time)",
+            bars: bars
+        )
+    }
+
+    // MARK: Formatting
+
+    /// A time unit for a table.
+    struct TimeUnit {
+        /// `µs`.
+        var name: String
+        /// Nanoseconds in one unit.
+        var nanoseconds: Double
+        /// Decimals shown.
+        var decimals: Int
+    }
+
+    /// The largest unit in which every non-zero median is at least 1, so no row reads `0.00`.
+    static func unit(for medians: [Double]) -> TimeUnit {
+        let units = [
+            TimeUnit(name: "s", nanoseconds: 1e9, decimals: 3), TimeUnit(name: "ms", nanoseconds: 1e6, decimals: 2),
+            TimeUnit(name: "µs", nanoseconds: 1e3, decimals: 2), TimeUnit(name: "ns", nanoseconds: 1, decimals: 0),
+        ]
+        guard let smallest = medians.filter({ $0 > 0 }).min() else { return units[2] }
+        return units.first { smallest >= $0.nanoseconds } ?? units[3]
+    }
+
+    /// `cx · x25519 · swift-crypto · in-process`.
+    static func label(_ key: GroupKey) -> String {
+        ([key.flow] + Self.suiteAndProvider(key) + [key.transport]).joined(separator: " · ")
+    }
+
+    /// The suite and the provider, or just the provider for a flow without a suite (`-`).
+    static func suiteAndProvider(_ key: GroupKey) -> [String] {
+        key.suite == "-" ? [key.provider] : [key.suite, key.provider]
+    }
+
+    /// `800 of 1,000 planned`, or `800` for an open-model run.
+    static func iterations(_ result: RunResult) -> String {
+        let done = Numbers.integer(result.completedIterations)
+        return result.plannedIterations.map { "\(done) of \(Numbers.integer($0)) planned" } ?? done
+    }
+
+    /// `3 (signatureInvalid 2, decryptFailed 1)`: most frequent kind first.
+    static func errors(_ total: UInt64, _ byKind: [String: UInt64]) -> String {
+        guard total > 0 else { return "0" }
+        let kinds = byKind.filter { $0.value > 0 }.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
+        return Numbers.integer(total) + " ("
+            + kinds.map { "\($0.key) \(Numbers.integer($0.value))" }
+            .joined(separator: ", ") + ")"
+    }
+
+    /// `2026-01-01 00:00:00 UTC`.
+    static func utc(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ value: Int?) -> String { (value ?? 0) < 10 ? "0\(value ?? 0)" : "\(value ?? 0)" }
+        return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) "
+            + "\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) UTC"
+    }
+
+    /// Text made safe for a table cell: pipes escaped, line breaks turned into spaces.
+    static func cell(_ text: String) -> String {
+        text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\r\n", with: " ")
+            .replacingOccurrences(of: "\n", with: " ")
+    }
+
+    /// `text` as inline code, fenced with more backticks than it contains, safe in a table cell.
+    static func code(_ text: String) -> String {
+        let fence = Self.fence(for: text, minimum: 1)
+        let padded = text.hasPrefix("`") || text.hasSuffix("`") ? " \(text) " : text
+        return fence + Self.cell(padded) + fence
+    }
+
+    /// A run of backticks longer than any in `text`, and at least `minimum` long.
+    static func fence(for text: String, minimum: Int) -> String {
+        var longest = 0
+        var current = 0
+        for character in text {
+            current = character == "`" ? current + 1 : 0
+            longest = Swift.max(longest, current)
+        }
+        return String(repeating: "`", count: Swift.max(minimum, longest + 1))
+    }
+
+    /// Image alt text with brackets escaped.
+    static func escapeAlt(_ text: String) -> String {
+        text.replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]")
+    }
+}
