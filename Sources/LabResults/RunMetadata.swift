@@ -1,0 +1,143 @@
+import Foundation
+import Histogram
+import LabCore
+
+/// The machine a run ran on.
+public struct MachineInfo: Sendable, Codable, Equatable {
+    /// The host name.
+    public var hostname: String
+    /// The CPU model, from `/proc/cpuinfo`.
+    public var cpu: String
+    /// Cores the process may use.
+    public var cores: Int
+    /// Physical memory in bytes.
+    public var memoryBytes: UInt64
+    /// The operating system, from `/etc/os-release`.
+    public var os: String
+    /// The kernel release.
+    public var kernel: String
+
+    /// Facts given directly.
+    public init(hostname: String, cpu: String, cores: Int, memoryBytes: UInt64, os: String, kernel: String) {
+        self.hostname = hostname
+        self.cpu = cpu
+        self.cores = cores
+        self.memoryBytes = memoryBytes
+        self.os = os
+        self.kernel = kernel
+    }
+
+    /// This machine.
+    public static func current() -> MachineInfo {
+        let info = ProcessInfo.processInfo
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let cpu =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .flatMap { $0.split(separator: ":", maxSplits: 1).last }
+            .map { $0.trimmingCharacters(in: " ") } ?? "unknown"
+        let release = (try? String(contentsOfFile: "/etc/os-release", encoding: .utf8)) ?? ""
+        let os =
+            release.split(separator: "\n").first { $0.hasPrefix("PRETTY_NAME=") }
+            .map { $0.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: "\"") }
+            ?? info.operatingSystemVersionString
+        var names = utsname()
+        uname(&names)
+        let kernel = withUnsafeBytes(of: &names.release) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return MachineInfo(
+            hostname: info.hostName,
+            cpu: cpu,
+            cores: info.activeProcessorCount,
+            memoryBytes: info.physicalMemory,
+            os: os,
+            kernel: kernel
+        )
+    }
+}
+
+/// A provider as it ran: its name and library version.
+public struct ProviderInfo: Sendable, Codable, Equatable {
+    /// The plugin name.
+    public var name: String
+    /// The library and version, e.g. `OpenSSL 3.0.17`.
+    public var version: String
+
+    /// A provider's facts.
+    public init(name: String, version: String) {
+        self.name = name
+        self.version = version
+    }
+}
+
+/// Facts about a run that are not measurements.
+public struct RunMetadata: Sendable, Codable, Equatable {
+    /// The scenario's name.
+    public var scenario: String
+    /// The scenario's description.
+    public var description: String
+    /// The scenario file, if the run came from one.
+    public var scenarioFile: String?
+    /// When the run started.
+    public var startedAt: Date
+    /// `debug` or `release`.
+    public var build: String
+    /// Where it ran.
+    public var machine: MachineInfo
+    /// The providers used, with versions.
+    public var providers: [ProviderInfo]
+    /// The transport.
+    public var transport: String
+    /// The number of simulated clients.
+    public var clients: Int
+    /// The load, in words, e.g. `closed, 50 iterations per client (5 warm-up)`.
+    public var load: String
+    /// The process's command line.
+    public var command: String
+    /// How the server's own steps were obtained, when the server ran elsewhere: from its
+    /// `serverStats` answer (then they are the report's `server` groups) or why not.
+    public var serverSide: String?
+    /// The server's machine, when it reported its own steps.
+    public var serverMachine: MachineInfo?
+    /// This run's slice of the client population (`2/4`), or nil for the whole.
+    public var shard: String?
+    /// The wall-clock start of the measured window (the first measured iteration's start), so
+    /// `lab merge` can place shards' windows on one time line.
+    public var measuredFrom: Date?
+    /// What a counted run counted with (`WorkCounter.counterName`), or nil for a run that
+    /// only timed.
+    public var counter: String?
+
+    /// Metadata given directly.
+    public init(
+        scenario: String,
+        description: String = "",
+        scenarioFile: String? = nil,
+        startedAt: Date,
+        build: String,
+        machine: MachineInfo,
+        providers: [ProviderInfo],
+        transport: String,
+        clients: Int,
+        load: String,
+        command: String,
+        serverSide: String? = nil,
+        serverMachine: MachineInfo? = nil,
+        shard: String? = nil
+    ) {
+        self.scenario = scenario
+        self.description = description
+        self.scenarioFile = scenarioFile
+        self.startedAt = startedAt
+        self.build = build
+        self.machine = machine
+        self.providers = providers
+        self.transport = transport
+        self.clients = clients
+        self.load = load
+        self.command = command
+        self.serverSide = serverSide
+        self.serverMachine = serverMachine
+        self.shard = shard
+    }
+}
