@@ -79,9 +79,11 @@ import Testing
             let check = try await lab.check(slowed, against: baseline)
             let sign = try #require(check.rows["sign"], "check.csv has no sign row")
             #expect(sign["verdict"] == "slower", "run \(index): \(sign)")
-            // Four times the work, against a baseline up to ×1.64 off in either direction.
+            // Four times the work, against a baseline up to ×1.64 off in either direction. No
+            // upper bound: a run in the host's slow state against a fast baseline read ×7.75
+            // in the clean-clone CI of 2026-11-24 (18:25 UTC).
             let ratio = try #require(sign["ratio"].flatMap(Double.init))
-            #expect(ratio > 2 && ratio < 7, "run \(index): sign ×\(ratio)")
+            #expect(ratio > 2, "run \(index): sign ×\(ratio)")
             #expect(check.status == 2, "run \(index): exit \(check.status)")
         }
     }

@@ -84,7 +84,7 @@ import Testing
         #expect(sign["verdict"] == "slower", "\(sign)")
         // Four times the work, against the factor common to the other steps.
         let ratio = try #require(sign["relative_ratio"].flatMap(Double.init))
-        #expect(ratio > 2 && ratio < 7, "sign ×\(ratio) against the run")
+        #expect(ratio > 2, "sign ×\(ratio) against the run")
 
         // The report a reader opens: the verdict, and a chart per candidate beside it.
         let markdown = try String(contentsOf: out.appendingPathComponent("comparison.md"), encoding: .utf8)
