@@ -75,6 +75,10 @@ public protocol StepRecorder {
     /// timed and counted, and suffers the machine's noise, exactly like the step's. Asked
     /// before the region opens, so that deciding costs the step nothing.
     mutating func workToAdd(to step: Step) -> Int
+    /// Test-only: how long the work `workToAdd(to:)` asked for took, inside the sample of
+    /// `step` that `record` gets next. Told before that `record`, so that a recorder can size
+    /// the work by what it really costs now, not by what it cost once.
+    mutating func addedWork(to step: Step, took nanoseconds: UInt64)
 }
 
 extension StepRecorder {
@@ -95,6 +99,10 @@ extension StepRecorder {
     /// None.
     @inlinable
     public mutating func workToAdd(to step: Step) -> Int { 0 }
+
+    /// Nothing to learn.
+    @inlinable
+    public mutating func addedWork(to step: Step, took nanoseconds: UInt64) {}
 
     /// Adds one to the count of `outcome`.
     @inlinable
@@ -195,6 +203,8 @@ extension StepRecorder {
         let counted = WorkCounter.isActive ? WorkCounter.read() : nil
         let start = Stopwatch.now()
         let result = try body()
+        // Where the added work begins: one more reading of the clock, in slowed steps only.
+        let addedStart = added > 0 ? Stopwatch.now() : 0
         if added > 0 { AddedWork.spin(added) }
         let end = Stopwatch.now()
         let countedAfter = counted == nil ? nil : WorkCounter.read()
@@ -214,6 +224,7 @@ extension StepRecorder {
             sample.instructions = countedAfter.instructions &- counted.instructions
             sample.allocations = countedAfter.allocations &- counted.allocations
         }
+        if added > 0 { self.addedWork(to: step, took: end &- addedStart) }
         self.record(step, sample: sample)
         return result
     }

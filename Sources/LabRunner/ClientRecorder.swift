@@ -167,6 +167,10 @@ struct IterationSteps: StepRecorder {
         self.slowdown?.rounds(group: self.group, step, part: self.parts[step, default: 0]) ?? 0
     }
 
+    mutating func addedWork(to step: Step, took nanoseconds: UInt64) {
+        self.slowdown?.added(group: self.group, step, part: self.parts[step, default: 0], took: nanoseconds)
+    }
+
     mutating func record(_ step: Step, nanoseconds: UInt64) {
         self.record(step, sample: StepSample(nanoseconds: nanoseconds))
     }
@@ -195,9 +199,14 @@ struct IterationSteps: StepRecorder {
 ///
 /// The work is rounds of integer arithmetic: P% of the step's median time so far, and from
 /// the step's `calibrationSamples`-th measurement on a fixed number of rounds, the same in
-/// every measurement. In a counted run (`lab run --counted`) the rounds are sized in
-/// instructions instead: P% of the step's median count so far, at the count one round was
-/// measured to take in this process.
+/// every measurement. A round's cost is what the rounds added so far took, as `measure`
+/// timed them inside the step (the median per round). Sized by one timing at start, a
+/// round dearer than timed made a 1,900% slowdown read ×88 (the step's own time is what is
+/// left when the added work is taken out, so an error in a round's cost feeds back into the
+/// next amount), and one cheaper than timed made a 300% slowdown read ×1.8.
+/// In a counted run (`lab run --counted`) the rounds are sized in instructions instead: P%
+/// of the step's median count so far, at the count one round was measured to take in this
+/// process, which is exact.
 /// Only steps timed with `StepRecorder.measure` can be slowed (cx/1's crypto and coding
 /// steps, msg/1's client-side crypto); `unslowed` names the others, and the run fails
 /// naming them.
@@ -226,11 +235,16 @@ final class StepSlowdown: Sendable {
         /// What the last `rounds(group:_:part:)` added (nanoseconds, or instructions when
         /// counted), which the sample `observe` then sees includes.
         var added: Double = 0
+        /// How many rounds the last `rounds(group:_:part:)` asked for.
+        var addedRounds = 0
+        /// What one round took, each time added work was timed (nanoseconds).
+        var roundCosts: [Double] = []
     }
 
     private let fractions: [Step: Double]
     private let slowed = Mutex<[Key: Slowed]>([:])
-    /// What one round of `spin` costs on this machine now, in nanoseconds.
+    /// What one round of `spin` cost at start, in nanoseconds: the cost until rounds added to
+    /// the step were timed.
     private let roundNanoseconds: Double
     /// In a counted run: the instructions one round of `spin` takes (`prepareCounting`).
     private let roundInstructions = Mutex<Double>(1)
@@ -272,8 +286,23 @@ final class StepSlowdown: Sendable {
             defer { all[key] = slowed }
             let rounds = slowed.rounds ?? slowed.planned
             slowed.added = Double(rounds) * perRound
+            slowed.addedRounds = rounds
             slowed.asked = true
             return rounds
+        }
+    }
+
+    /// What the rounds just added to `part` of `step` in `group` took, timed inside the step:
+    /// taken out of the sample `observe` sees next, and the cost of a round from now on.
+    /// (In a counted run the count of a round is exact, and the time is not what is sized.)
+    func added(group: Int, _ step: Step, part: Int, took nanoseconds: UInt64) {
+        guard self.fractions[step] != nil, !WorkCounter.isActive else { return }
+        self.slowed.withLock { all in
+            let key = Key(group: group, step: step, part: part)
+            guard var slowed = all[key], slowed.asked, slowed.addedRounds > 0 else { return }
+            slowed.added = Double(nanoseconds)
+            if slowed.rounds == nil { slowed.roundCosts.append(Double(nanoseconds) / Double(slowed.addedRounds)) }
+            all[key] = slowed
         }
     }
 
@@ -283,12 +312,13 @@ final class StepSlowdown: Sendable {
         guard let fraction = self.fractions[step] else { return }
         let counted = WorkCounter.isActive
         guard let measure = counted ? sample.instructions : sample.nanoseconds else { return }
-        let perRound = counted ? self.roundInstructions.withLock { $0 } : self.roundNanoseconds
+        let startCost = counted ? self.roundInstructions.withLock { $0 } : self.roundNanoseconds
         self.slowed.withLock { all in
             let key = Key(group: group, step: step, part: part)
             var slowed = all[key] ?? Slowed()
             defer { all[key] = slowed }
             guard slowed.asked else { return }
+            let perRound = slowed.roundCosts.isEmpty ? startCost : max(Self.median(slowed.roundCosts), 0.01)
             let own = max(0, Double(measure) - slowed.added)
             slowed.added = 0
             slowed.asked = false
@@ -307,8 +337,12 @@ final class StepSlowdown: Sendable {
     }
 
     private static func median(_ values: [UInt64]) -> Double {
+        Self.median(values.map { Double($0) })
+    }
+
+    private static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
-        return Double(sorted[sorted.count / 2])
+        return sorted[sorted.count / 2]
     }
 }
 

@@ -1,0 +1,46 @@
+import LabCore
+import LabTesting
+import Testing
+
+@testable import LabRunner
+
+/// How `--test-slowdown` sizes its added work in a timed run, on made-up timings: the step
+/// and the added rounds are told to the slowdown as `measure` would tell them, so what is
+/// checked is the arithmetic, not this machine's clock.
+@Suite(.tier(.unit)) struct StepSlowdownTests {
+    /// Drives `samples` measurements of `sign` whose own work takes `own` nanoseconds and
+    /// whose added rounds take `roundCost` nanoseconds each; returns the rounds fixed for
+    /// the measurements after.
+    func fixedRounds(fraction: Double, own: UInt64, roundCost: Double) throws -> Int {
+        let slowdown = try #require(StepSlowdown([.sign: fraction]))
+        for _ in 0..<StepSlowdown.calibrationSamples {
+            let rounds = slowdown.rounds(group: 0, .sign, part: 0)
+            let added = UInt64((Double(rounds) * roundCost).rounded())
+            if rounds > 0 { slowdown.added(group: 0, .sign, part: 0, took: added) }
+            slowdown.observe(group: 0, .sign, part: 0, StepSample(nanoseconds: own + added))
+        }
+        #expect(slowdown.unslowed.isEmpty)
+        return slowdown.rounds(group: 0, .sign, part: 0)
+    }
+
+    /// Within 0.01% or one round (the added time is told in whole nanoseconds, the work in
+    /// whole rounds).
+    static func close(_ rounds: Int, _ expected: Double) -> Bool {
+        abs(Double(rounds) - expected) <= max(1, expected / 10_000)
+    }
+
+    // A round that costs far more than the timing at start said (37 ns against about 1):
+    // sized by that timing, the step's own time would be overestimated by the added work's
+    // excess, and the amount fed back grows without bound.
+    @Test("the added work is the fraction of the step's own time, at what a round took inside the step", arguments: [0.25, 3, 19])
+    func sizedByTimedRounds(fraction: Double) throws {
+        let rounds = try self.fixedRounds(fraction: fraction, own: 100_000, roundCost: 37)
+        #expect(Self.close(rounds, 100_000 * fraction / 37), "fraction \(fraction): \(rounds)")
+    }
+
+    @Test("a round cheaper than timed at start does not shrink the added work")
+    func cheapRounds() throws {
+        let rounds = try self.fixedRounds(fraction: 3, own: 1_000_000, roundCost: 0.05)
+        #expect(Self.close(rounds, 60_000_000), "\(rounds)")
+    }
+}
