@@ -26,35 +26,70 @@ void c_lab_callgrind_instrument(int on) {
     }
 }
 
+// A function name as callgrind writes it, without the `'N` it adds to a recursion level.
+static size_t c_lab_name_length(const char *name) {
+    const char *quote = strchr(name, '\'');
+    return quote == NULL ? strlen(name) : (size_t)(quote - name);
+}
+
+static int c_lab_is_named(const char *name, const char *const *names, size_t count) {
+    size_t length = c_lab_name_length(name);
+    for (size_t i = 0; i < count; i++) {
+        if (strlen(names[i]) == length && strncmp(name, names[i], length) == 0) return 1;
+    }
+    return 0;
+}
+
+// The allocator's entry points that allocate: what `allocations` counts.
 static int c_lab_is_allocator(const char *name) {
     static const char *const names[] = {
         "malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign",
         "memalign", "valloc", "mallocx", "rallocx",
     };
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if (strcmp(name, names[i]) == 0) return 1;
-    }
-    return 0;
+    return c_lab_is_named(name, names, sizeof(names) / sizeof(names[0]));
+}
+
+// Every function of the allocator a call can enter: its cost is `allocator_instructions`.
+static int c_lab_is_allocator_work(const char *name) {
+    static const char *const names[] = {
+        "malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "memalign", "valloc",
+        "pvalloc", "free", "cfree", "mallocx", "rallocx", "dallocx", "sdallocx", "__libc_malloc",
+        "__libc_calloc", "__libc_realloc", "__libc_free", "__libc_memalign", "_int_malloc",
+        "_int_free", "_int_realloc", "_int_memalign", "malloc_consolidate", "tcache_init",
+        "sysmalloc", "malloc_trim", "malloc_usable_size", "xallocx", "nallocx", "sallocx",
+    };
+    return c_lab_is_named(name, names, sizeof(names) / sizeof(names[0]));
 }
 
 // Callgrind's format (valgrind.org/docs/manual/cl-format.html), written with
-// `--compress-strings=no`: the header's `summary: <Ir>`, and for each call edge a
-// `cfn=<callee>` line followed by `calls=<count> <target>`.
+// `--compress-strings=no --dump-instr=no`: the header's `summary: <Ir>`; `fn=<function>`
+// opens a function's costs; each call edge is a `cfn=<callee>` line, then
+// `calls=<count> <target>`, then the call's cost line `<line> <inclusive Ir>`.
 static int c_lab_parse_dump(FILE *file, c_lab_counts *interval) {
     char line[4096];
-    int summary = 0, allocator_edge = 0;
+    int summary = 0, allocator_edge = 0, allocator_work_edge = 0, in_allocator = 0, call_cost = 0;
     while (fgets(line, sizeof line, file) != NULL) {
         size_t length = strlen(line);
         int partial = length > 0 && line[length - 1] != '\n';
         if (length > 0 && line[length - 1] == '\n') line[--length] = '\0';
-        if (strncmp(line, "summary:", 8) == 0) {
+        if (call_cost) {
+            // The cost line of a call into the allocator, made from outside it.
+            char *cost = strchr(line, ' ');
+            if (cost != NULL) interval->allocator_instructions += strtoull(cost + 1, NULL, 10);
+            call_cost = 0;
+        } else if (strncmp(line, "summary:", 8) == 0) {
             interval->instructions = strtoull(line + 8, NULL, 10);
             summary = 1;
+        } else if (strncmp(line, "fn=", 3) == 0) {
+            in_allocator = c_lab_is_allocator_work(line + 3);
         } else if (strncmp(line, "cfn=", 4) == 0) {
             allocator_edge = c_lab_is_allocator(line + 4);
+            allocator_work_edge = !in_allocator && c_lab_is_allocator_work(line + 4);
         } else if (strncmp(line, "calls=", 6) == 0) {
             if (allocator_edge) interval->allocations += strtoull(line + 6, NULL, 10);
+            call_cost = allocator_work_edge;
             allocator_edge = 0;
+            allocator_work_edge = 0;
         }
         // A line longer than the buffer (a long C++ name): skip its rest.
         while (partial && fgets(line, sizeof line, file) != NULL) {
@@ -65,24 +100,27 @@ static int c_lab_parse_dump(FILE *file, c_lab_counts *interval) {
     return summary ? 0 : -1;
 }
 
+int c_lab_callgrind_parse(const char *path, c_lab_counts *interval) {
+    FILE *file = fopen(path, "r");
+    if (file == NULL) return errno;
+    *interval = (c_lab_counts){0, 0, 0};
+    int rc = c_lab_parse_dump(file, interval);
+    fclose(file);
+    return rc;
+}
+
 int c_lab_callgrind_read(const char *base, uint64_t dump, c_lab_counts *total) {
     CALLGRIND_DUMP_STATS;
     CALLGRIND_TOGGLE_COLLECT;
     char path[4096];
     snprintf(path, sizeof path, "%s.%llu", base, (unsigned long long)dump);
-    int rc = 0;
-    FILE *file = fopen(path, "r");
-    if (file == NULL) {
-        rc = errno;
-    } else {
-        c_lab_counts interval = {0, 0};
-        rc = c_lab_parse_dump(file, &interval);
-        fclose(file);
-        unlink(path);
-        if (rc == 0) {
-            total->instructions += interval.instructions;
-            total->allocations += interval.allocations;
-        }
+    c_lab_counts interval;
+    int rc = c_lab_callgrind_parse(path, &interval);
+    unlink(path);
+    if (rc == 0) {
+        total->instructions += interval.instructions;
+        total->allocations += interval.allocations;
+        total->allocator_instructions += interval.allocator_instructions;
     }
     CALLGRIND_TOGGLE_COLLECT;
     return rc;

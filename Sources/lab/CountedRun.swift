@@ -79,6 +79,7 @@ enum CountedRun {
             environment[Child.flowVariable] = name
             environment[Child.directoryVariable] = results.path
             environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
+            environment = StackPadding.padded(environment, arguments: [stripped.path] + arguments)
             let process = try Self.start(
                 valgrind,
                 [

@@ -19,6 +19,11 @@ typedef struct {
     /// Calls into the allocator's entry points (`malloc`, `calloc`, `realloc`,
     /// `aligned_alloc`, `posix_memalign`, `memalign`, `valloc`, `mallocx`, `rallocx`).
     uint64_t allocations;
+    /// The instructions of `instructions` spent inside the allocator: the inclusive cost of
+    /// every call into it (`malloc`, `free` and the rest, `c_lab_is_allocator_work`) from
+    /// outside it. What the allocator does depends on the heap's whole history, not on the
+    /// work asked of it (docs/performance.md, "Counted steps and the regression gate").
+    uint64_t allocator_instructions;
 } c_lab_counts;
 
 /// Reads callgrind's counters: dumps its counts since the last dump
@@ -28,6 +33,11 @@ typedef struct {
 /// number of this dump in the process. 0 on success, else an errno value (the file could
 /// not be read) or -1 (it has no `summary:` line).
 int c_lab_callgrind_read(const char *base, uint64_t dump, c_lab_counts *total);
+
+/// Reads one callgrind dump at `path` (written with `--compress-strings=no
+/// --dump-instr=no`) into `*interval`: what `c_lab_callgrind_read` adds up. 0 on success,
+/// else an errno value or -1 (no `summary:` line).
+int c_lab_callgrind_parse(const char *path, c_lab_counts *interval);
 
 /// The calling thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`) and its
 /// involuntary context switches so far (`getrusage(RUSAGE_THREAD)`); 0 on success.
