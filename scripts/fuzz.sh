@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (Fuzz/, docs/hardening.md, "Fuzzing") and runs each of them.
 #
-#   bash scripts/fuzz.sh                         every target for 60 s (what CI runs)
+#   bash scripts/fuzz.sh                         every target for 60 s (CI runs 30 s)
 #   bash scripts/fuzz.sh --seconds 600 cx msg    two targets, ten minutes each
 #   bash scripts/fuzz.sh --release --runs 10000000   the long run: 10 million inputs per target
 #
 # Options: --seconds N | --runs N, --parallel P (targets at once; default: the cores),
 # --max-len B (the longest input, default 16384), --release, --no-build (reuse the build),
 # --build-only (build, fuzz nothing). The targets are built -Onone (Fuzz/.build/debug) unless
-# --release: for CI's 60-second runs the build costs more than the fuzzing, and the debug
+# --release: for CI's 30-second runs the build costs more than the fuzzing, and the debug
 # build takes 35–38% less CPU than the optimised one, which fuzzes 2–5 times as many inputs per
 # second (docs/hardening.md, "Fuzzing": both builds' times and speeds); long runs want --release
 # (Fuzz/.build/release). Inputs that reach new code go to a scratch corpus

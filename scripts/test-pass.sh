@@ -11,6 +11,7 @@ test_pass() {
     local log
     log=$(mktemp)
     echo "== test pass: $name"
+    local started=$SECONDS
     local status=0
     # swift test's own status, whatever the caller's pipefail says.
     swift test --skip-build "$@" 2>&1 | tee "$log"
@@ -28,6 +29,7 @@ test_pass() {
         status=1
     fi
     rm -f "$log"
+    echo "== test pass $name: $((SECONDS - started)) s"
     [ "$status" -eq 0 ] || echo "test pass '$name' FAILED"
     return "$status"
 }
