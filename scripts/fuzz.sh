@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (Fuzz/, docs/hardening.md, "Fuzzing") and runs each of them.
 #
-#   bash scripts/fuzz.sh                         every target for 60 s (CI runs 30 s)
+#   bash scripts/fuzz.sh                         every target for 60 s (LAB_FUZZ_SECONDS=N bash scripts/test adds it)
 #   bash scripts/fuzz.sh --seconds 600 cx msg    two targets, ten minutes each
 #   bash scripts/fuzz.sh --release --runs 10000000   the long run: 10 million inputs per target
 #

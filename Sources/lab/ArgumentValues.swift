@@ -25,8 +25,11 @@ struct Slowdown: ExpressibleByArgument {
     var step: Step
     /// 0.25 for 25%.
     var fraction: Double
+    /// As given.
+    var argument: String
 
     init?(argument: String) {
+        self.argument = argument
         let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, !parts[0].isEmpty, parts[1].hasSuffix("%"),
             let percent = Double(parts[1].dropLast()), percent > 0, percent.isFinite

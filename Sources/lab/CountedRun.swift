@@ -16,6 +16,14 @@ import LabResults
 ///   read the toolchain's DWARF 5, and gives up on the whole binary);
 /// - `SWIFT_DETERMINISTIC_HASHING=1`, so that dictionaries and sets hash, and iterate, alike
 ///   in every run;
+/// - the same command line, working folder and environment in every run, whatever the
+///   caller's: `lab run <scratch>/scenario.json --counted --quiet` (a copy of the scenario;
+///   the results go to a folder the child is told), the scratch folder as its working
+///   folder, and only the variables it needs, `PATH` a constant. Strings of other lengths
+///   on the heap move the runtime's address-keyed caches: two processes whose `--out`
+///   paths differed in length counted rsa-modern `decode` 0.78% apart (CI, 2026-11-24);
+/// - those strings padded to a multiple of 4 KiB (`StackPadding`), so that its stack lies
+///   alike in every run;
 /// - callgrind's instrumentation off until the run's set-up starts (`--instr-atstart=no`).
 /// In the process, every task runs on one event loop (`Lab.main`), and the step histograms
 /// are sized for any time from the start (`StepDetail.histogram()`).
@@ -34,9 +42,9 @@ enum CountedRun {
 
         /// This process's part, or nil if no counted run started it.
         static var current: Child? {
-            let environment = ProcessInfo.processInfo.environment
-            guard let flow = environment[Self.flowVariable].flatMap({ Int($0) }),
-                let directory = environment[Self.directoryVariable]
+            // getenv, not ProcessInfo's dictionary: nothing of the environment on the heap.
+            guard let flow = getenv(Self.flowVariable).flatMap({ Int(String(cString: $0)) }),
+                let directory = getenv(Self.directoryVariable).map({ String(cString: $0) })
             else { return nil }
             return Child(flow: flow, directory: directory)
         }
@@ -46,7 +54,7 @@ enum CountedRun {
     /// each of the scenario's `flows` flows alone (`Plan.countedAlone(flow:)`), as many at a
     /// time as there are cores, and returns their results in the flows' order. Throws
     /// `ExitCode` with the first failed process's code.
-    static func run(arguments: [String], flows: Int) throws -> [RunResult] {
+    static func run(scenario: String, slowdowns: [String], flows: Int) throws -> [RunResult] {
         guard let valgrind = Self.find("valgrind") else {
             throw LabError(.unsupported, "--counted runs the lab under Valgrind, which is not installed (apt-get install valgrind)")
         }
@@ -54,12 +62,24 @@ enum CountedRun {
             throw LabError(.unsupported, "--counted needs objcopy (binutils) to strip the debug information Valgrind cannot read")
         }
         let files = FileManager.default
-        // Names of fixed length: the paths below reach the children's stacks (their arguments
-        // and environment), and a stack shifted by a few bytes moves the alignment of its
-        // buffers, and with it the instructions `memcpy` takes.
-        let scratch = files.temporaryDirectory.appendingPathComponent("lab-counted-\(UUID().uuidString)")
+        // Names of fixed length: the paths below reach the children's arguments and
+        // environment, and so their stacks and heaps. /tmp, not TMPDIR: the same folder on
+        // every machine.
+        let scratch = URL(fileURLWithPath: "/tmp").appendingPathComponent("lab-counted-\(UUID().uuidString)")
         try files.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? files.removeItem(at: scratch) }
+
+        let scenarioCopy = scratch.appendingPathComponent("scenario.json")
+        do {
+            try Data(contentsOf: URL(fileURLWithPath: scenario)).write(to: scenarioCopy)
+        } catch {
+            throw LabError(
+                .invalidScenario,
+                "Cannot copy the scenario '\(scenario)' for --counted",
+                cause: UnderlyingError(describing: error)
+            )
+        }
+        let arguments = ["run", scenarioCopy.path, "--counted", "--quiet"] + slowdowns.flatMap { ["--test-slowdown", $0] }
 
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         let stripped = scratch.appendingPathComponent("lab")
@@ -73,7 +93,7 @@ enum CountedRun {
             let name = String(format: "%03d", flow)
             let output = scratch.appendingPathComponent("callgrind-\(name).out").path
             let results = scratch.appendingPathComponent("flow-\(name)")
-            var environment = ProcessInfo.processInfo.environment
+            var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "TMPDIR": scratch.path]
             environment[WorkCounter.outputVariable] = output
             environment[Self.versionVariable] = version ?? "valgrind"
             environment[Child.flowVariable] = name
@@ -87,7 +107,8 @@ enum CountedRun {
                     "--dump-line=yes", "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
                     stripped.path,
                 ] + arguments,
-                environment: environment
+                environment: environment,
+                in: scratch
             )
             return (process, results.appendingPathComponent("results.json"))
         }
@@ -126,11 +147,17 @@ enum CountedRun {
     }
 
     /// Starts `path` with `arguments`, its output and errors the lab's own.
-    static func start(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Process {
+    static func start(
+        _ path: String,
+        _ arguments: [String],
+        environment: [String: String]? = nil,
+        in directory: URL? = nil
+    ) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         if let environment { process.environment = environment }
+        if let directory { process.currentDirectoryURL = directory }
         try process.run()
         return process
     }

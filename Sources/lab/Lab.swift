@@ -30,11 +30,12 @@ struct Lab: AsyncParsableCommand {
     /// the heap, and with it the addresses the runtime's metadata caches hash, then differed
     /// from process to process, and so did the steps' counts (x25519 `decrypt` by up to 1.5%).
     static func main() async {
-        let environment = ProcessInfo.processInfo.environment
-        if environment[WorkCounter.outputVariable] != nil {
+        // getenv, not ProcessInfo's dictionary: a counted run's heap holds nothing of the
+        // environment (CountedRun).
+        if getenv(WorkCounter.outputVariable) != nil {
             NIOSingletons.groupLoopCountSuggestion = 1
             _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        } else if Self.usesEventLoopsForTasks(CommandLine.arguments, environment["LAB_EXECUTOR"]) {
+        } else if Self.usesEventLoopsForTasks(CommandLine.arguments, getenv("LAB_EXECUTOR").map { String(cString: $0) }) {
             _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         }
         await Self.runReportingUsageErrors()

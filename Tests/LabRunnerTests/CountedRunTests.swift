@@ -7,20 +7,6 @@ import Testing
 /// In the cpu-bound pass of scripts/test: counts do not depend on what else runs, and each
 /// counted run keeps a core busy for half a minute.
 @Suite(.tier(.counted)) struct CountedRunTests {
-    static let scenario = #"""
-        {
-          "name": "counted",
-          "server": { "transport": "in-process", "provider": "swift-crypto", "keys": "fixed" },
-          "clients": { "count": 1 },
-          "load": { "model": "closed", "iterations": 24, "warmupIterations": 4 },
-          "flows": [
-            { "flow": "cx", "suite": "x25519", "options": { "clientKeys": "per-exchange" } },
-            { "flow": "cx", "suite": "rsa-modern", "provider": "openssl", "options": { "clientKeys": "fixed" } }
-          ],
-          "report": { "formats": ["json", "markdown"], "charts": false }
-        }
-        """#
-
     /// Each group's steps' median instruction counts in a counted run's results.json, by
     /// suite.
     static func medians(_ out: URL) throws -> (
@@ -47,52 +33,6 @@ import Testing
         return (metadata["counter"] as? String, metadata["load"] as? String, medians, samples)
     }
 
-    @Test("lab run --counted: every step of every exchange counted; two processes count alike")
-    func countsRepeat() async throws {
-        let folder = try CLITests.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appendingPathComponent("counted.json")
-        try Self.scenario.write(to: file, atomically: true, encoding: .utf8)
-        // Command lines of different lengths, as CI and the machine that recorded the gate's
-        // baseline have (StackPadding).
-        let outs = ["a", "a-second-run-whose-out-path-is-longer"].map { folder.appendingPathComponent($0) }
-        async let first = CLITests.lab(["run", file.path, "--counted", "--quiet", "--out", outs[0].path])
-        async let second = CLITests.lab(["run", file.path, "--counted", "--quiet", "--out", outs[1].path])
-        for outcome in try await [first, second] { try #require(outcome.status == 0, "\(outcome.errors)") }
-        let a = try Self.medians(outs[0])
-        let b = try Self.medians(outs[1])
-        #expect(a.counter?.hasPrefix("instructions outside the allocator (callgrind, valgrind-") == true, "\(a.counter ?? "none")")
-        // Each flow counted alone, with its share of the load: 12 of the 24 iterations each.
-        #expect(a.load?.contains("each flow counted alone") == true, "\(a.load ?? "none")")
-        // Every step an exchange measures, once per measured exchange (warm-up left out).
-        let steps = [
-            "keygen.session", "encode", "decode", "wrap", "unwrap", "encrypt", "decrypt", "sign", "verify", "exchange",
-        ]
-        #expect(Set(a.samples["x25519"]?.keys ?? [:].keys) == Set(steps + ["keygen.client"]), "\(a.samples)")
-        #expect(Set(a.samples["rsa-modern"]?.keys ?? [:].keys) == Set(steps), "\(a.samples)")
-        #expect(a.samples.values.allSatisfy { $0.values.allSatisfy { $0 == 12 } }, "\(a.samples)")
-        // Two processes count every step within 0.5% of each other, except RSA's steps with
-        // random inputs (blinding, OAEP's seed, PSS's salt): within 1%. Ed25519 signing and
-        // verifying with the server's fixed key count the same to 0.01%.
-        let random: Set<String> = ["wrap", "unwrap", "sign", "verify", "exchange"]
-        for suite in ["x25519", "rsa-modern"] {
-            for step in steps + (suite == "x25519" ? ["keygen.client"] : []) {
-                let x = Double(a.medians[suite]?[step] ?? 0)
-                let y = Double(b.medians[suite]?[step] ?? 1)
-                let within = suite == "rsa-modern" && random.contains(step) ? 0.01 : 0.005
-                #expect(x > 0 && abs(x / y - 1) < within, "\(suite) \(step): \(x) vs \(y)")
-            }
-        }
-        for step in ["sign", "verify"] {
-            let x = Double(a.medians["x25519"]?[step] ?? 0)
-            let y = Double(b.medians["x25519"]?[step] ?? 1)
-            #expect(x > 1_000_000 && abs(x / y - 1) < 0.0001, "x25519 \(step): \(x) vs \(y)")
-        }
-        let report = try String(contentsOf: outs[0].appendingPathComponent("report.md"), encoding: .utf8)
-        #expect(report.contains("Counted by instructions outside the allocator (callgrind, valgrind-"))
-        #expect(report.contains("| sign | 12 | "))
-    }
-
     @Test("lab run --counted refuses more than one client, saying where")
     func oneClient() async throws {
         let refused = try await CLITests.lab(["run", "Scenarios/quickstart.json", "--counted", "--quiet", "--out", "/dev/null/x"])
@@ -100,9 +40,11 @@ import Testing
         #expect(refused.errors.contains("--counted counts one client's work, alone: clients.count must be 1"))
     }
 
-    /// The gate against the committed baseline with `step` made 3% slower: the steps it flags.
-    static func gate(slowing step: String, in folder: URL) async throws -> (status: Int32, flagged: [String]) {
-        let out = folder.appendingPathComponent(step)
+    /// The gate against the committed baseline with `step` made 3% slower (`scripts/gate.sh
+    /// check`, out paths of different lengths): its exit code, the steps it flags, and where
+    /// its counted run went.
+    static func gate(slowing step: String, in folder: URL) async throws -> (status: Int32, flagged: [String], run: URL) {
+        let out = folder.appendingPathComponent(step == "sign" ? "sign" : "\(step)-with-a-longer-out-path")
         let outcome = try await ChildProcess.run(
             URL(fileURLWithPath: "/bin/bash"),
             ["scripts/gate.sh", "check", "--lab", CLITests.lab.path, "--out", out.path, "--", "--test-slowdown", "\(step)=3%"],
@@ -110,21 +52,58 @@ import Testing
         )
         let csv = try CSV<Named>(url: out.appendingPathComponent("check.csv"))
         let flagged = csv.rows.filter { $0["verdict"] == "more work" }.map { "\($0["suite"] ?? "?") \($0["step"] ?? "?")" }
-        return (outcome.status, flagged.sorted())
+        return (outcome.status, flagged.sorted(), out.appendingPathComponent("run"))
     }
 
-    @Test("The gate fails on decode or sign made 3% slower, naming that step (and an exchange holding it) alone")
+    // Two counted runs of Scenarios/ci-gate.json (two processes each, one per flow) serve
+    // every check here: four Valgrind processes instead of eight, a minute and a half of CI.
+    @Test("The gate fails on decode or sign made 3% slower, naming that step alone; every other step counts alike in both")
     func gateCatchesThreePercent() async throws {
         let folder = try CLITests.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         async let decode = Self.gate(slowing: "decode", in: folder)
         async let sign = Self.gate(slowing: "sign", in: folder)
-        for (step, result) in try await [("decode", decode), ("sign", sign)] {
+        let results = try await [("decode", decode), ("sign", sign)]
+        for (step, result) in results {
             #expect(result.status == 2, "\(step): exit \(result.status)")
             // Both suites' step is named; an exchange may be (it holds the step); nothing else.
             #expect(result.flagged.contains("x25519 \(step)") && result.flagged.contains("rsa-modern \(step)"), "\(result.flagged)")
             let others = result.flagged.filter { !$0.hasSuffix(" \(step)") && !$0.hasSuffix(" exchange") }
             #expect(others.isEmpty, "\(step): also flagged \(others)")
         }
+
+        let a = try Self.medians(results[0].1.run)
+        let b = try Self.medians(results[1].1.run)
+        #expect(a.counter?.hasPrefix("instructions outside the allocator (callgrind, valgrind-") == true, "\(a.counter ?? "none")")
+        // Each flow counted alone, with its share of the load: 12 of the 24 iterations each.
+        #expect(a.load?.contains("each flow counted alone") == true, "\(a.load ?? "none")")
+        // Every step an exchange measures, once per measured exchange (warm-up left out).
+        let steps = [
+            "keygen.session", "encode", "decode", "wrap", "unwrap", "encrypt", "decrypt", "sign", "verify", "exchange",
+        ]
+        for run in [a, b] {
+            #expect(Set(run.samples["x25519"]?.keys ?? [:].keys) == Set(steps + ["keygen.client"]), "\(run.samples)")
+            #expect(Set(run.samples["rsa-modern"]?.keys ?? [:].keys) == Set(steps), "\(run.samples)")
+            #expect(run.samples.values.allSatisfy { $0.values.allSatisfy { $0 == 12 } }, "\(run.samples)")
+        }
+        // The steps neither run slowed count within 1% or 1,000 instructions of each other in
+        // the two processes (the gate's own allowance). Not 0.5%, which two unchanged runs meet
+        // (`scripts/gate-acceptance.sh`): the slowdown's own bookkeeping, different in each
+        // run, moves the heap under the other steps, and a debug build's runtime caches are
+        // keyed by addresses (x25519 `decrypt` 0.64% apart, 2026-11-24). Ed25519 verifying
+        // with the server's fixed key counts the same to 0.01%.
+        for suite in ["x25519", "rsa-modern"] {
+            for step in steps + (suite == "x25519" ? ["keygen.client"] : []) where !["decode", "sign", "exchange"].contains(step) {
+                let x = Double(a.medians[suite]?[step] ?? 0)
+                let y = Double(b.medians[suite]?[step] ?? 1)
+                #expect(x > 0 && abs(x - y) < max(0.01 * y, 1_000), "\(suite) \(step): \(x) vs \(y)")
+            }
+        }
+        let x = Double(a.medians["x25519"]?["verify"] ?? 0)
+        let y = Double(b.medians["x25519"]?["verify"] ?? 1)
+        #expect(x > 1_000_000 && abs(x / y - 1) < 0.0001, "x25519 verify: \(x) vs \(y)")
+        let report = try String(contentsOf: results[0].1.run.appendingPathComponent("report.md"), encoding: .utf8)
+        #expect(report.contains("Counted by instructions outside the allocator (callgrind, valgrind-"))
+        #expect(report.contains("| sign | 12 | "))
     }
 }

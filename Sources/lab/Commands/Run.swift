@@ -114,9 +114,14 @@ struct Run: AsyncParsableCommand {
     private func measure(_ plan: Plan) async throws -> RunResult {
         guard self.counted && !WorkCounter.isActive else { return try await self.runHere(plan) }
         var result = try CountedFlows.combine(
-            try CountedRun.run(arguments: Array(CommandLine.arguments.dropFirst()), flows: plan.flows.count),
+            try CountedRun.run(
+                scenario: self.file,
+                slowdowns: self.testSlowdown.map(\.argument),
+                flows: plan.flows.count
+            ),
             command: CommandLine.arguments.joined(separator: " ")
         )
+        result.metadata.scenarioFile = plan.file
         if plan.flows.count > 1 {
             result.metadata.load =
                 Runner.describe(plan.scenario.load)
