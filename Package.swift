@@ -8,6 +8,7 @@ import class Foundation.ProcessInfo
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 // `LAB_WITHOUT_JEMALLOC=1 swift build --sanitize=address …`: AddressSanitizer must own malloc,

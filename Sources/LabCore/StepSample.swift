@@ -1,4 +1,4 @@
-import CLabCounting
+public import CLabCounting
 import Synchronization
 
 #if canImport(Glibc)

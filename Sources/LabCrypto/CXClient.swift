@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 import LabWire
 
 /// How a `CXClient` is set up.

@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 import LabWire
 import Synchronization
 

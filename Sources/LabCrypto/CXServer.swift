@@ -1,5 +1,5 @@
-import LabCore
-import LabWire
+public import LabCore
+public import LabWire
 import Synchronization
 
 /// How a `CXServer` is set up.

@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// Why a cx/1 client rejected an answer that arrived whole and decoded (docs/protocol.md
 /// §2): each check of the exchange has its own code, by which results count the failed

@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// The lab's published test keys: what `"keys": "fixed"` (the server's) and
 /// `"clientKeys": "fixed"` (a cx flow's clients') use instead of keys drawn at random, so that

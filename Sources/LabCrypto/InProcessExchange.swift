@@ -1,5 +1,5 @@
-import LabCore
-import LabWire
+public import LabCore
+public import LabWire
 
 /// The outcome of one in-process exchange.
 public struct ExchangeOutcome: Sendable {

@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// An algorithm set for cx/1 (docs/protocol.md §2.4), written once over `CryptoProvider`.
 ///

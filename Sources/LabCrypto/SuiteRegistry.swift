@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// A suite's options, from a scenario or the CLI.
 public struct SuiteOptions: Sendable, Hashable, Codable {

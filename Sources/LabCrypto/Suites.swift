@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// `classic`: the 2009 sample, faithfully: RSA PKCS#1 v1.5 wrap, AES-128-CBC with a zero IV,
 /// PKCS#7 padding only when the length needs it, RSASSA-PKCS1-v1_5 over SHA-1. Insecure by design.

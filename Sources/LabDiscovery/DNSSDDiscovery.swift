@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// The `dnssd` discovery plugin: browses through avahi's `dns_sd` API (`DNSSD.discover`).
 public struct DNSSDDiscovery: Discovery {

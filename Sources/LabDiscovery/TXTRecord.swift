@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// DNS-SD TXT record data (RFC 6763 §6): a sequence of length-prefixed `key=value` strings.
 public enum TXTRecord {

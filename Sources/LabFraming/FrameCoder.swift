@@ -1,6 +1,6 @@
-import LabCore
-import LabWire
-import NIOCore
+public import LabCore
+public import LabWire
+public import NIOCore
 
 /// Cuts the inbound byte stream into frame bodies (docs/protocol.md §1).
 ///

@@ -6,7 +6,7 @@ import CLabJemalloc
 
 #if canImport(Glibc)
 import Glibc
-import LabResults
+public import LabResults
 #endif
 
 /// The process allocator's statistics, read from jemalloc with `mallctl`.

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import LabCore
+public import Foundation
+public import LabCore
 
 /// `login`: each iteration asks for a captcha, reads it, logs in and logs out.
 public struct LoginScript: MessagingScript {

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import LabCore
+public import LabCore
 
 /// `chat`'s own options.
 public struct ChatExtras: MessagingExtras {

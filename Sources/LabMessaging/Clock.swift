@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// The time source of policies that wait in wall-clock time (the messaging service's

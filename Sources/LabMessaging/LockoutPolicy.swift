@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An account's login-failure state, as stored.
 public struct LoginState: Sendable, Equatable {

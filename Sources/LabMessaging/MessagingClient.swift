@@ -1,7 +1,7 @@
-import Crypto
+public import Crypto
 import Foundation
-import LabCore
-import LabWire
+public import LabCore
+public import LabWire
 
 /// A msg/1 client over one connection: builds requests, reads answers.
 ///

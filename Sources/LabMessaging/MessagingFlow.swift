@@ -1,5 +1,5 @@
 import Foundation
-import LabCore
+public import LabCore
 import Synchronization
 
 /// The flow-specific part of a messaging flow's options.

@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
 import GRDB
-import LabCore
+public import LabCore
 import LabWire
-import Logging
+public import Logging
 import Synchronization
 
 /// The msg/1 server: answers one request body at a time (docs/protocol.md §4).

@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 extension Step {
     /// The server derives a password hash (register, login, password change).

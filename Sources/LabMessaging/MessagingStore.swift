@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+package import GRDB
 import LabCore
 
 /// The messaging service's durable state: one SQLite file in WAL mode through GRDB.

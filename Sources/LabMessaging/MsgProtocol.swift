@@ -1,5 +1,5 @@
-import Foundation
-import LabCore
+public import Foundation
+public import LabCore
 import LabWire
 
 /// msg/1's operations (docs/protocol.md §4.2).

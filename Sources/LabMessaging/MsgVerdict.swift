@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// Why the lab's msg/1 client rejected what the service sent back: a chat key or a message
 /// that does not open, or a history that is not what was sent. Counted by its code, like

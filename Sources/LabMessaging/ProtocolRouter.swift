@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
-import LabCore
+public import LabCore
 import LabWire
 import Logging
 import Synchronization

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import LabCore
+public import LabCore
 
 /// The messaging flows.
 public enum MessagingFlows {

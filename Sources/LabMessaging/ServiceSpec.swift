@@ -1,5 +1,5 @@
 import Foundation
-import LabCore
+public import LabCore
 import Synchronization
 
 /// The messaging service's settings in a flow entry's `"options"`: the KDF, the lockout

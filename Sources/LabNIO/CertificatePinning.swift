@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
-import LabCore
+public import LabCore
 import NIOCore
-import NIOSSL
+public import NIOSSL
 import Synchronization
 
 /// A client's pin, loaded: the one certificate (or public key) it accepts.

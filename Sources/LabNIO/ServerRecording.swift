@@ -1,6 +1,6 @@
-import Histogram
-import LabCore
-import NIOCore
+public import Histogram
+public import LabCore
+public import NIOCore
 import Synchronization
 
 /// What a socket server measured: its own steps per group (the suite, or the msg/1 op), how

@@ -1,6 +1,6 @@
-import Foundation
-import LabCore
-import LabResults
+public import Foundation
+public import LabCore
+public import LabResults
 import LabWire
 import Synchronization
 

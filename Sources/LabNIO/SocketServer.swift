@@ -1,7 +1,7 @@
-import LabCore
+public import LabCore
 import LabFraming
-import LabWire
-import Logging
+public import LabWire
+public import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL

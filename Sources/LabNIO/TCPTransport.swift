@@ -1,6 +1,6 @@
-import LabCore
-import LabWire
-import Logging
+public import LabCore
+public import LabWire
+public import Logging
 
 /// The `tcp` transport: cx/1 frames over plain TCP sockets (SwiftNIO).
 ///

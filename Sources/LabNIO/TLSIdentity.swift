@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import LabCore
-import NIOSSL
+public import NIOSSL
 import SwiftASN1
 import X509
 

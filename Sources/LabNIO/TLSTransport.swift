@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 import Logging
 
 /// The `tls` transport: the `tcp` transport wrapped in TLS (swift-nio-ssl), with a client

@@ -1,5 +1,5 @@
 import CLabOpenSSL
-import LabCore
+public import LabCore
 import Synchronization
 
 /// An owned `EVP_PKEY`, private or public; freed when the last reference goes.

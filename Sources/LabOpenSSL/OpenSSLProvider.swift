@@ -1,5 +1,5 @@
 import CLabOpenSSL
-import LabCore
+public import LabCore
 import Synchronization
 
 /// The `openssl` provider: the system's OpenSSL 3 through its EVP C API.

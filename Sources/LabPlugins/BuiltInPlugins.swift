@@ -1,13 +1,13 @@
-import Foundation
-import LabCore
-import LabCrypto
+public import Foundation
+public import LabCore
+public import LabCrypto
 import LabDiscovery
 import LabMessaging
 import LabNIO
 import LabOpenSSL
-import LabReport
-import LabResults
-import LabRunner
+public import LabReport
+public import LabResults
+public import LabRunner
 import LabScenario
 import LabSwiftCrypto
 import LabWire

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import LabCore
-import LabResults
+public import LabResults
 
 /// Writes `results.csv`: one row per group and step, times in microseconds; and, when flows
 /// counted outcomes, `outcomes.csv`: one row per group and outcome.

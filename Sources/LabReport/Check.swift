@@ -1,6 +1,6 @@
 import Foundation
 import LabCore
-import LabResults
+public import LabResults
 
 /// `lab check`: a run against a baseline, step by step, over repeated samples.
 ///

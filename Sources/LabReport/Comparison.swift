@@ -1,7 +1,7 @@
 import Foundation
-import Histogram
-import LabCore
-import LabResults
+public import Histogram
+public import LabCore
+public import LabResults
 
 /// Runs side by side (`lab compare`): per group and step, each candidate's p50, p99 and ops/s
 /// as a ratio to the baseline's, and a verdict that takes noise into account.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Histogram
 import LabCore
 import LabResults

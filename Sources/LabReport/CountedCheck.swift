@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import LabCore
-import LabResults
+public import LabResults
 
 /// `lab check` on counted runs (`lab run --counted`): per step, the median instruction count
 /// over the run's samples against the baselines'.

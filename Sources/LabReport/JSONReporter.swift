@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import LabCore
-import LabResults
+public import LabResults
 
 /// Writes `results.json`: the whole run, histograms included (see `ResultsDocument`).
 public struct JSONReporter: Reporter {

@@ -1,5 +1,5 @@
 import LabCore
-import LabResults
+public import LabResults
 
 extension MarkdownReporter {
     /// The Memory section: the heap before the clients, with all of them connected and at the

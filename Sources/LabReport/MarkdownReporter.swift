@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import Histogram
 import LabCore
-import LabResults
+public import LabResults
 
 /// Writes `report.md`: summary, thresholds, a table per group, outcome counts (when flows count
 /// any), and SVG charts beside it.

@@ -1,6 +1,6 @@
 import Foundation
 import LabCore
-import LabResults
+public import LabResults
 import LabScenario
 
 /// Combines the results of shards of one scenario (`lab run --shard K/N`, `lab merge`):

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import LabCore
-import LabResults
+public import LabResults
 
 /// Writes one kind of report about a run into a folder, e.g. `"csv"` → `results.csv`.
 public protocol Reporter: Sendable {

@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import Histogram
 import LabCore
-import LabResults
+public import LabResults
 
 /// The contents of `results.json`: a whole `RunResult`, histograms included, so runs can be merged and compared.
 public struct ResultsDocument: Codable, Sendable, Equatable {

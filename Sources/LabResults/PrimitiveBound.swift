@@ -1,5 +1,5 @@
 import Histogram
-import LabCore
+public import LabCore
 
 /// How close a run came to the physical limit its primitives set: the exchanges per second
 /// the machine could do if it did nothing but the crypto primitives each exchange needs.

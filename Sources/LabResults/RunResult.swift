@@ -1,6 +1,6 @@
 import Foundation
-import Histogram
-import LabCore
+public import Histogram
+public import LabCore
 
 /// What a report row is about: one flow entry, run with one suite, provider and transport.
 public struct GroupKey: Hashable, Sendable, Codable, Comparable, CustomStringConvertible {

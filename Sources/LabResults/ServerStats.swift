@@ -1,5 +1,5 @@
-import Foundation
-import Histogram
+public import Foundation
+public import Histogram
 import LabCore
 
 /// What a server measured of its own work, as the `serverStats` request returns it: per

@@ -1,4 +1,4 @@
-import Histogram
+public import Histogram
 import LabCore
 
 /// A histogram as `results.json` stores it: its layout and each non-empty bucket as `[value, count]`.

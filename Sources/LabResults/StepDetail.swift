@@ -1,5 +1,5 @@
-import Histogram
-import LabCore
+public import Histogram
+public import LabCore
 
 /// What a step's samples show beside their wall times: how many were preempted, the times of
 /// those that were not, CPU time, and in a counted run the work each did.

@@ -1,5 +1,5 @@
 import Histogram
-import LabCore
+public import LabCore
 
 /// A pass/fail condition on a run, parsed from a scenario's `"thresholds"`.
 ///

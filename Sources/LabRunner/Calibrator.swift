@@ -1,6 +1,6 @@
 import Foundation
-import LabCore
-import LabResults
+public import LabCore
+public import LabResults
 
 /// Times the reference operations with one provider (the OpenSSL provider where there is
 /// one: it calls the system's optimised libcrypto, whatever the lab's build configuration).

@@ -1,7 +1,7 @@
 import Foundation
-import LabCore
-import LabResults
-import LabScenario
+public import LabCore
+public import LabResults
+public import LabScenario
 
 /// A flow entry ready to build: its label, type and checked options.
 public struct PlannedFlow: Sendable {

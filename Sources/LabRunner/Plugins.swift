@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// Every plugin a run may name, handed to the validator and the runner (not a global).
 public struct Plugins: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
-import LabResults
-import LabScenario
+public import LabResults
+public import LabScenario
 
 /// Runs a validated scenario: builds the server side of every flow, starts one task per
 /// simulated client, drives the load model and collects the results.

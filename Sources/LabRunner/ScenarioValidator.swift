@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import LabCore
 import LabResults
 import LabScenario

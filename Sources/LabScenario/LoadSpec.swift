@@ -1,5 +1,5 @@
 import Foundation
-import LabCore
+public import LabCore
 
 /// `"clients"`: how many simulated clients, and how fast they start.
 public struct ClientsSpec: Sendable, Decodable {

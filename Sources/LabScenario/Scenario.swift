@@ -1,5 +1,5 @@
-import Foundation
-import LabCore
+public import Foundation
+public import LabCore
 
 /// A scenario file: the experiment `lab run` carries out. Every field but `name` and `flows`
 /// has a default; docs/scenarios.md lists them all.

@@ -1,5 +1,5 @@
 import Foundation
-import LabCore
+public import LabCore
 
 /// `"server"`: the one server every client talks to.
 public struct ServerSpec: Sendable, Decodable {

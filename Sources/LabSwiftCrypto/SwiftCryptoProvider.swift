@@ -1,7 +1,7 @@
-import Crypto
-import CryptoExtras
+public import Crypto
+public import CryptoExtras
 import Foundation
-import LabCore
+public import LabCore
 
 /// The `swift-crypto` provider: apple/swift-crypto 4 (`Crypto`, `CryptoExtras`), BoringSSL inside.
 ///

@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 import Synchronization
 
 /// The `in-process` transport: no socket, but the same framed bytes a socket would carry.

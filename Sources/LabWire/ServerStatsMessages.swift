@@ -1,5 +1,5 @@
 import LabCore
-import LabResults
+public import LabResults
 
 /// The lab's `serverStats` request: a client (`lab run` against a `lab serve` elsewhere) asks
 /// the server for its own step histograms, on the same framing and connection as cx/1 and

@@ -1,7 +1,7 @@
-import ArgumentParser
-import LabCore
+public import ArgumentParser
+public import LabCore
 import LabMessaging
-import LabRunner
+public import LabRunner
 import LabWire
 import Logging
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// A long-running child process whose output lines a test can wait for (test support).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Runs a program to completion and collects its exit status and output (test support).

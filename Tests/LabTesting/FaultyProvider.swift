@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// How a `FaultyProvider`'s broken primitives misbehave.
 public enum ProviderFault: Sendable {

@@ -1,5 +1,5 @@
-import LabCore
-import LabCrypto
+public import LabCore
+public import LabCrypto
 import LabPlugins
 
 /// A suite with its options, as test arguments name them: `classic@512`, `x25519`.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// A server run as a child process (test support): waits for whole lines on its stdout,

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import LabCore
 
 /// Drives `Tests/Interop/cx_peer.py`, an independent cx/1 implementation written from

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where things are in the repository, found from this file's own path.
 public enum RepositoryPaths {

@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// Runs `body`, then `cleanup`, whether `body` returned or threw.
 ///

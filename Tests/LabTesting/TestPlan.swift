@@ -1,8 +1,8 @@
 import Foundation
 import LabCore
 import LabPlugins
-import LabResults
-import LabRunner
+public import LabResults
+public import LabRunner
 
 /// Scenarios written inline in tests, checked against the built-in plugins.
 public enum TestPlan {

@@ -1,5 +1,5 @@
 import Foundation
-import Testing
+public import Testing
 
 /// Which tests run: every suite belongs to one tier (`@Suite(.tier(.unit))`), and
 /// `LAB_TEST_TIERS` names the tiers that run, comma-separated, or `all`. Unset, only `unit`

@@ -1,5 +1,5 @@
 import Foundation
-import LabCore
+public import LabCore
 import LabPlugins
 import Synchronization
 

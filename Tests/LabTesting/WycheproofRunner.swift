@@ -1,4 +1,4 @@
-import LabCore
+public import LabCore
 
 /// The Wycheproof files and the primitive each one checks.
 public enum WycheproofFiles {
