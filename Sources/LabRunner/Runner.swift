@@ -23,7 +23,7 @@ public struct Runner: Sendable {
             ? mine.count * (scenario.load.iterations + scenario.load.warmupIterations)
             : Self.share(of: Self.openExchanges(scenario.load), population: scenario.clients.count, clients: mine)
         self.progress = RunProgress(planned: planned)
-        self.slowdown = StepSlowdown(plan.slowdowns)
+        self.slowdown = StepSlowdown(plan.slowdowns, groups: plan.flows.count)
     }
 
     static func openExchanges(_ load: LoadSpec) -> Int {

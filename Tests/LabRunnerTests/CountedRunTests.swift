@@ -43,7 +43,9 @@ import Testing
     /// The gate against the committed baseline with `step` made 3% slower (`scripts/gate.sh
     /// check`, out paths of different lengths): its exit code, the steps it flags, and where
     /// its counted run went.
-    static func gate(slowing step: String, in folder: URL) async throws -> (status: Int32, flagged: [String], run: URL) {
+    static func gate(slowing step: String, in folder: URL) async throws -> (
+        status: Int32, flagged: [String], run: URL, exchangeAllocations: [String: [String]]
+    ) {
         let out = folder.appendingPathComponent(step == "sign" ? "sign" : "\(step)-with-a-longer-out-path")
         let outcome = try await ChildProcess.run(
             URL(fileURLWithPath: "/bin/bash"),
@@ -52,7 +54,12 @@ import Testing
         )
         let csv = try CSV<Named>(url: out.appendingPathComponent("check.csv"))
         let flagged = csv.rows.filter { $0["verdict"] == "more work" }.map { "\($0["suite"] ?? "?") \($0["step"] ?? "?")" }
-        return (outcome.status, flagged.sorted(), out.appendingPathComponent("run"))
+        // Each suite's exchange: the median calls into the allocator, baseline's and run's.
+        var allocations: [String: [String]] = [:]
+        for row in csv.rows where row["step"] == "exchange" {
+            allocations[row["suite"] ?? "?"] = [row["baseline_allocations"] ?? "", row["run_allocations"] ?? ""]
+        }
+        return (outcome.status, flagged.sorted(), out.appendingPathComponent("run"), allocations)
     }
 
     // Two counted runs of Scenarios/ci-gate.json (two processes each, one per flow) serve
@@ -70,6 +77,12 @@ import Testing
             #expect(result.flagged.contains("x25519 \(step)") && result.flagged.contains("rsa-modern \(step)"), "\(result.flagged)")
             let others = result.flagged.filter { !$0.hasSuffix(" \(step)") && !$0.hasSuffix(" exchange") }
             #expect(others.isEmpty, "\(step): also flagged \(others)")
+            // The slowdown's bookkeeping between the steps allocates nothing: an exchange makes
+            // as many calls into the allocator as the baseline's (StepSlowdown says why).
+            #expect(result.exchangeAllocations.count == 2, "\(result.exchangeAllocations)")
+            for (suite, pair) in result.exchangeAllocations {
+                #expect(pair.count == 2 && !pair[0].isEmpty && pair[0] == pair[1], "\(step), \(suite) exchange allocations: \(pair)")
+            }
         }
 
         let a = try Self.medians(results[0].1.run)
@@ -87,11 +100,11 @@ import Testing
             #expect(run.samples.values.allSatisfy { $0.values.allSatisfy { $0 == 12 } }, "\(run.samples)")
         }
         // The steps neither run slowed count within 1% or 1,000 instructions of each other in
-        // the two processes (the gate's own allowance). Not 0.5%, which two unchanged runs meet
-        // (`scripts/gate-acceptance.sh`): the slowdown's own bookkeeping, different in each
-        // run, moves the heap under the other steps, and a debug build's runtime caches are
-        // keyed by addresses (x25519 `decrypt` 0.64% apart, 2026-11-24). Ed25519 verifying
-        // with the server's fixed key counts the same to 0.01%.
+        // the two processes. Not 0.5%, which two unchanged runs meet
+        // (`scripts/gate-acceptance.sh`): each run's slowed step brings its added work's code
+        // paths in at its own moment, and a debug build's runtime caches are keyed by
+        // addresses (x25519 `decrypt` 0.64% apart, 2026-11-24). Ed25519 verifying with the
+        // server's fixed key counts the same to 0.01%.
         for suite in ["x25519", "rsa-modern"] {
             for step in steps + (suite == "x25519" ? ["keygen.client"] : []) where !["decode", "sign", "exchange"].contains(step) {
                 let x = Double(a.medians[suite]?[step] ?? 0)

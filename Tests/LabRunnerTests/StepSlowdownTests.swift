@@ -12,7 +12,7 @@ import Testing
     /// whose added rounds take `roundCost` nanoseconds each; returns the rounds fixed for
     /// the measurements after.
     func fixedRounds(fraction: Double, own: UInt64, roundCost: Double) throws -> Int {
-        let slowdown = try #require(StepSlowdown([.sign: fraction]))
+        let slowdown = try #require(StepSlowdown([.sign: fraction], groups: 1))
         for _ in 0..<StepSlowdown.calibrationSamples {
             let rounds = slowdown.rounds(group: 0, .sign, part: 0)
             let added = UInt64((Double(rounds) * roundCost).rounded())
@@ -42,5 +42,29 @@ import Testing
     func cheapRounds() throws {
         let rounds = try self.fixedRounds(fraction: 3, own: 1_000_000, roundCost: 0.05)
         #expect(Self.close(rounds, 60_000_000), "\(rounds)")
+    }
+
+    // An iteration records the client's and the server's `decode` under one step; each part
+    // is slowed by the fraction of its own time, so the summed step is too, whatever the
+    // parts' sizes.
+    @Test("each part of a step in an iteration gets its own amount of added work")
+    func partsSizedApart() throws {
+        let slowdown = try #require(StepSlowdown([.decode: 1], groups: 1))
+        let own: [UInt64] = [400_000, 10_000]
+        let roundCost = 2.0
+        for _ in 0..<StepSlowdown.calibrationSamples {
+            var steps = IterationSteps(slowdown: slowdown)
+            steps.record(.encode, nanoseconds: 5_000)
+            for part in own {
+                let rounds = steps.workToAdd(to: .decode)
+                let added = UInt64((Double(rounds) * roundCost).rounded())
+                if rounds > 0 { steps.addedWork(to: .decode, took: added) }
+                steps.record(.decode, sample: StepSample(nanoseconds: part + added))
+            }
+        }
+        #expect(slowdown.unslowed.isEmpty)
+        let first = slowdown.rounds(group: 0, .decode, part: 0)
+        let second = slowdown.rounds(group: 0, .decode, part: 1)
+        #expect(Self.close(first, 200_000) && Self.close(second, 5_000), "\(first), \(second)")
     }
 }

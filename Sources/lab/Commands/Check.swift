@@ -45,7 +45,7 @@ struct Check: AsyncParsableCommand {
         help:
             "Counted runs (lab run --counted): the smallest change in a step's median instructions called a regression, beyond which the baselines' spread widens it."
     )
-    var countFloor = "1%"
+    var countFloor = "1.5%"
 
     @Option(help: "Write check.md and check.csv here (default: the run's folder, if it is one).")
     var out: String?
