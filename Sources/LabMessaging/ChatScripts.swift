@@ -36,10 +36,7 @@ public struct ChatScript: MessagingScript {
 
     public init(extras: ChatExtras, context: ScriptContext) {
         self.extras = extras
-        let alice = MessagingUser(username: context.username("alice"), password: ScriptContext.password())
-        let bob = MessagingUser(username: context.username("bob"), password: ScriptContext.password())
-        self.sender = ChatSide(user: alice, peer: bob.username)
-        self.receiver = ChatSide(user: bob, peer: alice.username)
+        (self.sender, self.receiver) = ChatPair.sides(context)
     }
 
     public mutating func prepare<R: StepRecorder>(_ client: MessagingClient, recorder: inout R) async throws {
@@ -104,10 +101,7 @@ public struct RekeyScript: MessagingScript {
 
     public init(extras: RekeyExtras, context: ScriptContext) {
         self.extras = extras
-        let alice = MessagingUser(username: context.username("alice"), password: ScriptContext.password())
-        let bob = MessagingUser(username: context.username("bob"), password: ScriptContext.password())
-        self.owner = ChatSide(user: alice, peer: bob.username)
-        self.peer = ChatSide(user: bob, peer: alice.username)
+        (self.owner, self.peer) = ChatPair.sides(context)
     }
 
     public mutating func prepare<R: StepRecorder>(_ client: MessagingClient, recorder: inout R) async throws {
@@ -153,6 +147,13 @@ public struct PasswordChangeScript: MessagingScript {
 
 /// Two users of one simulated client who chat with each other.
 enum ChatPair {
+    /// Alice and Bob, each with a fresh password, each the other's peer.
+    static func sides(_ context: ScriptContext) -> (alice: ChatSide, bob: ChatSide) {
+        let alice = MessagingUser(username: context.username("alice"), password: ScriptContext.password())
+        let bob = MessagingUser(username: context.username("bob"), password: ScriptContext.password())
+        return (ChatSide(user: alice, peer: bob.username), ChatSide(user: bob, peer: alice.username))
+    }
+
     /// Registers and logs in both, and opens their chat.
     static func prepare<R: StepRecorder>(
         _ first: inout ChatSide,
