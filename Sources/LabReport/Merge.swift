@@ -47,44 +47,18 @@ public enum RunMerge {
     /// Merges `runs`, each named by `sources` in errors; they must be of one scenario.
     public static func merge(_ runs: [RunResult], sources: [String]) throws -> Merged {
         guard let first = runs.first else { throw LabError(.invalidScenario, "Nothing to merge") }
-        var notes: [String] = []
         for (run, source) in zip(runs, sources).dropFirst() where run.scenarioText != first.scenarioText {
             throw LabError(
                 .invalidScenario,
                 "\(source) ran another scenario ('\(run.metadata.scenario)') than \(sources[0]) ('\(first.metadata.scenario)'): only shards of one scenario merge"
             )
         }
-        // Shards: each at most once, all of the same N.
         let shards = runs.compactMap { $0.metadata.shard }
-        if !shards.isEmpty {
-            var seen: Set<String> = []
-            for (run, source) in zip(runs, sources) {
-                guard let shard = run.metadata.shard else {
-                    throw LabError(
-                        .invalidScenario,
-                        "\(source) is a whole run, the others are shards: merge shards only"
-                    )
-                }
-                guard seen.insert(shard).inserted else {
-                    throw LabError(.invalidScenario, "\(source) is shard \(shard) again: each shard merges once")
-                }
-            }
-            let totals = Set(shards.compactMap { $0.split(separator: "/").last.map(String.init) })
-            guard totals.count == 1, let total = totals.first, let count = Int(total) else {
-                throw LabError(
-                    .invalidScenario,
-                    "The shards are of different splits: \(shards.joined(separator: ", "))"
-                )
-            }
-            let missing = (1...max(count, 1)).map { "\($0)/\(count)" }.filter { !seen.contains($0) }
-            if !missing.isEmpty {
-                notes.append("Shards missing: \(missing.joined(separator: ", ")); the merge covers only the others.")
-            }
-        }
-        var groups: [GroupKey: GroupResult] = [:]
+        var notes = try Self.checkShards(runs, sources: sources)
         // Each run against one server fetched the server's work during its own window, which
         // holds every other run's requests too: merged, they would count them twice or more.
         let dropServer = runs.count > 1 && runs.contains { $0.groups.contains(where: \.isServerSide) }
+        var groups: [GroupKey: GroupResult] = [:]
         for run in runs {
             for group in run.groups where !(group.isServerSide && dropServer) {
                 if groups[group.key] == nil {
@@ -99,42 +73,20 @@ public enum RunMerge {
                 "The server groups are left out: each run's covers the whole server during its window, other runs' requests included. `lab serve --report` gives the server's totals."
             )
         }
-        // The measured window is the union of the runs' measured windows on the wall clock
-        // (runs from before `measuredFrom` was recorded: their whole run's span).
-        let windows = runs.map { run -> (start: Double, end: Double) in
-            let measured = Double(run.measuredNanoseconds) / 1e9
-            if let from = run.metadata.measuredFrom?.timeIntervalSince1970 { return (from, from + measured) }
-            let end = run.metadata.startedAt.timeIntervalSince1970 + Double(run.totalNanoseconds) / 1e9
-            return (end - measured, end)
-        }.sorted { $0.start < $1.start }
-        var union = 0.0
-        var current: (start: Double, end: Double)? = nil
-        for window in windows {
-            if let open = current, window.start <= open.end {
-                current = (open.start, max(open.end, window.end))
-            } else {
-                if let open = current { union += open.end - open.start }
-                current = window
-            }
-        }
-        if let open = current { union += open.end - open.start }
+        let (windows, union) = Self.measuredWindows(runs)
         let starts = runs.map { $0.metadata.startedAt.timeIntervalSince1970 }
         let ends = windows.map(\.end)
         func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, seconds * 1e9).rounded()) }
+        let hosts = runs.map(\.metadata.machine.hostname).reduce(into: [String]()) { hosts, host in
+            if !hosts.contains(host) { hosts.append(host) }
+        }
         var metadata = first.metadata
         metadata.startedAt = runs.map(\.metadata.startedAt).min()!
         metadata.clients = runs.reduce(0) { $0 + $1.metadata.clients }
         metadata.shard = nil
         metadata.serverSide = dropServer ? nil : first.metadata.serverSide
         metadata.measuredFrom = windows.first.map { Date(timeIntervalSince1970: $0.start) }
-        let hosts = runs.map(\.metadata.machine.hostname).reduce(into: [String]()) { hosts, host in
-            if !hosts.contains(host) { hosts.append(host) }
-        }
-        let merged =
-            "Merged from \(runs.count) results"
-            + (shards.isEmpty ? "" : " (shards \(shards.sorted().joined(separator: ", ")))")
-            + " run on \(hosts.joined(separator: ", "))."
-        metadata.description = [first.metadata.description, merged].filter { !$0.isEmpty }.joined(separator: " ")
+        metadata.description = Self.description(first.metadata.description, runs: runs.count, shards: shards, hosts: hosts)
         let planned = runs.map(\.plannedIterations)
         var result = RunResult(
             metadata: metadata,
@@ -163,5 +115,66 @@ public enum RunMerge {
             notes.append("The memory block is left out: not every run measured its heap.")
         }
         return Merged(result: result, notes: notes)
+    }
+
+    /// The first run's description, and where the merge comes from.
+    private static func description(_ first: String, runs: Int, shards: [String], hosts: [String]) -> String {
+        let merged =
+            "Merged from \(runs) results"
+            + (shards.isEmpty ? "" : " (shards \(shards.sorted().joined(separator: ", ")))")
+            + " run on \(hosts.joined(separator: ", "))."
+        return [first, merged].filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
+    /// Shards: each at most once, all of the same N (or no shard at all). Returns a note for
+    /// the shards missing.
+    private static func checkShards(_ runs: [RunResult], sources: [String]) throws -> [String] {
+        let shards = runs.compactMap { $0.metadata.shard }
+        guard !shards.isEmpty else { return [] }
+        var seen: Set<String> = []
+        for (run, source) in zip(runs, sources) {
+            guard let shard = run.metadata.shard else {
+                throw LabError(
+                    .invalidScenario,
+                    "\(source) is a whole run, the others are shards: merge shards only"
+                )
+            }
+            guard seen.insert(shard).inserted else {
+                throw LabError(.invalidScenario, "\(source) is shard \(shard) again: each shard merges once")
+            }
+        }
+        let totals = Set(shards.compactMap { $0.split(separator: "/").last.map(String.init) })
+        guard totals.count == 1, let total = totals.first, let count = Int(total) else {
+            throw LabError(
+                .invalidScenario,
+                "The shards are of different splits: \(shards.joined(separator: ", "))"
+            )
+        }
+        let missing = (1...max(count, 1)).map { "\($0)/\(count)" }.filter { !seen.contains($0) }
+        return missing.isEmpty ? [] : ["Shards missing: \(missing.joined(separator: ", ")); the merge covers only the others."]
+    }
+
+    /// Each run's measured window on the wall clock, earliest first (runs from before
+    /// `measuredFrom` was recorded: their whole run's span), and the length of their union,
+    /// in seconds: the merge's measured time.
+    private static func measuredWindows(_ runs: [RunResult]) -> (windows: [(start: Double, end: Double)], union: Double) {
+        let windows = runs.map { run -> (start: Double, end: Double) in
+            let measured = Double(run.measuredNanoseconds) / 1e9
+            if let from = run.metadata.measuredFrom?.timeIntervalSince1970 { return (from, from + measured) }
+            let end = run.metadata.startedAt.timeIntervalSince1970 + Double(run.totalNanoseconds) / 1e9
+            return (end - measured, end)
+        }.sorted { $0.start < $1.start }
+        var union = 0.0
+        var current: (start: Double, end: Double)? = nil
+        for window in windows {
+            if let open = current, window.start <= open.end {
+                current = (open.start, max(open.end, window.end))
+            } else {
+                if let open = current { union += open.end - open.start }
+                current = window
+            }
+        }
+        if let open = current { union += open.end - open.start }
+        return (windows, union)
     }
 }

@@ -73,6 +73,66 @@ extension Runner {
     ) -> RunResult {
         let scenario = self.plan.scenario
         let mine = Self.clients(self.plan)
+        let groups = self.groups(built: built, recorders: recorders, histograms: histograms, serverSide: serverSide)
+        let firstStart = recorders.map(\.firstStart).min() ?? 0
+        let lastEnd = recorders.map(\.lastEnd).max() ?? 0
+        // The monotonic clock's start of the measured window, on the wall clock.
+        let measuredFrom =
+            firstStart == .max || firstStart == 0
+            ? nil
+            : Date(timeIntervalSinceNow: -Double(Stopwatch.now() &- firstStart) / 1e9)
+        let load = scenario.load
+        let loadText = Self.describe(load)
+        #if DEBUG
+        let build = "debug"
+        #else
+        let build = "release"
+        #endif
+        var result = RunResult(
+            metadata: RunMetadata(
+                scenario: scenario.name,
+                description: scenario.description,
+                scenarioFile: self.plan.file,
+                startedAt: startedAt,
+                build: build,
+                machine: MachineInfo.current(),
+                providers: Self.providers(built: built, serverSide: serverSide),
+                transport: server,
+                clients: mine.count,
+                load: loadText,
+                command: CommandLine.arguments.joined(separator: " "),
+                serverSide: serverSide.note,
+                serverMachine: serverSide.machine,
+                shard: self.plan.shard?.description
+            ),
+            scenarioText: self.plan.text,
+            groups: groups,
+            measuredNanoseconds: lastEnd > firstStart ? lastEnd - firstStart : 0,
+            totalNanoseconds: total,
+            plannedIterations: load.model == .closed
+                ? mine.count * load.iterations
+                : Self.share(of: Self.openExchanges(load), population: scenario.clients.count, clients: mine)
+                    - Self.share(of: Self.openWarmupExchanges(load), population: scenario.clients.count, clients: mine),
+            completedIterations: recorders.reduce(0) { $0 + $1.measured },
+            warmupIterations: recorders.reduce(0) { $0 + $1.warmup },
+            stoppedByDeadline: recorders.contains { $0.stoppedByDeadline }
+        )
+        result.metadata.measuredFrom = measuredFrom
+        if WorkCounter.isActive { result.metadata.counter = WorkCounter.counterName }
+        // A shard is judged with the others, on the merge (`lab merge`): a count or a rate
+        // cannot hold on one slice of the clients.
+        result.thresholds = self.plan.shard == nil ? self.plan.thresholds.map { $0.evaluate(result) } : []
+        return result
+    }
+
+    /// Each flow's group: its set-up steps, its measured steps from every stripe, and each
+    /// client's counts; then the server's own groups, if it reported them.
+    private func groups(
+        built: [Built],
+        recorders: [ClientRecorder],
+        histograms: StepHistograms,
+        serverSide: ServerSideResult
+    ) -> [GroupResult] {
         var groups: [GroupResult] = built.map { item in
             var group = GroupResult(
                 key: self.groupKey(item),
@@ -111,13 +171,11 @@ extension Runner {
                 )
             }
         }
-        let firstStart = recorders.map(\.firstStart).min() ?? 0
-        let lastEnd = recorders.map(\.lastEnd).max() ?? 0
-        // The monotonic clock's start of the measured window, on the wall clock.
-        let measuredFrom =
-            firstStart == .max || firstStart == 0
-            ? nil
-            : Date(timeIntervalSinceNow: -Double(Stopwatch.now() &- firstStart) / 1e9)
+        return groups
+    }
+
+    /// Every provider the run used, client's and server's, once each.
+    private static func providers(built: [Built], serverSide: ServerSideResult) -> [ProviderInfo] {
         var providers: [ProviderInfo] = []
         for item in built {
             for provider in [item.planned.setup.clientProvider, item.planned.setup.serverProvider]
@@ -126,47 +184,6 @@ extension Runner {
             }
         }
         if let provider = serverSide.provider, !providers.contains(provider) { providers.append(provider) }
-        let load = scenario.load
-        let loadText = Self.describe(load)
-        #if DEBUG
-        let build = "debug"
-        #else
-        let build = "release"
-        #endif
-        var result = RunResult(
-            metadata: RunMetadata(
-                scenario: scenario.name,
-                description: scenario.description,
-                scenarioFile: self.plan.file,
-                startedAt: startedAt,
-                build: build,
-                machine: MachineInfo.current(),
-                providers: providers,
-                transport: server,
-                clients: mine.count,
-                load: loadText,
-                command: CommandLine.arguments.joined(separator: " "),
-                serverSide: serverSide.note,
-                serverMachine: serverSide.machine,
-                shard: self.plan.shard?.description
-            ),
-            scenarioText: self.plan.text,
-            groups: groups,
-            measuredNanoseconds: lastEnd > firstStart ? lastEnd - firstStart : 0,
-            totalNanoseconds: total,
-            plannedIterations: load.model == .closed
-                ? mine.count * load.iterations
-                : Self.share(of: Self.openExchanges(load), population: scenario.clients.count, clients: mine)
-                    - Self.share(of: Self.openWarmupExchanges(load), population: scenario.clients.count, clients: mine),
-            completedIterations: recorders.reduce(0) { $0 + $1.measured },
-            warmupIterations: recorders.reduce(0) { $0 + $1.warmup },
-            stoppedByDeadline: recorders.contains { $0.stoppedByDeadline }
-        )
-        result.metadata.measuredFrom = measuredFrom
-        if WorkCounter.isActive { result.metadata.counter = WorkCounter.counterName }
-        // A shard is judged with the others, on the merge (`lab merge`): a count or a rate
-        // cannot hold on one slice of the clients.
-        result.thresholds = self.plan.shard == nil ? self.plan.thresholds.map { $0.evaluate(result) } : []
-        return result
+        return providers
     }
 }
