@@ -151,13 +151,16 @@ public enum RunMerge {
             )
         }
         let missing = (1...max(count, 1)).map { "\($0)/\(count)" }.filter { !seen.contains($0) }
-        return missing.isEmpty ? [] : ["Shards missing: \(missing.joined(separator: ", ")); the merge covers only the others."]
+        guard !missing.isEmpty else { return [] }
+        return ["Shards missing: \(missing.joined(separator: ", ")); the merge covers only the others."]
     }
 
     /// Each run's measured window on the wall clock, earliest first (runs from before
     /// `measuredFrom` was recorded: their whole run's span), and the length of their union,
     /// in seconds: the merge's measured time.
-    private static func measuredWindows(_ runs: [RunResult]) -> (windows: [(start: Double, end: Double)], union: Double) {
+    private static func measuredWindows(
+        _ runs: [RunResult]
+    ) -> (windows: [(start: Double, end: Double)], union: Double) {
         let windows = runs.map { run -> (start: Double, end: Double) in
             let measured = Double(run.measuredNanoseconds) / 1e9
             if let from = run.metadata.measuredFrom?.timeIntervalSince1970 { return (from, from + measured) }

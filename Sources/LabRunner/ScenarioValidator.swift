@@ -54,22 +54,24 @@ public enum ScenarioValidator {
     ) -> (
         TransportOptions, [ScenarioProblem]
     ) {
-        var problems: [ScenarioProblem] = []
+        var problems = Self.serverProblems(server, flowCount: flowCount, plugins: plugins)
         let folder = file.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
-        func resolve(_ path: String, at jsonPath: String) -> String {
-            let url =
-                path.hasPrefix("/")
-                ? URL(fileURLWithPath: path) : URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL
-            if !FileManager.default.fileExists(atPath: url.path) {
-                problems.append(
-                    ScenarioProblem(
-                        path: jsonPath,
-                        message: "no file at \(url.path) (paths are relative to the scenario file)"
-                    )
-                )
-            }
-            return url.path
-        }
+        let (tls, fileProblems) = Self.tlsSettings(server.tls, folder: folder)
+        problems += fileProblems
+        let options = TransportOptions(
+            framing: server.framing,
+            maxFrameBytes: server.maxFrameBytes,
+            host: server.listen.host,
+            port: server.listen.port,
+            idleTimeout: server.idleTimeout,
+            tls: tls
+        )
+        return (options, problems)
+    }
+
+    /// What `"server"` asks that the transports, the discovery or the other fields rule out.
+    private static func serverProblems(_ server: ServerSpec, flowCount: Int, plugins: Plugins) -> [ScenarioProblem] {
+        var problems: [ScenarioProblem] = []
         let transport = plugins.transports.types.first { $0.name == server.transport }
         let remotePath = server.address != nil ? "$.server.address" : "$.server.discover"
         if let transport, !server.startsServer, !transport.usesNetwork {
@@ -132,25 +134,38 @@ public enum ScenarioValidator {
                 )
             )
         }
+        return problems
+    }
+
+    /// The TLS settings, with the certificate, key and pinned certificate files resolved
+    /// against `folder` (the scenario file's), and a problem for each file that is not there.
+    private static func tlsSettings(_ spec: TLSSpec, folder: URL?) -> (TLSSettings, [ScenarioProblem]) {
+        var problems: [ScenarioProblem] = []
+        func resolve(_ path: String, at jsonPath: String) -> String {
+            let url =
+                path.hasPrefix("/")
+                ? URL(fileURLWithPath: path) : URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL
+            if !FileManager.default.fileExists(atPath: url.path) {
+                problems.append(
+                    ScenarioProblem(
+                        path: jsonPath,
+                        message: "no file at \(url.path) (paths are relative to the scenario file)"
+                    )
+                )
+            }
+            return url.path
+        }
         var tls = TLSSettings()
-        tls.certificateFile = server.tls.certificate.map { resolve($0, at: "$.server.tls.certificate") }
-        tls.privateKeyFile = server.tls.key.map { resolve($0, at: "$.server.tls.key") }
-        if let pin = server.tls.pin {
+        tls.certificateFile = spec.certificate.map { resolve($0, at: "$.server.tls.certificate") }
+        tls.privateKeyFile = spec.key.map { resolve($0, at: "$.server.tls.key") }
+        if let pin = spec.pin {
             if let certificate = pin.certificate {
                 tls.pin = .certificateFile(resolve(certificate, at: "$.server.tls.pin.certificate"))
             } else if let digest = pin.spkiSHA256 {
                 tls.pin = .spkiSHA256(digest)
             }
         }
-        let options = TransportOptions(
-            framing: server.framing,
-            maxFrameBytes: server.maxFrameBytes,
-            host: server.listen.host,
-            port: server.listen.port,
-            idleTimeout: server.idleTimeout,
-            tls: tls
-        )
-        return (options, problems)
+        return (tls, problems)
     }
 
     static func plan<F: Flow>(_ type: F.Type, index: Int, setup: FlowSetup) -> (PlannedFlow?, [ScenarioProblem])

@@ -76,18 +76,8 @@ struct Serve: AsyncParsableCommand {
             )
             let started = Date()
             let recording = ServerRecording()
-            let useTLS = self.listener.useTLS
             let setup = try self.makeServer(recording: recording, transport: self.listener.transport, started: started)
-            let server: SocketServer
-            var identity: TLSIdentity? = nil
-            if useTLS {
-                let transport = try TLSTransport(options: setup.options)
-                let chosen = try transport.identity()
-                identity = chosen
-                server = try await transport.startServer(setup.handler, identity: chosen, recording: recording)
-            } else {
-                server = try await TCPTransport(options: setup.options).startServer(setup.handler, recording: recording)
-            }
+            let (server, identity) = try await self.listen(setup, recording: recording)
             var lines = ["listening on \(server.address)"]
             lines.append("suites: \(setup.suites.joined(separator: ", ")) (provider \(setup.provider.name))")
             if let messaging = setup.messaging {
@@ -109,51 +99,20 @@ struct Serve: AsyncParsableCommand {
                 ServerService(server: server, grace: setup.drain),
                 HeapSamplerService(statistics: setup.statistics),
             ]
-            if let name = self.advertise {
-                if ["127.0.0.1", "::1", "localhost"].contains(self.listener.host) {
-                    // Avahi announces the host's addresses on every interface it serves; a
-                    // client elsewhere would find this server and be refused.
-                    Logger(label: "lab.serve").warning(
-                        "advertising a server that listens on \(self.listener.host): only clients on this host can use it; --host 0.0.0.0 serves the others"
-                    )
-                }
-                do {
-                    let protocols = setup.messaging == nil ? ["cx/1"] : ["cx/1", "msg/1"]
-                    let txt = ServerTXT(protocols: protocols, suites: setup.suites, tls: useTLS)
-                    let advertisement = try await DNSSD.advertise(name: name, port: server.port, txt: txt.records)
-                    Self.printNow(["advertised as '\(advertisement.name)' (\(DNSSD.defaultType), local.)"])
-                    services.append(AdvertisementService(advertisement: advertisement))
-                } catch {
-                    await server.shutdown()
-                    throw error
-                }
-            }
+            if let advertisement = try await self.advertise(server, setup: setup) { services.append(advertisement) }
             try await ServeServices.run(services, until: signals, logger: Logger(label: "lab.serve"))
             var snapshot = recording.snapshot()
             // The lab's own statistics requests are not exchanges.
             snapshot.exchanges[ServerStatsMessage.op] = nil
             snapshot.steps[ServerStatsMessage.op] = nil
             if let report = self.report {
-                var result = ServerReport.result(
+                try self.writeReport(
                     snapshot,
-                    provider: setup.provider,
-                    transport: self.listener.transport,
+                    to: report,
+                    setup: setup,
                     address: server.address,
-                    started: started
-                )
-                result.memory = ServerReport.memory(
-                    atListen: heapAtListen,
-                    busiest: setup.statistics.busiest.reading,
-                    atEnd: HeapStats.current()
-                )
-                let written = try writeReports(
-                    result,
-                    formats: ReporterRegistry.builtIn.names,
-                    charts: true,
-                    to: URL(fileURLWithPath: report)
-                )
-                FileHandleOutput.standardError(
-                    "server report: \(written.map(\.lastPathComponent).joined(separator: ", ")) in \(report)\n"
+                    started: started,
+                    heapAtListen: heapAtListen
                 )
             }
             let answered = snapshot.exchanges.values.reduce(0, +)
@@ -162,6 +121,72 @@ struct Serve: AsyncParsableCommand {
                 "stopped: \(snapshot.connections) connections, \(answered) exchanges, \(failed) error answers"
             ])
         }
+    }
+
+    /// Starts listening, over TLS with the identity it chose, or over TCP.
+    private func listen(_ setup: Setup, recording: ServerRecording) async throws -> (SocketServer, TLSIdentity?) {
+        guard self.listener.useTLS else {
+            let transport = try TCPTransport(options: setup.options)
+            return (try await transport.startServer(setup.handler, recording: recording), nil)
+        }
+        let transport = try TLSTransport(options: setup.options)
+        let identity = try transport.identity()
+        return (try await transport.startServer(setup.handler, identity: identity, recording: recording), identity)
+    }
+
+    /// With `--advertise`: the server announced by DNS-SD, as a service that withdraws the
+    /// announcement at shutdown. Shuts the server down if it cannot be announced.
+    private func advertise(_ server: SocketServer, setup: Setup) async throws -> (any Service)? {
+        guard let name = self.advertise else { return nil }
+        if ["127.0.0.1", "::1", "localhost"].contains(self.listener.host) {
+            // Avahi announces the host's addresses on every interface it serves; a
+            // client elsewhere would find this server and be refused.
+            Logger(label: "lab.serve").warning(
+                "advertising a server that listens on \(self.listener.host): only clients on this host can use it; --host 0.0.0.0 serves the others"
+            )
+        }
+        do {
+            let protocols = setup.messaging == nil ? ["cx/1"] : ["cx/1", "msg/1"]
+            let txt = ServerTXT(protocols: protocols, suites: setup.suites, tls: self.listener.useTLS)
+            let advertisement = try await DNSSD.advertise(name: name, port: server.port, txt: txt.records)
+            Self.printNow(["advertised as '\(advertisement.name)' (\(DNSSD.defaultType), local.)"])
+            return AdvertisementService(advertisement: advertisement)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+
+    /// `--report`: the server's own step timings and heap, written as the run reports are.
+    private func writeReport(
+        _ snapshot: ServerRecording.Snapshot,
+        to report: String,
+        setup: Setup,
+        address: String,
+        started: Date,
+        heapAtListen: HeapSnapshot?
+    ) throws {
+        var result = ServerReport.result(
+            snapshot,
+            provider: setup.provider,
+            transport: self.listener.transport,
+            address: address,
+            started: started
+        )
+        result.memory = ServerReport.memory(
+            atListen: heapAtListen,
+            busiest: setup.statistics.busiest.reading,
+            atEnd: HeapStats.current()
+        )
+        let written = try writeReports(
+            result,
+            formats: ReporterRegistry.builtIn.names,
+            charts: true,
+            to: URL(fileURLWithPath: report)
+        )
+        FileHandleOutput.standardError(
+            "server report: \(written.map(\.lastPathComponent).joined(separator: ", ")) in \(report)\n"
+        )
     }
 
     struct Setup {
