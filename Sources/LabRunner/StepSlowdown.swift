@@ -173,6 +173,8 @@ final class StepSlowdown: Sendable {
             best = min(best, Stopwatch.now() &- start)
         }
         self.roundNanoseconds = max(Double(best) / Double(rounds), 0.01)
+        // The bookkeeping's code paths, once, on the spare entry: `observe`'s lookup in
+        // `fractions` and the three table updates.
         _ = self.fractions[.decode]
         _ = self.rounds(at: self.entries)
         self.added(at: self.entries, took: 1)
