@@ -61,6 +61,10 @@ static int c_lab_is_allocator_work(const char *name) {
     return c_lab_is_named(name, names, sizeof(names) / sizeof(names[0]));
 }
 
+// libdispatch's internals: the work of its own threads (the manager's timers), not the
+// program's.
+static int c_lab_is_dispatch(const char *name) { return strncmp(name, "_dispatch_", 10) == 0; }
+
 // Callgrind's format (valgrind.org/docs/manual/cl-format.html), written with
 // `--compress-strings=no --dump-instr=no`: the header's `summary: <Ir>`; `fn=<function>`
 // opens a function's costs; each call edge is a `cfn=<callee>` line, then
@@ -68,28 +72,44 @@ static int c_lab_is_allocator_work(const char *name) {
 static int c_lab_parse_dump(FILE *file, c_lab_counts *interval) {
     char line[4096];
     int summary = 0, allocator_edge = 0, allocator_work_edge = 0, in_allocator = 0, call_cost = 0;
+    int in_dispatch = 0, dispatch_edge = 0, dispatch_call_cost = 0, after_calls = 0;
     while (fgets(line, sizeof line, file) != NULL) {
         size_t length = strlen(line);
         int partial = length > 0 && line[length - 1] != '\n';
         if (length > 0 && line[length - 1] == '\n') line[--length] = '\0';
-        if (call_cost) {
-            // The cost line of a call into the allocator, made from outside it.
-            char *cost = strchr(line, ' ');
-            if (cost != NULL) interval->allocator_instructions += strtoull(cost + 1, NULL, 10);
+        int cost_line = (line[0] >= '0' && line[0] <= '9') || line[0] == '+' || line[0] == '-' || line[0] == '*';
+        char *cost = cost_line ? strchr(line, ' ') : NULL;
+        uint64_t amount = cost != NULL ? strtoull(cost + 1, NULL, 10) : 0;
+        if (after_calls) {
+            // A call's cost line (inclusive), never a function's own cost: counted when it is
+            // a call into the allocator from outside it, or one libdispatch made to a function
+            // neither its own nor the allocator's.
+            if (call_cost) interval->allocator_instructions += amount;
+            if (dispatch_call_cost) interval->dispatch_instructions += amount;
             call_cost = 0;
+            dispatch_call_cost = 0;
+            after_calls = 0;
         } else if (strncmp(line, "summary:", 8) == 0) {
             interval->instructions = strtoull(line + 8, NULL, 10);
             summary = 1;
         } else if (strncmp(line, "fn=", 3) == 0) {
             in_allocator = c_lab_is_allocator_work(line + 3);
+            in_dispatch = c_lab_is_dispatch(line + 3);
         } else if (strncmp(line, "cfn=", 4) == 0) {
             allocator_edge = c_lab_is_allocator(line + 4);
             allocator_work_edge = !in_allocator && c_lab_is_allocator_work(line + 4);
+            dispatch_edge = in_dispatch && !c_lab_is_dispatch(line + 4) && !c_lab_is_allocator_work(line + 4);
         } else if (strncmp(line, "calls=", 6) == 0) {
             if (allocator_edge) interval->allocations += strtoull(line + 6, NULL, 10);
             call_cost = allocator_work_edge;
+            dispatch_call_cost = dispatch_edge;
+            after_calls = 1;
             allocator_edge = 0;
             allocator_work_edge = 0;
+            dispatch_edge = 0;
+        } else if (cost_line && in_dispatch) {
+            // A libdispatch function's own instructions.
+            interval->dispatch_instructions += amount;
         }
         // A line longer than the buffer (a long C++ name): skip its rest.
         while (partial && fgets(line, sizeof line, file) != NULL) {
@@ -103,7 +123,7 @@ static int c_lab_parse_dump(FILE *file, c_lab_counts *interval) {
 int c_lab_callgrind_parse(const char *path, c_lab_counts *interval) {
     FILE *file = fopen(path, "r");
     if (file == NULL) return errno;
-    *interval = (c_lab_counts){0, 0, 0};
+    *interval = (c_lab_counts){0, 0, 0, 0};
     int rc = c_lab_parse_dump(file, interval);
     fclose(file);
     return rc;
@@ -121,6 +141,7 @@ int c_lab_callgrind_read(const char *base, uint64_t dump, c_lab_counts *total) {
         total->instructions += interval.instructions;
         total->allocations += interval.allocations;
         total->allocator_instructions += interval.allocator_instructions;
+        total->dispatch_instructions += interval.dispatch_instructions;
     }
     CALLGRIND_TOGGLE_COLLECT;
     return rc;

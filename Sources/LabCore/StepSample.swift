@@ -114,10 +114,10 @@ public enum WorkCounter {
     public static let outputVariable = "LAB_CALLGRIND_OUT"
 
     /// What a counted run counts with, for reports:
-    /// `instructions outside the allocator (callgrind, valgrind-3.19.0)`.
+    /// `instructions outside the allocator and libdispatch (callgrind, valgrind-3.19.0)`.
     public static var counterName: String {
         let version = getenv("LAB_VALGRIND_VERSION").map { String(cString: $0) } ?? "valgrind"
-        return "instructions outside the allocator (callgrind, \(version))"
+        return "instructions outside the allocator and libdispatch (callgrind, \(version))"
     }
 
     /// Whether this process runs under Valgrind.
@@ -126,7 +126,7 @@ public enum WorkCounter {
     private struct State {
         var instrumenting = false
         var dumps: UInt64 = 0
-        var total = c_lab_counts(instructions: 0, allocations: 0, allocator_instructions: 0)
+        var total = c_lab_counts(instructions: 0, allocations: 0, allocator_instructions: 0, dispatch_instructions: 0)
         var failure: String? = nil
     }
 
@@ -171,17 +171,22 @@ public enum WorkCounter {
                     : "callgrind's dump \(base).\(state.dumps) could not be read: \(String(cString: strerror(rc)))"
                 return nil
             }
-            return (state.total.instructions &- state.total.allocator_instructions, state.total.allocations)
+            return (
+                state.total.instructions &- state.total.allocator_instructions &- state.total.dispatch_instructions,
+                state.total.allocations
+            )
         }
     }
 
     /// One callgrind dump's counts, as a reading adds them up: its instructions, its calls
     /// into the allocator, and the instructions spent inside the allocator. Nil if the file
     /// cannot be read or has no summary. (What the readings use, open to tests.)
-    public static func parse(dump path: String) -> (instructions: UInt64, allocations: UInt64, allocatorInstructions: UInt64)? {
-        var counts = c_lab_counts(instructions: 0, allocations: 0, allocator_instructions: 0)
+    public static func parse(
+        dump path: String
+    ) -> (instructions: UInt64, allocations: UInt64, allocatorInstructions: UInt64, dispatchInstructions: UInt64)? {
+        var counts = c_lab_counts(instructions: 0, allocations: 0, allocator_instructions: 0, dispatch_instructions: 0)
         guard c_lab_callgrind_parse(path, &counts) == 0 else { return nil }
-        return (counts.instructions, counts.allocations, counts.allocator_instructions)
+        return (counts.instructions, counts.allocations, counts.allocator_instructions, counts.dispatch_instructions)
     }
 
     /// Why counting stopped, if it did.

@@ -71,6 +71,53 @@ import Testing
         #expect(counts.allocations == 7)
     }
 
+    @Test("libdispatch's internals are left out: their own instructions and what they call, the allocator aside")
+    func dispatchLeftOut() throws {
+        // The manager thread's timer firing inside a step, as a counted run's dump had it
+        // (1,426 instructions in all there), beside the step's own work.
+        let dump = """
+            events: Ir
+            summary: 5000
+
+            ob=lab
+            fn=$s7LabWire5FrameV6decodeyyF
+            12 3000
+            cfn=_dispatch_async_f
+            calls=1 0
+            13 40
+
+            ob=libdispatch.so
+            fn=_dispatch_mgr_invoke
+            0 100
+            cfn=_dispatch_event_loop_drain'2
+            calls=1 0
+            0 700
+            cfn=epoll_wait
+            calls=1 0
+            0 80
+            cfn=malloc
+            calls=1 0
+            0 50
+
+            fn=_dispatch_event_loop_drain'2
+            0 300
+            cfn=__tls_get_addr
+            calls=2 0
+            0 77
+            """
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("callgrind-\(UUID().uuidString).out")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try dump.write(to: file, atomically: true, encoding: .utf8)
+        let counts = try #require(WorkCounter.parse(dump: file.path))
+        // Their own 100 + 300, and their calls out: epoll_wait 80, __tls_get_addr 77. Not the
+        // call from one to the other (its parts are already counted), not the malloc (the
+        // allocator's), not the step's own 3,000, nor the 40 of its call into libdispatch's
+        // entry point (the step asked for that work).
+        #expect(counts.dispatchInstructions == 557)
+        #expect(counts.allocatorInstructions == 50 && counts.allocations == 1)
+        #expect(counts.instructions == 5_000)
+    }
+
     @Test("A dump without a summary line, or no file, reads as nothing")
     func unreadable() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("callgrind-\(UUID().uuidString).out")

@@ -24,6 +24,11 @@ typedef struct {
     /// outside it. What the allocator does depends on the heap's whole history, not on the
     /// work asked of it (docs/performance.md, "Counted steps and the regression gate").
     uint64_t allocator_instructions;
+    /// The instructions of `instructions` spent in libdispatch's internals (`_dispatch_*`
+    /// functions, and what they call outside the allocator): its manager thread's timers
+    /// fire by the clock, on a thread of their own, and callgrind sums every thread into a
+    /// dump, so their work landed in whichever step was running (1,426 instructions a time).
+    uint64_t dispatch_instructions;
 } c_lab_counts;
 
 /// Reads callgrind's counters: dumps its counts since the last dump
