@@ -258,10 +258,12 @@ struct Serve: AsyncParsableCommand {
 
     func makeMessaging() throws -> MessagingService? {
         guard !self.messaging.noMessaging else { return nil }
-        let path =
-            self.messaging.db
-            ?? URL(fileURLWithPath: self.report ?? Run.defaultDirectory(named: "serve", at: Date()).path)
-            .appendingPathComponent("messaging.sqlite").path
+        // Without --report, a folder of this process's own: two servers started in the same
+        // second shared one store, and the second failed creating tables the first had made.
+        let folder =
+            self.report
+            ?? Run.defaultDirectory(named: "serve", at: Date()).path + "-\(ProcessInfo.processInfo.processIdentifier)"
+        let path = self.messaging.db ?? URL(fileURLWithPath: folder).appendingPathComponent("messaging.sqlite").path
         return MessagingService(
             store: try MessagingStore(path: path),
             options: self.messaging.options,

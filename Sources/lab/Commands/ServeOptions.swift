@@ -92,7 +92,7 @@ struct MessagingServeOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "msg/1's SQLite file; default: messaging.sqlite under --report, else under Reports/serve/<UTC time>/.",
+            "msg/1's SQLite file; default: messaging.sqlite under --report, else under Reports/serve/<UTC time>-<pid>/.",
             valueName: "path"
         )
     )
