@@ -241,6 +241,10 @@ struct CXHandler<S: CryptoProvider>: FrameHandler {
             group: answer.suite
         )
     }
+
+    func busyAnswer(connectionLimit: Int) -> [UInt8]? {
+        CXErrorReply.busyAnswer(connectionLimit: connectionLimit)
+    }
 }
 
 /// One simulated client of `cx`.

@@ -58,6 +58,12 @@ public final class MessagingService: FrameHandler, Sendable {
     /// The server's X25519 public key, which clients seal passwords to.
     public var publicKey: [UInt8] { Array(self.serverKey.publicKey.rawRepresentation) }
 
+    /// The `busy` answer shared with cx/1 (docs/protocol.md §1.4): `ok` = false for msg/1's
+    /// clients.
+    public func busyAnswer(connectionLimit: Int) -> [UInt8]? {
+        CXErrorReply.busyAnswer(connectionLimit: connectionLimit)
+    }
+
     /// Answers one msg/1 request.
     public func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
         let request: PropertyListDictionary

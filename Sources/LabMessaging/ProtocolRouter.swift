@@ -42,6 +42,11 @@ public struct ProtocolRouter: FrameHandler {
         return await self.cx.respond(to: body, recorder: &recorder)
     }
 
+    /// The one `busy` answer both protocols' clients read (docs/protocol.md §1.4).
+    public func busyAnswer(connectionLimit: Int) -> [UInt8]? {
+        CXErrorReply.busyAnswer(connectionLimit: connectionLimit)
+    }
+
     /// Whether the string `op` occurs as a binary plist object: ASCII (`0x52 'o' 'p'`) or
     /// UTF-16 (`0x62 0 'o' 0 'p'`); every dictionary with the key `op` has one of them.
     static func mayContainOpKey(_ body: [UInt8]) -> Bool {

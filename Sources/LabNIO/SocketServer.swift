@@ -282,7 +282,7 @@ public final class SocketServer: Sendable {
                                 continue
                             }
                             group.addTask {
-                                await Self.refuseBusy(connection, limit: limit)
+                                await Self.refuseBusy(connection, limit: limit, handler: handler)
                                 connections.endRefusal()
                             }
                             continue
@@ -313,22 +313,22 @@ public final class SocketServer: Sendable {
         }
     }
 
-    /// Answers `busy` (docs/protocol.md §2.3; `ok` false for msg/1 clients) and closes, within
+    /// Sends the handler's `busy` answer (docs/protocol.md §1.4), if it has one, and closes, within
     /// `ConnectionSet.refusalTimeout` (a TLS peer that never finishes its handshake included).
-    private static func refuseBusy(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>, limit: Int) async {
+    private static func refuseBusy(
+        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>,
+        limit: Int,
+        handler: any FrameHandler
+    ) async {
         let channel = connection.channel
         let deadline = channel.eventLoop.scheduleTask(in: ConnectionSet.refusalTimeout) {
             channel.close(promise: nil)
         }
         defer { deadline.cancel() }
-        var answer = PropertyListDictionary()
-        answer.set(CXKey.error, string: CXErrorCode.busy.rawValue)
-        answer.set(
-            CXKey.errorMessage,
-            string: "The server is serving its limit of \(limit) connections; try again later"
-        )
-        answer.set("ok", bool: false)
-        guard let body = try? answer.encoded() else { return }
+        guard let body = handler.busyAnswer(connectionLimit: limit) else {
+            try? await channel.close()
+            return
+        }
         try? await connection.executeThenClose { inbound, _ in
             // The answer, then a close of the output only, in this order on the channel itself
             // (the async writer could let the close overtake the answer); then read until the

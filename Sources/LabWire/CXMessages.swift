@@ -139,6 +139,22 @@ public struct CXErrorReply: Sendable, Equatable, Error {
     }
 }
 
+extension CXErrorReply {
+    /// The `busy` answer a server sends, unasked, to a connection over its limit
+    /// (docs/protocol.md §1.4): cx/1's error answer with msg/1's `ok` = false beside it, so
+    /// that a client of either protocol reads it as a refusal.
+    public static func busyAnswer(connectionLimit: Int) -> [UInt8]? {
+        var answer = PropertyListDictionary()
+        answer.set(CXKey.error, string: CXErrorCode.busy.rawValue)
+        answer.set(
+            CXKey.errorMessage,
+            string: "The server is serving its limit of \(connectionLimit) connections; try again later"
+        )
+        answer.set("ok", bool: false)
+        return try? answer.encoded()
+    }
+}
+
 /// What a server may answer: a response or an error.
 public enum CXReply: Sendable, Equatable {
     /// A successful exchange's response.

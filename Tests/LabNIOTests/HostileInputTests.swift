@@ -303,13 +303,32 @@ struct HostileInputTests {
             #expect(try await held.request([1, 2, 3], recorder: &none) == [3, 2, 1])
             let refused = try await endpoint.connect(recorder: &none)
             let body = try await refused.request([4, 5, 6], recorder: &none)
-            guard case .error(let reply) = try CXReply(decoding: body) else {
-                Issue.record("expected an error answer, got \(body.count) bytes")
-                return
-            }
-            #expect(reply.code == .busy)
-            #expect(reply.message.contains("limit of 1"))
+            #expect(body == Array("busy 1".utf8), "the handler's own busy answer, as it gave it")
             await refused.close()
+            await held.close()
+        }
+    }
+
+    /// A handler that has no busy answer (the protocol's default): its connections over the limit
+    /// are closed without a byte.
+    struct Silent: FrameHandler {
+        func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
+            FrameAnswer(body: body)
+        }
+    }
+
+    @Test("the busy answer is the handler's: with none, the connection over the limit is closed unanswered")
+    func busyAnswerIsTheHandlers() async throws {
+        let transport = try TCPTransport(options: TransportOptions(maxConnections: 1))
+        let endpoint = try await transport.serve(Silent())
+        try await withEndpoint(endpoint) { endpoint in
+            var none = NoStepRecorder()
+            let held = try await endpoint.connect(recorder: &none)
+            #expect(try await held.request([7], recorder: &none) == [7])
+            let port = try #require(endpoint.address.flatMap { Int($0.split(separator: ":").last ?? "") })
+            let refused = try await RawPeer.run(port: port) { _ in }
+            #expect(refused.closedByServer)
+            #expect(refused.received.isEmpty, "no protocol's answer from the transport itself")
             await held.close()
         }
     }

@@ -17,7 +17,8 @@ public enum TransportConformance {
     }
 
     /// A handler that answers each body reversed, records a `sign` step of the body's length in
-    /// nanoseconds, and closes after answering a body that starts with `close`.
+    /// nanoseconds, and closes after answering a body that starts with `close`; a connection
+    /// over the limit gets `busy <limit>` in ASCII, which no protocol of the lab answers.
     public struct ReversingHandler: FrameHandler {
         /// Bodies seen, across all connections.
         public let seen = Counter()
@@ -32,6 +33,9 @@ public enum TransportConformance {
             let close = body.starts(with: Array("close".utf8))
             return FrameAnswer(body: body.reversed(), closeReason: close ? "asked to close" : nil, group: "test")
         }
+
+        /// `busy <limit>`, whatever the limit.
+        public func busyAnswer(connectionLimit: Int) -> [UInt8]? { Array("busy \(connectionLimit)".utf8) }
     }
 
     /// A thread-safe count.

@@ -126,6 +126,15 @@ public protocol Connection: Sendable {
 public protocol FrameHandler: Sendable {
     /// Answers `body`, recording the server's steps; never throws, errors are answers.
     func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer
+    /// The body a transport sends, unasked, to a connection it refuses because it already
+    /// serves `connectionLimit` connections, before closing it; nil: close without a word.
+    /// The protocol's to say (cx/1 and msg/1 share one `busy` answer), not the transport's.
+    func busyAnswer(connectionLimit: Int) -> [UInt8]?
+}
+
+extension FrameHandler {
+    /// No answer: the connection is closed.
+    public func busyAnswer(connectionLimit: Int) -> [UInt8]? { nil }
 }
 
 /// A handler's answer: the body to send, and whether to close the connection after it.
