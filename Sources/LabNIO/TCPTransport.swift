@@ -26,11 +26,8 @@ public struct TCPTransport: Transport {
 
     /// A transport whose server logs to `logger`.
     public init(options: TransportOptions, logger: Logger) throws {
-        guard let style = FramingStyle(rawValue: options.framing) else {
-            throw LabError(.invalidScenario, "Unknown framing '\(options.framing)'; expected u32be or u64le")
-        }
         self.options = options
-        self.framing = Framing(style: style, maxFrameBytes: options.maxFrameBytes)
+        self.framing = Framing(style: options.framing, maxFrameBytes: options.maxFrameBytes)
         self.logger = logger
     }
 

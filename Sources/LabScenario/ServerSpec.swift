@@ -10,7 +10,7 @@ public struct ServerSpec: Sendable, Decodable {
     /// When the server makes its signing key pair.
     public var keys: KeyLifetime = .perRun
     /// The frame length encoding: `u32be` (default) or `u64le` (the 2009 sample's).
-    public var framing: String = "u32be"
+    public var framing: FramingStyle = .u32be
     /// The largest frame body accepted, in bytes.
     public var maxFrameBytes: Int = 5_242_880
     /// Where the server the lab starts listens (network transports); port 0 picks one.
@@ -53,12 +53,7 @@ public struct ServerSpec: Sendable, Decodable {
         self.provider = object.optional("provider", expected: "a provider name") ?? self.provider
         self.keys = object.optional("keys", expected: KeyLifetime.expectation) ?? self.keys
         self.framing =
-            object.optional(
-                "framing",
-                expected: "\"u32be\" or \"u64le\"",
-                isValid: { ["u32be", "u64le"].contains($0) }
-            )
-            ?? self.framing
+            object.optional("framing", expected: "\"u32be\" or \"u64le\"") ?? self.framing
         self.maxFrameBytes =
             object.optional(
                 "maxFrameBytes",

@@ -14,10 +14,7 @@ public struct InProcessTransport: Transport {
 
     /// A transport with the scenario's framing.
     public init(options: TransportOptions) throws {
-        guard let style = FramingStyle(rawValue: options.framing) else {
-            throw LabError(.invalidScenario, "Unknown framing '\(options.framing)'; expected u32be or u64le")
-        }
-        self.framing = Framing(style: style, maxFrameBytes: options.maxFrameBytes)
+        self.framing = Framing(style: options.framing, maxFrameBytes: options.maxFrameBytes)
     }
 
     /// Serves `handler` to connections made in this process.

@@ -4,10 +4,10 @@ import Testing
 
 /// Every transport passes the same suite (`TransportConformance` in LabTesting).
 @Suite(.tier(.integration)) struct TransportConformanceTests {
-    static let framings = ["u32be", "u64le"]
+    static let framings = FramingStyle.allCases
 
     @Test(arguments: TransportConformance.transports, Self.framings)
-    func roundTrips(transport: String, framing: String) async throws {
+    func roundTrips(transport: String, framing: FramingStyle) async throws {
         let limit = 2 << 20
         try await TransportConformance.roundTrips(
             try TransportConformance.make(transport, options: TransportOptions(framing: framing, maxFrameBytes: limit)),

@@ -31,8 +31,8 @@ extension Transport {
 
 /// The server settings a transport needs.
 public struct TransportOptions: Sendable, Hashable {
-    /// `u32be` or `u64le` (docs/protocol.md §1).
-    public var framing: String
+    /// How frame lengths are written (docs/protocol.md §1).
+    public var framing: FramingStyle
     /// The largest frame body either side accepts.
     public var maxFrameBytes: Int
     /// Where a server started by the lab listens (network transports).
@@ -54,7 +54,7 @@ public struct TransportOptions: Sendable, Hashable {
 
     /// Options; the protocol's defaults unless given.
     public init(
-        framing: String = "u32be",
+        framing: FramingStyle = .u32be,
         maxFrameBytes: Int = 5_242_880,
         host: String = "127.0.0.1",
         port: Int = 0,

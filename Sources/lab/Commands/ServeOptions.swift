@@ -69,7 +69,7 @@ struct ListenerOptions: ParsableArguments {
         tls.certificateFile = self.tlsCertificate
         tls.privateKeyFile = self.tlsKey
         return TransportOptions(
-            framing: self.framing.rawValue,
+            framing: self.framing,
             maxFrameBytes: self.maxFrameBytes,
             host: self.host,
             port: self.port,
