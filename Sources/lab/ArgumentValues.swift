@@ -1,6 +1,7 @@
 public import ArgumentParser
 public import LabCore
 import LabMessaging
+import LabPlugins
 public import LabRunner
 import LabWire
 import Logging
@@ -43,4 +44,17 @@ struct Slowdown: ExpressibleByArgument {
 extension TimeSpan: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
     public var defaultValueDescription: String { self.description }
+}
+
+/// `lab serve --suites x25519,classic@1024`: the suites offered, each `id` or `id@bits`. The
+/// ids are checked against the registry when the server is built, with the list of known ones.
+struct SuiteList: ExpressibleByArgument {
+    var choices: [SuiteChoice]
+
+    init?(argument: String) {
+        guard let choices = SuiteChoice.list(parsing: argument) else { return nil }
+        self.choices = choices
+    }
+
+    var defaultValueDescription: String { self.choices.map(\.description).joined(separator: ",") }
 }

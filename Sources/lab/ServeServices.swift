@@ -1,5 +1,6 @@
 import LabDiscovery
 import LabNIO
+import LabPlugins
 import Logging
 import ServiceLifecycle
 import UnixSignals

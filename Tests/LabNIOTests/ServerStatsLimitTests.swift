@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabNIO
+import LabPlugins
 import LabResults
 import LabTesting
 import LabWire

@@ -42,7 +42,7 @@ struct Serve: AsyncParsableCommand {
             valueName: "list"
         )
     )
-    var suites: String?
+    var suites: SuiteList?
 
     @Option(help: "When the server makes its signing keys (fixed: the lab's published test keys).")
     var keys = KeyLifetime.perRun
@@ -74,13 +74,11 @@ struct Serve: AsyncParsableCommand {
             Logger(label: "lab.serve").info(
                 "open files: at most \(files.soft) (RLIMIT_NOFILE hard limit \(files.hard))"
             )
-            let started = Date()
-            let recording = ServerRecording()
-            let setup = try self.makeServer(recording: recording, transport: self.listener.transport, started: started)
-            let (server, identity) = try await self.listen(setup, recording: recording)
-            var lines = ["listening on \(server.address)"]
-            lines.append("suites: \(setup.suites.joined(separator: ", ")) (provider \(setup.provider.name))")
-            if let messaging = setup.messaging {
+            let server = try ServerAssembly.assemble(try self.settings(), heap: { HeapStats.current() })
+            let (socket, identity) = try await ServerAssembly.listen(server)
+            var lines = ["listening on \(socket.address)"]
+            lines.append("suites: \(server.suites.joined(separator: ", ")) (provider \(server.provider.name))")
+            if let messaging = server.messaging {
                 lines.append("msg/1: \(messaging.options.description), store \(messaging.store.path)")
             }
             if let identity {
@@ -89,31 +87,24 @@ struct Serve: AsyncParsableCommand {
             }
             // The port file first: whoever waits for the `listening on` line may read it at once.
             if let portFile = self.portFile {
-                try Self.writeAtomically("\(server.port)\n", to: portFile)
+                try Self.writeAtomically("\(socket.port)\n", to: portFile)
             }
             Self.printNow(lines)
             // The heap with no client yet, then once a second (and at every serverStats answer)
             // with the connections open then: `--report` shows the heap per connection at the busiest.
             let heapAtListen = HeapStats.current()
             var services: [any Service] = [
-                ServerService(server: server, grace: setup.drain),
-                HeapSamplerService(statistics: setup.statistics),
+                ServerService(server: socket, grace: server.settings.drain),
+                HeapSamplerService(statistics: server.statistics),
             ]
-            if let advertisement = try await self.advertise(server, setup: setup) { services.append(advertisement) }
+            if let advertisement = try await self.advertise(socket, server: server) { services.append(advertisement) }
             try await ServeServices.run(services, until: signals, logger: Logger(label: "lab.serve"))
-            var snapshot = recording.snapshot()
+            var snapshot = server.recording.snapshot()
             // The lab's own statistics requests are not exchanges.
             snapshot.exchanges[ServerStatsMessage.op] = nil
             snapshot.steps[ServerStatsMessage.op] = nil
             if let report = self.report {
-                try self.writeReport(
-                    snapshot,
-                    to: report,
-                    setup: setup,
-                    address: server.address,
-                    started: started,
-                    heapAtListen: heapAtListen
-                )
+                try self.writeReport(snapshot, to: report, server: server, address: socket.address, heapAtListen: heapAtListen)
             }
             let answered = snapshot.exchanges.values.reduce(0, +)
             let failed = snapshot.errors.values.flatMap(\.values).reduce(0, +)
@@ -123,20 +114,9 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
-    /// Starts listening, over TLS with the identity it chose, or over TCP.
-    private func listen(_ setup: Setup, recording: ServerRecording) async throws -> (SocketServer, TLSIdentity?) {
-        guard self.listener.useTLS else {
-            let transport = try TCPTransport(options: setup.options)
-            return (try await transport.startServer(setup.handler, recording: recording), nil)
-        }
-        let transport = try TLSTransport(options: setup.options)
-        let identity = try transport.identity()
-        return (try await transport.startServer(setup.handler, identity: identity, recording: recording), identity)
-    }
-
     /// With `--advertise`: the server announced by DNS-SD, as a service that withdraws the
     /// announcement at shutdown. Shuts the server down if it cannot be announced.
-    private func advertise(_ server: SocketServer, setup: Setup) async throws -> (any Service)? {
+    private func advertise(_ socket: SocketServer, server: AssembledServer) async throws -> (any Service)? {
         guard let name = self.advertise else { return nil }
         if ["127.0.0.1", "::1", "localhost"].contains(self.listener.host) {
             // Avahi announces the host's addresses on every interface it serves; a
@@ -146,13 +126,12 @@ struct Serve: AsyncParsableCommand {
             )
         }
         do {
-            let protocols = setup.messaging == nil ? ["cx/1"] : ["cx/1", "msg/1"]
-            let txt = ServerTXT(protocols: protocols, suites: setup.suites, tls: self.listener.useTLS)
-            let advertisement = try await DNSSD.advertise(name: name, port: server.port, txt: txt.records)
+            let txt = ServerTXT(protocols: server.protocols, suites: server.suites, tls: self.listener.useTLS)
+            let advertisement = try await DNSSD.advertise(name: name, port: socket.port, txt: txt.records)
             Self.printNow(["advertised as '\(advertisement.name)' (\(DNSSD.defaultType), local.)"])
             return AdvertisementService(advertisement: advertisement)
         } catch {
-            await server.shutdown()
+            await socket.shutdown()
             throw error
         }
     }
@@ -161,21 +140,20 @@ struct Serve: AsyncParsableCommand {
     private func writeReport(
         _ snapshot: ServerRecording.Snapshot,
         to report: String,
-        setup: Setup,
+        server: AssembledServer,
         address: String,
-        started: Date,
         heapAtListen: HeapSnapshot?
     ) throws {
         var result = ServerReport.result(
             snapshot,
-            provider: setup.provider,
-            transport: self.listener.transport,
+            provider: server.provider,
+            transport: server.settings.transport,
             address: address,
-            started: started
+            started: server.statistics.startedAt
         )
         result.memory = ServerReport.memory(
             atListen: heapAtListen,
-            busiest: setup.statistics.busiest.reading,
+            busiest: server.statistics.busiest.reading,
             atEnd: HeapStats.current()
         )
         let written = try writeReports(
@@ -189,86 +167,31 @@ struct Serve: AsyncParsableCommand {
         )
     }
 
-    struct Setup {
-        var provider: any CryptoProvider
-        var suites: [String]
-        var handler: any FrameHandler
-        var options: TransportOptions
-        var messaging: MessagingService?
-        /// Answers `serverStats`, and keeps the heap at the busiest moment.
-        var statistics: ServerStatsResponder
-        /// How long shutdown lets the answers in flight finish.
-        var drain: Duration
-    }
-
-    func makeServer(recording: ServerRecording, transport: String, started: Date) throws -> Setup {
-        let lifetime = self.keys
-        let providers = try BuiltInPlugins.providers.makeAll()
-        let provider = try BuiltInPlugins.providers.make(self.provider)
-        var suites: [any Suite] = []
-        if let list = self.suites {
-            for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                let parts = item.split(separator: "@", maxSplits: 1).map(String.init)
-                var options = SuiteOptions()
-                if parts.count == 2 {
-                    guard let bits = Int(parts[1]) else { throw ValidationError("'\(item)': expected suite@bits") }
-                    options.rsaBits = bits
-                }
-                let suite = try BuiltInPlugins.suites.make(parts[0], options: options)
-                try SuiteRegistry.requireSupport(suite, by: provider, others: providers)
-                suites.append(suite)
-            }
-        } else {
-            suites = try BuiltInPlugins.suites.ids.map { try BuiltInPlugins.suites.make($0) }
-                .filter { $0.unsupportedReason(on: provider) == nil }
-        }
-        guard !suites.isEmpty else { throw ValidationError("--suites names no suite") }
-        var keygen = NoStepRecorder()
-        let handler = try CXFlow.serverHandler(
-            provider: provider,
-            suites: suites,
-            keyLifetime: lifetime,
-            others: providers,
-            recorder: &keygen
-        )
-        let options = self.listener.transportOptions
-        let messaging = try self.makeMessaging()
-        let statistics = ServerStatsResponder(
-            recording: recording,
-            provider: ProviderInfo(name: provider.name, version: provider.version),
-            transport: transport,
-            startedAt: started,
-            maxAnswerBytes: self.listener.transportOptions.maxFrameBytes,
-            heap: { HeapStats.current() }
-        )
-        return Setup(
-            provider: provider,
-            suites: suites.map(\.id),
-            handler: ProtocolRouter(
-                cx: handler,
-                msg: messaging,
-                ops: [ServerStatsMessage.op: statistics]
-            ),
-            options: options,
-            messaging: messaging,
-            statistics: statistics,
+    /// The server these options describe, typed: what `ServerAssembly` builds.
+    func settings() throws -> ServerSettings {
+        ServerSettings(
+            transport: self.listener.transport,
+            options: self.listener.transportOptions,
+            provider: self.provider,
+            suites: self.suites?.choices,
+            keys: self.keys,
+            messaging: self.messagingSettings(),
             drain: self.listener.drain
         )
     }
 
-    func makeMessaging() throws -> MessagingService? {
+    /// msg/1's settings, unless `--no-messaging`. Without `--db` or `--report`, the store is in
+    /// a folder of this process's own: two servers started in the same second shared one
+    /// store, and the second failed creating tables the first had made.
+    func messagingSettings() -> MessagingSettings? {
         guard !self.messaging.noMessaging else { return nil }
-        // Without --report, a folder of this process's own: two servers started in the same
-        // second shared one store, and the second failed creating tables the first had made.
         let folder =
             self.report
             ?? Run.defaultDirectory(named: "serve", at: Date()).path + "-\(ProcessInfo.processInfo.processIdentifier)"
-        let path = self.messaging.db ?? URL(fileURLWithPath: folder).appendingPathComponent("messaging.sqlite").path
-        return MessagingService(
-            store: try MessagingStore(path: path),
+        return MessagingSettings(
             options: self.messaging.options,
-            clock: self.messaging.clock.make(),
-            logger: Logger(label: "lab.msg")
+            clock: self.messaging.clock,
+            store: self.messaging.db ?? URL(fileURLWithPath: folder).appendingPathComponent("messaging.sqlite").path
         )
     }
 

@@ -1,5 +1,6 @@
 public import Foundation
 public import LabCore
+public import LabNIO
 public import LabResults
 import LabWire
 import Synchronization

@@ -1,0 +1,212 @@
+public import Foundation
+public import LabCore
+import LabCrypto
+public import LabMessaging
+public import LabNIO
+public import LabResults
+import LabWire
+
+/// One suite a server offers: `x25519`, or `classic@1024` with its RSA size.
+public struct SuiteChoice: Sendable, Hashable, CustomStringConvertible {
+    /// The suite's id.
+    public var id: String
+    /// The RSA size, for the RSA suites; nil: the suite's default.
+    public var rsaBits: Int?
+
+    /// A choice.
+    public init(_ id: String, rsaBits: Int? = nil) {
+        self.id = id
+        self.rsaBits = rsaBits
+    }
+
+    /// `id` or `id@bits`; nil for anything else (an empty id, bits that are not a number).
+    public init?(parsing text: String) {
+        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: "@", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), !parts[0].isEmpty else { return nil }
+        self.id = String(parts[0])
+        if parts.count == 2 {
+            guard let bits = Int(parts[1]), bits > 0 else { return nil }
+            self.rsaBits = bits
+        }
+    }
+
+    /// A comma-separated list of choices; nil if any item is not one.
+    public static func list(parsing text: String) -> [SuiteChoice]? {
+        let items = text.split(separator: ",", omittingEmptySubsequences: false).map { SuiteChoice(parsing: String($0)) }
+        guard !items.isEmpty, items.allSatisfy({ $0 != nil }) else { return nil }
+        return items.compactMap { $0 }
+    }
+
+    /// As parsed: `id` or `id@bits`.
+    public var description: String { self.rsaBits.map { "\(self.id)@\($0)" } ?? self.id }
+}
+
+/// msg/1's service as a server runs it.
+public struct MessagingSettings: Sendable {
+    /// The KDF, policy, captchas and password-check pool.
+    public var options: MessagingOptions
+    /// The time its policies wait in.
+    public var clock: ClockKind
+    /// The SQLite file of its accounts and chats.
+    public var store: String
+
+    /// Settings.
+    public init(options: MessagingOptions = MessagingOptions(), clock: ClockKind = .system, store: String) {
+        self.options = options
+        self.clock = clock
+        self.store = store
+    }
+}
+
+/// A socket server, typed: everything `lab serve`'s options come down to, checked once where
+/// they are parsed. `ServerAssembly` builds the server from it.
+public struct ServerSettings: Sendable {
+    /// The transport plugin's name: `tcp` or `tls` (a server others reach crosses a socket).
+    public var transport: String
+    /// Where it listens, its framing, limits, timeouts and TLS identity.
+    public var options: TransportOptions
+    /// The crypto provider's name.
+    public var provider: String
+    /// The cx/1 suites offered; nil: every suite the provider can do.
+    public var suites: [SuiteChoice]?
+    /// When the server makes its signing keys.
+    public var keys: KeyLifetime
+    /// msg/1's service, or nil to serve cx/1 alone.
+    public var messaging: MessagingSettings?
+    /// How long a graceful shutdown lets the answers in flight finish.
+    public var drain: Duration
+
+    /// Settings; the defaults are `lab serve`'s.
+    public init(
+        transport: String = TCPTransport.name,
+        options: TransportOptions = TransportOptions(),
+        provider: String = "swift-crypto",
+        suites: [SuiteChoice]? = nil,
+        keys: KeyLifetime = .perRun,
+        messaging: MessagingSettings? = nil,
+        drain: Duration = .seconds(10)
+    ) {
+        self.transport = transport
+        self.options = options
+        self.provider = provider
+        self.suites = suites
+        self.keys = keys
+        self.messaging = messaging
+        self.drain = drain
+    }
+}
+
+/// A server put together by `ServerAssembly`, not yet listening.
+public struct AssembledServer: Sendable {
+    /// What it was made from.
+    public let settings: ServerSettings
+    /// The crypto provider.
+    public let provider: any CryptoProvider
+    /// The ids of the suites offered.
+    public let suites: [String]
+    /// msg/1's service, if served.
+    public let messaging: MessagingService?
+    /// Answers `serverStats`, and keeps the heap at the busiest moment.
+    public let statistics: ServerStatsResponder
+    /// What the transport serves: cx/1, msg/1 and the lab's own ops, by `ProtocolRouter`.
+    public let handler: any FrameHandler
+    /// Where the transport records connections, closes and steps.
+    public let recording: ServerRecording
+
+    /// The protocols it serves, for its DNS-SD TXT record: `cx/1`, and `msg/1` if served.
+    public var protocols: [String] { self.messaging == nil ? ["cx/1"] : ["cx/1", "msg/1"] }
+}
+
+/// The composition root of a lab server: the one place that turns `ServerSettings` into a
+/// handler (the protocols' handlers behind one router, with the lab's `serverStats` op) and
+/// puts it on a transport. `lab serve` is this plus its lifetimes (`ServeServices`); tests
+/// build servers the same way, without a process.
+public enum ServerAssembly {
+    /// Builds the server `settings` describe, with a provider from `providers`.
+    /// `heap` reads the process's heap for `serverStats` (`HeapStats.current`, or nothing).
+    public static func assemble(
+        _ settings: ServerSettings,
+        providers registry: ProviderRegistry = BuiltInPlugins.providers,
+        started: Date = Date(),
+        heap: @escaping @Sendable () -> HeapSnapshot? = { nil }
+    ) throws -> AssembledServer {
+        let providers = try registry.makeAll()
+        let provider = try registry.make(settings.provider)
+        let suites = try self.suites(settings.suites, provider: provider, others: providers)
+        var keygen = NoStepRecorder()
+        let cx = try CXFlow.serverHandler(
+            provider: provider,
+            suites: suites,
+            keyLifetime: settings.keys,
+            others: providers,
+            recorder: &keygen
+        )
+        let messaging = try settings.messaging.map { messaging in
+            MessagingService(
+                store: try MessagingStore(path: messaging.store),
+                options: messaging.options,
+                clock: messaging.clock.make()
+            )
+        }
+        let recording = ServerRecording()
+        let statistics = ServerStatsResponder(
+            recording: recording,
+            provider: ProviderInfo(name: provider.name, version: provider.version),
+            transport: settings.transport,
+            startedAt: started,
+            maxAnswerBytes: settings.options.maxFrameBytes,
+            heap: heap
+        )
+        return AssembledServer(
+            settings: settings,
+            provider: provider,
+            suites: suites.map(\.id),
+            messaging: messaging,
+            statistics: statistics,
+            handler: ProtocolRouter(cx: cx, msg: messaging, ops: [ServerStatsMessage.op: statistics]),
+            recording: recording
+        )
+    }
+
+    /// Starts listening on the settings' transport: the server, and the TLS identity it
+    /// presents (nil over TCP).
+    public static func listen(_ server: AssembledServer) async throws -> (server: SocketServer, identity: TLSIdentity?) {
+        let settings = server.settings
+        switch settings.transport {
+        case TCPTransport.name:
+            let transport = try TCPTransport(options: settings.options)
+            return (try await transport.startServer(server.handler, recording: server.recording), nil)
+        case TLSTransport.name:
+            let transport = try TLSTransport(options: settings.options)
+            let identity = try transport.identity()
+            let socket = try await transport.startServer(server.handler, identity: identity, recording: server.recording)
+            return (socket, identity)
+        default:
+            throw LabError(
+                .invalidScenario,
+                "A server others reach listens on tcp or tls, not '\(settings.transport)'"
+            )
+        }
+    }
+
+    /// The suites `choices` name, each checked against `provider`; with no choice, every
+    /// built-in suite the provider can do.
+    static func suites(
+        _ choices: [SuiteChoice]?,
+        provider: any CryptoProvider,
+        others: [any CryptoProvider]
+    ) throws -> [any Suite] {
+        let registry = BuiltInPlugins.suites
+        guard let choices else {
+            return try registry.ids.map { try registry.make($0) }.filter { $0.unsupportedReason(on: provider) == nil }
+        }
+        guard !choices.isEmpty else { throw LabError(.invalidScenario, "The server offers no suite") }
+        return try choices.map { choice in
+            var options = SuiteOptions()
+            if let bits = choice.rsaBits { options.rsaBits = bits }
+            let suite = try registry.make(choice.id, options: options)
+            try SuiteRegistry.requireSupport(suite, by: provider, others: others)
+            return suite
+        }
+    }
+}
