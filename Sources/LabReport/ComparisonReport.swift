@@ -51,10 +51,24 @@ public struct ComparisonReport: Sendable {
 
     /// `comparison.md`.
     public func markdown() -> String {
-        let comparison = self.comparison
-        let runs = [comparison.baseline] + comparison.candidates
         var lines = ["# Comparison — crypto-lab", ""]
-        lines += [
+        lines += self.method() + self.runsTable() + self.verdicts()
+        var keys: [GroupKey] = []
+        for row in self.comparison.rows where !keys.contains(row.key) { keys.append(row.key) }
+        for key in keys { lines += self.groupTable(key) }
+        lines += ["## Charts", ""]
+        for (index, candidate) in self.comparison.candidates.enumerated() {
+            let title = "p50 ratio per step: \(MarkdownReporter.cell(candidate.label)) ÷ \(MarkdownReporter.cell(self.comparison.baseline.label))"
+            lines += ["![\(title)](\(self.chartName(index)))", ""]
+        }
+        while lines.last == "" { lines.removeLast() }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// What is compared, and how a verdict is reached.
+    func method() -> [String] {
+        let comparison = self.comparison
+        var lines = [
             "Each step of **\(MarkdownReporter.cell(comparison.baseline.label))** (the baseline) against "
                 + comparison.candidates.map { "**\(MarkdownReporter.cell($0.label))**" }.joined(separator: ", ")
                 + ". Ratios are candidate ÷ baseline: above 1 is slower for p50 and p99, faster for ops/s.",
@@ -77,11 +91,16 @@ public struct ComparisonReport: Sendable {
                 "",
             ]
         }
-        lines += [
+        return lines
+    }
+
+    /// `## Runs`: one row per run, the baseline first.
+    func runsTable() -> [String] {
+        var lines = [
             "## Runs", "", "| Run | Scenario | Started | Host | Transport | Clients | Build | Iterations | Errors |",
+            "|:--|:--|:--|:--|:--|--:|:--|--:|--:|",
         ]
-        lines.append("|:--|:--|:--|:--|:--|--:|:--|--:|--:|")
-        for (index, run) in runs.enumerated() {
+        for (index, run) in ([self.comparison.baseline] + self.comparison.candidates).enumerated() {
             let metadata = run.result.metadata
             let cells = [
                 (index == 0 ? "baseline: " : "") + MarkdownReporter.cell(run.label),
@@ -92,8 +111,13 @@ public struct ComparisonReport: Sendable {
             ]
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
-        lines.append("")
-        lines += ["## Verdicts", ""]
+        return lines + [""]
+    }
+
+    /// `## Verdicts`: one item per candidate, its changed steps named.
+    func verdicts() -> [String] {
+        let comparison = self.comparison
+        var lines = ["## Verdicts", ""]
         for (index, candidate) in comparison.candidates.enumerated() {
             let changes = comparison.changes(candidate: index)
             let counted = comparison.rows.map { $0.cells[index].verdict }
@@ -119,50 +143,43 @@ public struct ComparisonReport: Sendable {
                 lines.append("  - Only in this run: \(extra).")
             }
         }
-        lines.append("")
-        var keys: [GroupKey] = []
-        for row in comparison.rows where !keys.contains(row.key) { keys.append(row.key) }
-        for key in keys {
-            lines += [
-                "## " + MarkdownReporter.cell("\(key.flow) · \(key.suite) · \(key.provider) · \(key.transport)"), "",
+        return lines + [""]
+    }
+
+    /// One group's table: each step's baseline figures, then each candidate's with its ratios
+    /// and verdict.
+    func groupTable(_ key: GroupKey) -> [String] {
+        let comparison = self.comparison
+        var lines = [
+            "## " + MarkdownReporter.cell("\(key.flow) · \(key.suite) · \(key.provider) · \(key.transport)"), "",
+        ]
+        var headers = ["Step", "\(MarkdownReporter.cell(comparison.baseline.label)) p50", "p99", "ops/s"]
+        var alignment = ":--|--:|--:|--:|"
+        for candidate in comparison.candidates {
+            headers += ["\(MarkdownReporter.cell(candidate.label)) p50", "p99", "ops/s", "verdict"]
+            alignment += "--:|--:|--:|:--|"
+        }
+        lines += ["| " + headers.joined(separator: " | ") + " |", "|" + alignment]
+        for row in comparison.rows where row.key == key {
+            var cells = [
+                MarkdownReporter.cell(row.step.name), Self.time(row.baseline.p50), Self.time(row.baseline.p99),
+                Numbers.fixed(row.baseline.opsPerSecond, 1, grouped: true),
             ]
-            var headers = ["Step", "\(MarkdownReporter.cell(comparison.baseline.label)) p50", "p99", "ops/s"]
-            var alignment = ":--|--:|--:|--:|"
-            for candidate in comparison.candidates {
-                headers += ["\(MarkdownReporter.cell(candidate.label)) p50", "p99", "ops/s", "verdict"]
-                alignment += "--:|--:|--:|:--|"
-            }
-            lines += ["| " + headers.joined(separator: " | ") + " |", "|" + alignment]
-            for row in comparison.rows where row.key == key {
-                var cells = [
-                    MarkdownReporter.cell(row.step.name), Self.time(row.baseline.p50), Self.time(row.baseline.p99),
-                    Numbers.fixed(row.baseline.opsPerSecond, 1, grouped: true),
-                ]
-                for (index, cell) in row.cells.enumerated() {
-                    guard let figures = cell.statistics else {
-                        cells += ["—", "—", "—", cell.verdict.rawValue]
-                        continue
-                    }
-                    cells += [
-                        "\(Self.time(figures.p50)) (×\(Self.ratio(cell.p50Ratio)))",
-                        "\(Self.time(figures.p99)) (×\(Self.ratio(cell.p99Ratio)))",
-                        "\(Numbers.fixed(figures.opsPerSecond, 1, grouped: true)) (×\(Self.ratio(cell.opsRatio)))",
-                        Self.verdictText(cell, against: comparison.common[index].applies),
-                    ]
+            for (index, cell) in row.cells.enumerated() {
+                guard let figures = cell.statistics else {
+                    cells += ["—", "—", "—", cell.verdict.rawValue]
+                    continue
                 }
-                lines.append("| " + cells.joined(separator: " | ") + " |")
+                cells += [
+                    "\(Self.time(figures.p50)) (×\(Self.ratio(cell.p50Ratio)))",
+                    "\(Self.time(figures.p99)) (×\(Self.ratio(cell.p99Ratio)))",
+                    "\(Numbers.fixed(figures.opsPerSecond, 1, grouped: true)) (×\(Self.ratio(cell.opsRatio)))",
+                    Self.verdictText(cell, against: comparison.common[index].applies),
+                ]
             }
-            lines.append("")
+            lines.append("| " + cells.joined(separator: " | ") + " |")
         }
-        lines += ["## Charts", ""]
-        for (index, candidate) in comparison.candidates.enumerated() {
-            lines += [
-                "![p50 ratio per step: \(MarkdownReporter.cell(candidate.label)) ÷ \(MarkdownReporter.cell(comparison.baseline.label))](\(self.chartName(index)))",
-                "",
-            ]
-        }
-        while lines.last == "" { lines.removeLast() }
-        return lines.joined(separator: "\n") + "\n"
+        return lines + [""]
     }
 
     /// What candidate `index` has and the baseline lacks (a `discover` step, a whole group),
@@ -310,109 +327,6 @@ public struct ComparisonReport: Sendable {
             }
         }
         return lines.joined(separator: "\n") + "\n"
-    }
-
-    // MARK: Chart
-
-    /// Candidate `index`'s p50 ratio per step, as horizontal bars on a log scale around 1, the
-    /// noise floor shaded, each bar coloured by its verdict.
-    public func chart(_ index: Int) -> String {
-        let comparison = self.comparison
-        let candidate = comparison.candidates[index]
-        // Steps without a verdict (a key made once per run) would only stretch the scale.
-        let rows = comparison.rows.filter {
-            $0.cells[index].p50Ratio != nil && ![.tooFewSamples, .missing].contains($0.cells[index].verdict)
-        }
-        let title = "p50 ratio per step: \(candidate.label) ÷ \(comparison.baseline.label)"
-        let labels = rows.map(Self.rowLabel)
-        let left = Swift.min(Swift.max(Double(labels.map(\.count).max() ?? 0) * 6.6 + 24, 140), 520)
-        let width = left + 560
-        let right = width - 90
-        let top = 64.0
-        let pitch = 22.0
-        let barHeight = 14.0
-        let bottom = top + Double(Swift.max(rows.count, 1)) * pitch
-        var svg = SVG(width: width, height: bottom + 70)
-        svg.text(title, x: 16, y: 26, size: 15, bold: true)
-        let factor = comparison.common[index].factor
-        svg.text(
-            "Bars right of 1 are slower. Shaded: each step's noise floor"
-                + (comparison.common[index].applies
-                    ? " around the run's common factor ×\(Self.ratio(factor)) (dashed)." : ".")
-                + " Red slower, green faster, grey no significant change.",
-            x: 16,
-            y: 46,
-            size: 11
-        )
-        let ratios = rows.compactMap { $0.cells[index].p50Ratio } + [factor]
-        let widest = rows.map { $0.cells[index].floor }.max() ?? comparison.threshold
-        let extreme = Swift.max(
-            ratios.map { abs(log2($0)) }.max() ?? 0,
-            abs(log2(factor)) + log2(1 + widest) * 1.5,
-            0.1
-        )
-        let span = Swift.min(extreme * 1.1, 10)
-        func px(_ ratio: Double) -> Double {
-            let value = Swift.max(-span, Swift.min(span, log2(ratio)))
-            return left + (value + span) / (2 * span) * (right - left)
-        }
-        for (position, row) in rows.enumerated() {
-            let floor = row.cells[index].floor
-            svg.rect(
-                x: px(factor / (1 + floor)),
-                y: top + Double(position) * pitch,
-                width: px(factor * (1 + floor)) - px(factor / (1 + floor)),
-                height: pitch,
-                fill: "#eeeeee"
-            )
-        }
-        for tick in Self.ticks(span: span) {
-            svg.line(px(tick), top - 6, px(tick), bottom, stroke: "#e0e0e0")
-            svg.text("×" + Self.tickLabel(tick), x: px(tick), y: bottom + 18, anchor: .middle, size: 11)
-        }
-        svg.line(px(1), top - 8, px(1), bottom + 4, stroke: "#555")
-        if comparison.common[index].applies {
-            svg.line(px(factor), top - 8, px(factor), bottom + 4, stroke: "#555", dash: "4 3")
-        }
-        svg.text(
-            "p50, candidate ÷ baseline (log scale)",
-            x: (left + right) / 2,
-            y: bottom + 40,
-            anchor: .middle,
-            size: 12
-        )
-        if rows.isEmpty {
-            svg.text("No step in common", x: (left + right) / 2, y: top + pitch / 2, anchor: .middle, size: 14)
-        }
-        for (position, row) in rows.enumerated() {
-            let cell = row.cells[index]
-            let ratio = cell.p50Ratio ?? 1
-            let y = top + Double(position) * pitch + (pitch - barHeight) / 2
-            let colour =
-                switch cell.verdict {
-                case .slower: "#e15759"
-                case .faster: "#59a14f"
-                default: "#9d9d9d"
-                }
-            let start = Swift.min(px(1), px(ratio))
-            svg.rect(x: start, y: y, width: Swift.max(abs(px(ratio) - px(1)), 1), height: barHeight, fill: colour)
-            svg.text(Self.rowLabel(row), x: left - 8, y: y + barHeight - 3, anchor: .end, size: 11)
-            svg.text("×" + Numbers.fixed(ratio, 3), x: right + 10, y: y + barHeight - 3, size: 11)
-        }
-        return svg.rendered(title: title)
-    }
-
-    /// Ratios to mark on a log axis reaching 2^±span.
-    static func ticks(span: Double) -> [Double] {
-        let candidates: [Double] = [1.0 / 64, 1.0 / 16, 1.0 / 4, 0.5, 0.8, 0.9, 1, 1.1, 1.25, 2, 4, 16, 64, 256]
-        let inside = candidates.filter { abs(log2($0)) <= span }
-        // Keep the axis readable: at most nine marks.
-        return inside.count > 9
-            ? inside.filter { [1.0 / 64, 1.0 / 16, 0.25, 0.5, 1, 2, 4, 16, 64].contains($0) } : inside
-    }
-
-    static func tickLabel(_ ratio: Double) -> String {
-        ratio >= 0.5 ? TimeSpan.trimmed(ratio) : "1/" + TimeSpan.trimmed((1 / ratio).rounded())
     }
 }
 
