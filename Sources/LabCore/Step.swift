@@ -211,14 +211,8 @@ extension StepRecorder {
         let usageAfter = ThreadUsage.now()
         var sample = StepSample(nanoseconds: end &- start)
         if let usage, let usageAfter {
-            let cpu = usageAfter.cpuNanoseconds &- usage.cpuNanoseconds
-            sample.cpuNanoseconds = cpu
-            // Switched out by the scheduler, or off the CPU for 100 µs without a switch the
-            // thread sees (the host taking the virtual CPU away): the CPU clock brackets more
-            // than the wall clock, so any excess of wall time is time off the CPU.
-            sample.preempted =
-                usageAfter.involuntarySwitches != usage.involuntarySwitches
-                || sample.nanoseconds > cpu &+ StepSample.offCPUAllowance
+            sample.cpuNanoseconds = usageAfter.cpuNanoseconds &- usage.cpuNanoseconds
+            sample.preempted = ThreadUsage.disturbed(from: usage, to: usageAfter, wallNanoseconds: sample.nanoseconds)
         }
         if let counted, let countedAfter {
             sample.instructions = countedAfter.instructions &- counted.instructions

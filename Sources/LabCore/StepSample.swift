@@ -16,11 +16,12 @@ public struct StepSample: Sendable, Equatable {
     /// step not run start to end by one thread (the exchange, which awaits).
     public var cpuNanoseconds: UInt64?
     /// Whether the step's thread was switched out involuntarily while the step ran (the
-    /// scheduler gave its core to another thread), or spent more than `offCPUAllowance` of
-    /// the step off its CPU without such a switch (the host took the virtual CPU away:
-    /// steal time, which the guest's scheduler does not see): its wall time then includes
-    /// time the step did not use. For the exchange, which moves between threads and has no
-    /// CPU time, any involuntary switch of the process's threads.
+    /// scheduler gave its core to another thread), took an interrupt (where they are
+    /// counted: `ThreadUsage.countsInterrupts`), or spent more than `offCPUAllowance` of the
+    /// step off its CPU without such a switch (the host took the virtual CPU away: steal
+    /// time, which the guest's scheduler does not see): its wall time then includes time
+    /// the step did not use (`ThreadUsage.disturbed`). For the exchange, which moves between
+    /// threads and has no CPU time, any involuntary switch of the process's threads.
     public var preempted: Bool
 
     /// Wall time beyond its CPU time that marks a sample as preempted: 100 µs.
@@ -61,21 +62,48 @@ public struct StepSample: Sendable, Equatable {
     }
 }
 
-/// The calling thread's CPU time (its CPU clock) and involuntary context switches
-/// (`getrusage(RUSAGE_THREAD)`): two system calls.
+/// The calling thread's CPU time, involuntary context switches (`getrusage(RUSAGE_THREAD)`)
+/// and the interrupts it took: two system calls, `getrusage` and one `read` of a perf event
+/// group (the task clock and the kernel's interrupt tracepoints), or where that group
+/// cannot be opened (not root), `getrusage` and the thread's CPU clock, without interrupts.
 public struct ThreadUsage: Sendable, Equatable {
     /// CPU time so far, in nanoseconds.
     public var cpuNanoseconds: UInt64
     /// Involuntary context switches so far.
     public var involuntarySwitches: UInt64
+    /// Interrupts taken while the thread ran, so far; nil where they cannot be counted.
+    public var interrupts: UInt64?
 
     /// Now, for the calling thread; nil if the kernel refuses (never seen on Linux).
     @inlinable
     public static func now() -> ThreadUsage? {
         var cpu: UInt64 = 0
         var switches: UInt64 = 0
-        guard c_lab_thread_usage(&cpu, &switches) == 0 else { return nil }
-        return ThreadUsage(cpuNanoseconds: cpu, involuntarySwitches: switches)
+        var interrupts: UInt64 = 0
+        guard c_lab_thread_usage(&cpu, &switches, &interrupts) == 0 else { return nil }
+        return ThreadUsage(
+            cpuNanoseconds: cpu,
+            involuntarySwitches: switches,
+            interrupts: interrupts == .max ? nil : interrupts
+        )
+    }
+
+    /// Whether this process can count the interrupts its threads take (root, or
+    /// `perf_event_paranoid` and tracefs letting it read the kernel's tracepoints).
+    public static var countsInterrupts: Bool { Self.now()?.interrupts != nil }
+
+    /// Whether a step timed at `wallNanoseconds` between the readings `before` and `after`
+    /// of its thread ran with its CPU to itself: not if the thread was switched out
+    /// involuntarily (the scheduler gave its core to another thread), took an interrupt
+    /// (the scheduler's tick among them: its handler's time is charged to the thread it
+    /// interrupted), or was off its CPU for over `StepSample.offCPUAllowance` without a
+    /// switch it sees (the host took the virtual CPU away). The CPU clock's readings
+    /// bracket more than the wall clock's, so any excess of wall time is time off the CPU.
+    @inlinable
+    public static func disturbed(from before: ThreadUsage, to after: ThreadUsage, wallNanoseconds: UInt64) -> Bool {
+        after.involuntarySwitches != before.involuntarySwitches
+            || (before.interrupts != nil && after.interrupts != nil && after.interrupts != before.interrupts)
+            || wallNanoseconds > (after.cpuNanoseconds &- before.cpuNanoseconds) &+ StepSample.offCPUAllowance
     }
 
     /// The process's involuntary context switches so far, every thread included.
@@ -84,10 +112,11 @@ public struct ThreadUsage: Sendable, Equatable {
         return c_lab_process_involuntary_switches(&switches) == 0 ? switches : nil
     }
 
-    @usableFromInline
-    init(cpuNanoseconds: UInt64, involuntarySwitches: UInt64) {
+    /// A reading.
+    public init(cpuNanoseconds: UInt64, involuntarySwitches: UInt64, interrupts: UInt64? = nil) {
         self.cpuNanoseconds = cpuNanoseconds
         self.involuntarySwitches = involuntarySwitches
+        self.interrupts = interrupts
     }
 }
 

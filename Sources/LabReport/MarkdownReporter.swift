@@ -238,20 +238,26 @@ public struct MarkdownReporter: Reporter {
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
         lines.append("")
-        lines += Self.preemption(group, rows: rows.map(\.step), unit: unit)
+        lines += Self.preemption(group, rows: rows.map(\.step), unit: unit, interrupts: result.metadata.interruptsCounted)
         lines += Self.counts(result, group, rows: rows.map(\.step))
         return lines
     }
 
     /// The samples the scheduler interrupted, and the percentiles without them; nothing for a
     /// group without details (a server's own report, a document from before they were kept).
-    private static func preemption(_ group: GroupResult, rows: [Step], unit: TimeUnit) -> [String] {
+    /// `interrupts`: whether a sample's interrupts were counted (nil: not said, an older document).
+    private static func preemption(_ group: GroupResult, rows: [Step], unit: TimeUnit, interrupts: Bool?) -> [String] {
         let steps = rows.filter { group.details[$0] != nil }
         guard !steps.isEmpty else { return [] }
+        let interrupted = interrupts == true ? ", took an interrupt (the scheduler's tick, a device's)," : ""
+        let uncounted =
+            interrupts == false
+            ? " Interrupts were not counted (reading the kernel's tracepoints needs root): a sample that took one is"
+                + " not marked." : ""
         var lines = [
-            "Beside the time: the share of samples preempted (the step's thread switched out, or off its CPU"
-                + " for over 100 µs; for the exchange, any thread of this process switched out), the percentiles"
-                + " of the others, and the thread's CPU time.",
+            "Beside the time: the share of samples preempted (the step's thread switched out\(interrupted) or off its"
+                + " CPU for over 100 µs; for the exchange, any thread of this process switched out), the percentiles"
+                + " of the others, and the thread's CPU time." + uncounted,
             "",
             "| Step | Preempted | p50 (\(unit.name)) | p99 (\(unit.name)) | p99.9 (\(unit.name)) | CPU p50 (\(unit.name)) | CPU p99 (\(unit.name)) |",
             "|:--|--:|--:|--:|--:|--:|--:|",

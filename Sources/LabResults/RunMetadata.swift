@@ -107,6 +107,10 @@ public struct RunMetadata: Sendable, Codable, Equatable {
     /// What a counted run counted with (`WorkCounter.counterName`), or nil for a run that
     /// only timed.
     public var counter: String?
+    /// Whether the interrupts each timed step took were counted (`ThreadUsage.countsInterrupts`:
+    /// the kernel's tracepoints, readable as root), so that a sample that took one is marked
+    /// preempted; nil in documents from before they were.
+    public var interruptsCounted: Bool?
 
     /// Metadata given directly.
     public init(

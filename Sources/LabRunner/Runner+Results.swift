@@ -119,6 +119,7 @@ extension Runner {
         )
         result.metadata.measuredFrom = measuredFrom
         if WorkCounter.isActive { result.metadata.counter = WorkCounter.counterName }
+        result.metadata.interruptsCounted = ThreadUsage.countsInterrupts
         // A shard is judged with the others, on the merge (`lab merge`): a count or a rate
         // cannot hold on one slice of the clients.
         result.thresholds = self.plan.shard == nil ? self.plan.thresholds.map { $0.evaluate(result) } : []

@@ -181,6 +181,15 @@ import FoundationXML
         #expect(report.contains("Beside the time: the share of samples preempted (the step's thread switched out"))
         // A group without details (here the lockout flow's) gets no such table.
         #expect(report.components(separatedBy: "Beside the time").count == 2)
+        #expect(!report.contains("interrupt"), "an older document does not say whether interrupts were counted")
+
+        // Whether interrupts were counted is said, either way.
+        result.metadata.interruptsCounted = true
+        let counted = MarkdownReporter(options: ReportOptions(charts: false)).render(result).first { $0.name == "report.md" }?.text ?? ""
+        #expect(counted.contains("switched out, took an interrupt (the scheduler's tick, a device's), or off its CPU"))
+        result.metadata.interruptsCounted = false
+        let uncounted = MarkdownReporter(options: ReportOptions(charts: false)).render(result).first { $0.name == "report.md" }?.text ?? ""
+        #expect(uncounted.contains("Interrupts were not counted (reading the kernel's tracepoints needs root)"))
     }
 
     @Test("report.md lists a counted run's median instructions per step")

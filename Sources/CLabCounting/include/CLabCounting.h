@@ -44,9 +44,10 @@ int c_lab_callgrind_read(const char *base, uint64_t dump, c_lab_counts *total);
 /// else an errno value or -1 (no `summary:` line).
 int c_lab_callgrind_parse(const char *path, c_lab_counts *interval);
 
-/// The calling thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`) and its
-/// involuntary context switches so far (`getrusage(RUSAGE_THREAD)`); 0 on success.
-int c_lab_thread_usage(uint64_t *cpu_nanoseconds, uint64_t *involuntary_switches);
+/// The calling thread's CPU time in nanoseconds, its involuntary context switches so far
+/// (`getrusage(RUSAGE_THREAD)`) and the interrupts it took so far, or `UINT64_MAX` where
+/// they cannot be counted (see counting.c); 0 on success.
+int c_lab_thread_usage(uint64_t *cpu_nanoseconds, uint64_t *involuntary_switches, uint64_t *interrupts);
 
 /// The whole process's involuntary context switches so far (`getrusage(RUSAGE_SELF)`);
 /// 0 on success.
