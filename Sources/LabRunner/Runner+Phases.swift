@@ -3,9 +3,122 @@ import LabCore
 import LabResults
 import LabScenario
 
-/// The phases of `Runner.run` that hold state of their own: finding the server, building the
+/// The phases of `Runner.run` that hold state of their own: reaching the server, building the
 /// flows and preparing the clients, and running the clients.
 extension Runner {
+    /// The server a run's clients reach, and this process's share of the clients.
+    struct ReachedServer {
+        let transport: any Transport
+        let located: (endpoint: (any TransportEndpoint)?, discovery: StepTimings, description: String)
+        /// This process's clients.
+        let clients: Range<Int>
+        /// The server's totals before the run (a server elsewhere that answers `serverStats`).
+        let statsBefore: Result<ServerStats, LabError>?
+
+        /// A server elsewhere, or nil when this process serves.
+        var remote: (any TransportEndpoint)? { self.located.endpoint }
+    }
+
+    /// Makes the transport, finds the server (or leaves it to the flows to start one), checks
+    /// that this process has clients and files enough for them, and reaches a server
+    /// elsewhere once, so that a run against one that cannot be reached fails at once, with
+    /// the reason.
+    func reachServer() async throws -> ReachedServer {
+        let scenario = self.plan.scenario
+        let transport = try self.plan.plugins.transports.make(scenario.server.transport, options: self.plan.transportOptions)
+        let located = try await self.locateServer(transport)
+        let mine = Self.clients(self.plan)
+        guard !mine.isEmpty else {
+            throw LabError(
+                .invalidScenario,
+                "Shard \(self.plan.shard.map(String.init(describing:)) ?? "-") of \(scenario.clients.count) clients has no client; use fewer shards"
+            )
+        }
+        try OpenFileLimit.require(Self.openFilesNeeded(self.plan, clients: mine.count, remote: located.endpoint != nil))
+        var statsBefore: Result<ServerStats, LabError>? = nil
+        if let remote = located.endpoint {
+            var probe = NoStepRecorder()
+            try await remote.connect(recorder: &probe).close()
+            if scenario.server.serverStats { statsBefore = await ServerSide.fetch(remote) }
+        }
+        return ReachedServer(transport: transport, located: located, clients: mine, statsBefore: statsBefore)
+    }
+
+    /// What the measured phase gave: every client's recorder, how long it took, and the
+    /// calibration samples taken around it and between its rounds.
+    struct MeasuredPhase {
+        let recorders: [ClientRecorder]
+        let nanoseconds: UInt64
+        let calibrator: Calibrator?
+        let first: CalibrationSample?
+        let last: CalibrationSample?
+        let roundSamples: [Int: CalibrationSample]
+
+        /// The first sample, those between rounds, then the last.
+        func calibrationSamples(_ inner: [CalibrationSample]) -> [CalibrationSample] {
+            [self.first].compactMap { $0 } + inner + [self.last].compactMap { $0 }
+        }
+    }
+
+    /// Runs every client of this process, with a calibration sample before and after (and
+    /// between rounds), counted under callgrind in a counted run; the servers this process
+    /// started are shut down at its end.
+    func runMeasured(
+        _ server: ReachedServer,
+        flows: [Built],
+        prepared: [PreparedClient],
+        memory: RunMemoryProbe
+    ) async throws -> MeasuredPhase {
+        let scenario = self.plan.scenario
+        let calibrator = self.calibrator()
+        // A discarded sample first: the first one in a process ran ×1.2–1.3 slow in three of six
+        // runs here (caches, page faults, lazily set-up state), the second one never.
+        _ = try? calibrator?.sample(signs: 3, verifies: 8, encryptions: 8)
+        let firstSample = try? calibrator?.sample()
+        let barrier =
+            scenario.load.model == .closed && scenario.load.rounds > 1
+            ? RoundBarrier(parties: server.clients.count, calibrate: { try? calibrator?.sample() }) : nil
+        // A counted run counts from the clients' first iteration to their last: set-up (per-run
+        // keys: one sample each, an RSA key's prime search most of a run's instructions) and
+        // reporting run at Valgrind's uninstrumented speed, several times faster.
+        WorkCounter.instrument(true)
+        self.slowdown?.prepareCounting()
+        let runStart = Stopwatch.now()
+        let stats = scenario.server.serverStats ? server.remote : nil
+        let recorders = try await self.runClients(
+            server.clients,
+            prepared: prepared,
+            built: flows,
+            barrier: barrier,
+            checkpoints: self.checkpoints(clients: server.clients.count, memory: memory, remote: stats),
+            runStart: runStart
+        )
+        let runEnd = Stopwatch.now()
+        WorkCounter.instrument(false)
+        if let failure = WorkCounter.failure {
+            for item in flows { await item.endpoint.shutdown() }
+            throw LabError(.unsupported, "Counting failed: \(failure)")
+        }
+        let lastSample = try? calibrator?.sample()
+        for item in flows { await item.endpoint.shutdown() }
+        if let unslowed = self.slowdown?.unslowed, !unslowed.isEmpty {
+            throw LabError(
+                .unsupported,
+                "--test-slowdown: \(unslowed.map(\.name).joined(separator: ", ")) never slowed: only steps timed "
+                    + "in this process with StepRecorder.measure can be, after \(StepSlowdown.calibrationSamples) "
+                    + "measurements of each"
+            )
+        }
+        return MeasuredPhase(
+            recorders: recorders,
+            nanoseconds: runEnd &- runStart,
+            calibrator: calibrator,
+            first: firstSample,
+            last: lastSample,
+            roundSamples: await barrier?.samples ?? [:]
+        )
+    }
+
     /// Where the clients find the server: nil for servers this process starts; otherwise an
     /// endpoint given by address or found once by DNS-SD (timed as `discover`, a set-up step
     /// of every flow). With the server's description for the report.

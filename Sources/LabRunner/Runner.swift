@@ -54,104 +54,48 @@ public struct Runner: Sendable {
     /// Runs the scenario. Throws only when the run itself cannot go on (exit code 3);
     /// failed iterations are counted in the result.
     public func run() async throws -> RunResult {
-        let scenario = self.plan.scenario
         let startedAt = Date()
-        let server = scenario.server
-        let transport = try self.plan.plugins.transports.make(server.transport, options: self.plan.transportOptions)
-        let located = try await self.locateServer(transport)
-        let remote = located.endpoint
-        var serverText = located.description
-        let mine = Self.clients(self.plan)
-        guard !mine.isEmpty else {
-            throw LabError(
-                .invalidScenario,
-                "Shard \(self.plan.shard.map(String.init(describing:)) ?? "-") of \(scenario.clients.count) clients has no client; use fewer shards"
-            )
-        }
-        try OpenFileLimit.require(Self.openFilesNeeded(self.plan, clients: mine.count, remote: remote != nil))
-        var serverBefore: Result<ServerStats, LabError>? = nil
-        if let remote {
-            // Fail the run at once, with the reason, if the server cannot be reached at all.
-            var probe = NoStepRecorder()
-            try await remote.connect(recorder: &probe).close()
-            if server.serverStats { serverBefore = await ServerSide.fetch(remote) }
-        }
+        let server = try await self.reachServer()
         let memory = RunMemoryProbe()
         let (flows, histograms, prepared) = try await self.buildAndPrepare(
-            transport,
-            remote: remote,
-            discovery: located.discovery,
-            clients: mine,
+            server.transport,
+            remote: server.remote,
+            discovery: server.located.discovery,
+            clients: server.clients,
             memory: memory
         )
-        if remote == nil {
+        var serverText = server.located.description
+        if server.remote == nil {
             let addresses = flows.compactMap(\.endpoint.address)
             if !addresses.isEmpty { serverText += " on " + addresses.joined(separator: ", ") }
         }
-        let calibrator = self.calibrator()
-        // A discarded sample first: the first one in a process ran ×1.2–1.3 slow in three of six
-        // runs here (caches, page faults, lazily set-up state), the second one never.
-        _ = try? calibrator?.sample(signs: 3, verifies: 8, encryptions: 8)
-        let firstSample = try? calibrator?.sample()
-        let barrier =
-            scenario.load.model == .closed && scenario.load.rounds > 1
-            ? RoundBarrier(parties: mine.count, calibrate: { try? calibrator?.sample() }) : nil
-        // A counted run counts from the clients' first iteration to their last: set-up (per-run
-        // keys: one sample each, an RSA key's prime search most of a run's instructions) and
-        // reporting run at Valgrind's uninstrumented speed, several times faster.
-        WorkCounter.instrument(true)
-        self.slowdown?.prepareCounting()
-        let runStart = Stopwatch.now()
-        let recorders = try await self.runClients(
-            mine,
-            prepared: prepared,
-            built: flows,
-            barrier: barrier,
-            checkpoints: self.checkpoints(clients: mine.count, memory: memory, remote: server.serverStats ? remote : nil),
-            runStart: runStart
-        )
-        let runEnd = Stopwatch.now()
-        WorkCounter.instrument(false)
-        if let failure = WorkCounter.failure {
-            for item in flows { await item.endpoint.shutdown() }
-            throw LabError(.unsupported, "Counting failed: \(failure)")
-        }
-        let lastSample = try? calibrator?.sample()
-        for item in flows { await item.endpoint.shutdown() }
-        if let unslowed = self.slowdown?.unslowed, !unslowed.isEmpty {
-            throw LabError(
-                .unsupported,
-                "--test-slowdown: \(unslowed.map(\.name).joined(separator: ", ")) never slowed: only steps timed "
-                    + "in this process with StepRecorder.measure can be, after \(StepSlowdown.calibrationSamples) "
-                    + "measurements of each"
-            )
-        }
+        let measured = try await self.runMeasured(server, flows: flows, prepared: prepared, memory: memory)
         var serverSide = ServerSideResult()
-        if let remote, let serverBefore {
-            serverSide = await Self.serverSide(remote, before: serverBefore, transport: server.transport)
+        if let remote = server.remote, let before = server.statsBefore {
+            serverSide = await Self.serverSide(remote, before: before, transport: self.plan.scenario.server.transport)
         }
         var result = self.result(
             built: flows,
-            recorders: recorders,
+            recorders: measured.recorders,
             histograms: histograms,
             startedAt: startedAt,
-            total: runEnd &- runStart,
-            server: "\(server.transport), server \(serverText)",
+            total: measured.nanoseconds,
+            server: "\(self.plan.scenario.server.transport), server \(serverText)",
             serverSide: serverSide
         )
-        let roundSamples = await barrier?.samples ?? [:]
-        if let calibrator {
-            let inner = roundSamples.sorted { $0.key < $1.key }.map(\.value)
-            result.calibration = Calibration(
-                provider: calibrator.provider,
-                samples: [firstSample].compactMap { $0 } + inner + [lastSample].compactMap { $0 }
-            )
+        if let calibrator = measured.calibrator {
+            let inner = measured.roundSamples.sorted { $0.key < $1.key }.map(\.value)
+            result.calibration = Calibration(provider: calibrator.provider, samples: measured.calibrationSamples(inner))
         }
-        result.rounds = Self.rounds(recorders, samples: roundSamples, keys: flows.map { self.groupKey($0) })
+        result.rounds = Self.rounds(
+            measured.recorders,
+            samples: measured.roundSamples,
+            keys: flows.map { self.groupKey($0) }
+        )
         result.memory = await memory.block(
-            clients: mine.count,
-            waited: scenario.load.model == .idle,
-            serverBefore: serverBefore
+            clients: server.clients.count,
+            waited: self.plan.scenario.load.model == .idle,
+            serverBefore: server.statsBefore
         )
         return result
     }
@@ -168,7 +112,7 @@ public struct Runner: Sendable {
 
     /// The calibrator of this run: on the OpenSSL provider where the lab has one, else on
     /// the first provider; nil (and no calibration) if neither loads.
-    private func calibrator() -> Calibrator? {
+    func calibrator() -> Calibrator? {
         let registry = self.plan.plugins.providers
         for name in ["openssl"] + registry.names {
             guard registry.names.contains(name), let provider = try? registry.make(name) else { continue }
