@@ -91,28 +91,7 @@ struct SocketClient: Sendable {
             )
         }
         if let check, let done = handshake.get() {
-            // A server that accepts but never finishes the handshake must not hang `connect`.
-            let timer = channel.eventLoop.scheduleTask(in: self.responseTimeout.timeAmount) {
-                channel.close(promise: nil)
-            }
-            done.whenComplete { _ in timer.cancel() }
-            do {
-                try await done.get()
-            } catch {
-                try? await channel.close()
-                if let refusal = check.refusal {
-                    throw LabError(
-                        .pinMismatch,
-                        "The server at \(self.host):\(self.port) presented \(refusal); the scenario pins \(check.pin). "
-                            + "Refused before any request was sent"
-                    )
-                }
-                throw LabError(
-                    .handshakeFailed,
-                    "The TLS handshake with \(self.host):\(self.port) failed",
-                    cause: UnderlyingError(describing: error)
-                )
-            }
+            try await self.awaitHandshake(done, on: channel, check: check)
         }
         guard let answers = answerBox.get() else {
             throw LabError(.connectionClosed, "The connection to \(self.peer) closed as it opened")
@@ -125,6 +104,33 @@ struct SocketClient: Sendable {
             address: address,
             box: self.mailbox?.open(address: address)
         )
+    }
+
+    /// Waits for the TLS handshake, closing the channel if it fails or takes longer than the
+    /// response timeout (a server that accepts but never finishes it must not hang `connect`);
+    /// a pin refused is `pinMismatch`, any other failure `handshakeFailed`.
+    private func awaitHandshake(_ done: EventLoopFuture<Void>, on channel: any Channel, check: PinCheck) async throws {
+        let timer = channel.eventLoop.scheduleTask(in: self.responseTimeout.timeAmount) {
+            channel.close(promise: nil)
+        }
+        done.whenComplete { _ in timer.cancel() }
+        do {
+            try await done.get()
+        } catch {
+            try? await channel.close()
+            if let refusal = check.refusal {
+                throw LabError(
+                    .pinMismatch,
+                    "The server at \(self.host):\(self.port) presented \(refusal); the scenario pins \(check.pin). "
+                        + "Refused before any request was sent"
+                )
+            }
+            throw LabError(
+                .handshakeFailed,
+                "The TLS handshake with \(self.host):\(self.port) failed",
+                cause: UnderlyingError(describing: error)
+            )
+        }
     }
 
     var peer: String { "\(self.host):\(self.port)" }
@@ -204,150 +210,6 @@ final class SocketConnection: Connection {
         else { return }
         if let box = link.box { self.client.mailbox?.close(box, address: link.address) }
         try? await link.channel.close()
-    }
-}
-
-/// Carries one request at a time and resumes its waiter with the answer, or with why there
-/// was none: the connection closed or failed first, or no answer came within the timeout.
-///
-/// The timeout has one timer per connection, not one per request: a request notes its
-/// deadline, and the timer, when it fires, either finds the answer came (and sleeps until the
-/// next request arms it), or a later request's deadline (and waits for that), or the request
-/// overdue (and closes the connection). On loopback with 1,000 clients, a timer scheduled
-/// and cancelled per request, with the futures around it and NIO Extras'
-/// `RequestResponseHandler`, cost 3.8% of the CPU; this handler, 1.7% (perf, release).
-final class AnswerHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
-    typealias Waiter = UnsafeContinuation<ByteBuffer, any Error>
-
-    private let peer: String
-    private let timeout: TimeSpan
-    private var context: ChannelHandlerContext?
-    private var waiter: Waiter?
-    /// When the request in flight is overdue.
-    private var deadline: NIODeadline?
-    private var timerArmed = false
-    /// Why no more requests can go, once the connection closed or failed.
-    private var ended: LabError?
-    /// A frame the server sent before any request (docs/protocol.md §2.3: a `busy` refusal comes
-    /// at once, then the close); the first request gets it as its answer.
-    private var early: ByteBuffer?
-    private var sentAny = false
-
-    var holdsEarlyAnswer: Bool { self.early != nil }
-
-    init(peer: String, timeout: TimeSpan) {
-        self.peer = peer
-        self.timeout = timeout
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        self.end(LabError(.connectionClosed, "\(self.peer) closed the connection before answering"))
-        self.context = nil
-    }
-
-    /// Sends `frame` and has `waiter` resumed with its answer. On the event loop.
-    func send(_ frame: ByteBuffer, to waiter: Waiter) {
-        if let early = self.early {
-            self.early = nil
-            self.sentAny = true
-            waiter.resume(returning: early)
-            return
-        }
-        guard let context, self.ended == nil else {
-            waiter.resume(
-                throwing: self.ended ?? LabError(.connectionClosed, "The connection to \(self.peer) is closed")
-            )
-            return
-        }
-        guard self.waiter == nil else {
-            // Two requests at once on one connection: the lab never does this; refuse both.
-            self.fail(LabError(.unsupported, "A second request was sent to \(self.peer) before the first was answered"))
-            waiter.resume(throwing: self.ended ?? LabError(.unsupported, "A request was already waiting"))
-            return
-        }
-        self.waiter = waiter
-        self.sentAny = true
-        self.deadline = .now() + self.timeout.timeAmount
-        self.armTimer(context)
-        // A frame the encoder refuses (over the limit) fails here, not at the peer.
-        context.writeAndFlush(self.wrapOutboundOut(frame)).assumeIsolated().whenFailure { error in
-            self.fail(error)
-        }
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let answer = self.unwrapInboundIn(data)
-        guard let waiter = self.waiter else {
-            if !self.sentAny, self.early == nil {
-                self.early = answer
-                return
-            }
-            self.fail(LabError(.malformedMessage, "\(self.peer) sent a frame no request asked for"))
-            return
-        }
-        self.waiter = nil
-        self.deadline = nil
-        waiter.resume(returning: answer)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        self.end(LabError(.connectionClosed, "\(self.peer) closed the connection before answering"))
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        self.fail(error)
-    }
-
-    private func armTimer(_ context: ChannelHandlerContext) {
-        guard !self.timerArmed, let deadline = self.deadline else { return }
-        self.timerArmed = true
-        context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
-    }
-
-    private func timerFired() {
-        self.timerArmed = false
-        guard let context, let deadline = self.deadline else { return }
-        if NIODeadline.now() < deadline {
-            self.armTimer(context)
-            return
-        }
-        self.fail(LabError(.timedOut, "No answer from \(self.peer) within \(self.timeout)"))
-    }
-
-    /// Fails the request in flight and closes the connection.
-    private func fail(_ error: any Error) {
-        self.end(Self.labError(error, peer: self.peer))
-        self.context?.close(promise: nil)
-    }
-
-    private func end(_ error: LabError) {
-        if self.ended == nil { self.ended = error }
-        self.deadline = nil
-        if let waiter = self.waiter {
-            self.waiter = nil
-            waiter.resume(throwing: self.ended ?? error)
-        }
-    }
-
-    static func labError(_ error: any Error, peer: String) -> LabError {
-        if let error = error as? LabError { return error }
-        if error as? ChannelError == .ioOnClosedChannel || error as? ChannelError == .alreadyClosed
-            || error as? ChannelError == .eof
-        {
-            return LabError(.connectionClosed, "\(peer) closed the connection before answering")
-        }
-        return LabError(
-            .connectionClosed,
-            "The connection to \(peer) failed",
-            cause: UnderlyingError(describing: error)
-        )
     }
 }
 

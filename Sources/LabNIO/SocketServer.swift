@@ -87,28 +87,7 @@ public final class SocketServer: Sendable {
         recording: ServerRecording?,
         mailbox: ServerStepMailbox?
     ) async throws -> SocketServer {
-        let sslContext: NIOSSLContext?
-        if let identity = configuration.tls {
-            do {
-                var tls = TLSConfiguration.makeServerConfiguration(
-                    certificateChain: identity.chain.map { .certificate($0) },
-                    privateKey: .privateKey(identity.privateKey)
-                )
-                tls.minimumTLSVersion = .tlsv12
-                sslContext = try NIOSSLContext(configuration: tls)
-            } catch {
-                throw LabError(
-                    .handshakeFailed,
-                    "Cannot set up TLS with the server's certificate and key",
-                    cause: UnderlyingError(describing: error)
-                )
-            }
-        } else {
-            sslContext = nil
-        }
-        let framing = configuration.framing
-        let idle = configuration.idleTimeout
-        let frameTimeout = configuration.frameTimeout
+        let sslContext = try Self.tlsContext(configuration.tls)
         let connections = ConnectionSet(limit: configuration.maxConnections)
         let logger = configuration.logger
         let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
@@ -119,18 +98,12 @@ public final class SocketServer: Sendable {
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .bind(host: configuration.host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let pipeline = channel.pipeline.syncOperations
-                        if let sslContext {
-                            try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
-                        }
-                        try pipeline.addHandler(IdleStateHandler(allTimeout: idle.timeAmount))
-                        try pipeline.addHandler(RequestArrivalHandler(connections: connections, logger: logger))
-                        try pipeline.addHandler(
-                            ByteToMessageHandler(FrameDecoder(framing: framing, frameTimeout: frameTimeout))
+                        try Self.connectionPipeline(
+                            channel,
+                            configuration: configuration,
+                            sslContext: sslContext,
+                            connections: connections
                         )
-                        try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: framing)))
-                        try pipeline.addHandler(IdleTimeoutHandler(timeout: idle))
-                        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
         } catch {
@@ -167,6 +140,48 @@ public final class SocketServer: Sendable {
             acceptLoop: acceptLoop,
             logger: logger
         )
+    }
+
+    /// The TLS server context for `identity`, or nil to serve plain TCP.
+    static func tlsContext(_ identity: TLSIdentity?) throws -> NIOSSLContext? {
+        guard let identity else { return nil }
+        do {
+            var tls = TLSConfiguration.makeServerConfiguration(
+                certificateChain: identity.chain.map { .certificate($0) },
+                privateKey: .privateKey(identity.privateKey)
+            )
+            tls.minimumTLSVersion = .tlsv12
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw LabError(
+                .handshakeFailed,
+                "Cannot set up TLS with the server's certificate and key",
+                cause: UnderlyingError(describing: error)
+            )
+        }
+    }
+
+    /// An accepted connection's pipeline, on its event loop: TLS if any, the idle and frame
+    /// timeouts, the frame codec; wrapped for the connection's task.
+    static func connectionPipeline(
+        _ channel: any Channel,
+        configuration: Configuration,
+        sslContext: NIOSSLContext?,
+        connections: ConnectionSet
+    ) throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        let pipeline = channel.pipeline.syncOperations
+        if let sslContext {
+            try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+        }
+        let idle = configuration.idleTimeout
+        try pipeline.addHandler(IdleStateHandler(allTimeout: idle.timeAmount))
+        try pipeline.addHandler(RequestArrivalHandler(connections: connections, logger: configuration.logger))
+        try pipeline.addHandler(
+            ByteToMessageHandler(FrameDecoder(framing: configuration.framing, frameTimeout: configuration.frameTimeout))
+        )
+        try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: configuration.framing)))
+        try pipeline.addHandler(IdleTimeoutHandler(timeout: idle))
+        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
     }
 
     private init(
@@ -249,168 +264,5 @@ public final class SocketServer: Sendable {
             group.cancelAll()
             return first
         }
-    }
-
-    private static func accept(
-        _ listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
-        handler: any FrameHandler,
-        connections: ConnectionSet,
-        recording: ServerRecording?,
-        mailbox: ServerStepMailbox?,
-        logger: Logger
-    ) async {
-        do {
-            try await withThrowingDiscardingTaskGroup { group in
-                try await listener.executeThenClose { inbound in
-                    for try await connection in inbound {
-                        switch connections.insert(connection.channel) {
-                        case .admitted:
-                            break
-                        case .busy(let limit):
-                            recording?.refused(code: "busy")
-                            let refusal = connections.startRefusal()
-                            if refusal.logged {
-                                logger.warning(
-                                    "refusing connections: busy",
-                                    metadata: ["limit": "\(limit)", "refused so far": "\(refusal.total)"]
-                                )
-                            }
-                            guard refusal.answered else {
-                                // Refusals already in flight: close without an answer, so that a
-                                // flood of connections cannot hold more sockets this way either.
-                                try? await connection.channel.close()
-                                continue
-                            }
-                            group.addTask {
-                                await Self.refuseBusy(connection, limit: limit, handler: handler)
-                                connections.endRefusal()
-                            }
-                            continue
-                        case .shuttingDown:
-                            try? await connection.channel.close()
-                            continue
-                        }
-                        group.addTask {
-                            let record = recording?.open()
-                            let closeCode = await Self.serve(
-                                connection,
-                                handler: handler,
-                                connections: connections,
-                                record: record,
-                                mailbox: mailbox,
-                                logger: logger
-                            )
-                            // The place is free before the close is counted: whoever awaits
-                            // the count may connect again at once.
-                            connections.remove(connection.channel)
-                            if let record { recording?.close(record, code: closeCode) }
-                        }
-                    }
-                }
-            }
-        } catch {
-            logger.error("the listener failed", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Sends the handler's `busy` answer (docs/protocol.md §1.4), if it has one, and closes, within
-    /// `ConnectionSet.refusalTimeout` (a TLS peer that never finishes its handshake included).
-    private static func refuseBusy(
-        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>,
-        limit: Int,
-        handler: any FrameHandler
-    ) async {
-        let channel = connection.channel
-        let deadline = channel.eventLoop.scheduleTask(in: ConnectionSet.refusalTimeout) {
-            channel.close(promise: nil)
-        }
-        defer { deadline.cancel() }
-        guard let body = handler.busyAnswer(connectionLimit: limit) else {
-            try? await channel.close()
-            return
-        }
-        try? await connection.executeThenClose { inbound, _ in
-            // The answer, then a close of the output only, in this order on the channel itself
-            // (the async writer could let the close overtake the answer); then read until the
-            // peer closes (or the deadline). A TLS handler holds both the answer and the close
-            // until its handshake ends, where a full close would drop them; and a socket
-            // closed with the peer's request unread sends a reset, which can reach the peer
-            // before it reads its answer.
-            channel.writeAndFlush(ByteBuffer(bytes: body), promise: nil)
-            channel.close(mode: .output, promise: nil)
-            for try await _ in inbound {}
-        }
-    }
-
-    /// Serves one connection until it ends; returns why it ended (the close code).
-    private static func serve(
-        _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>,
-        handler: any FrameHandler,
-        connections: ConnectionSet,
-        record: ConnectionRecording?,
-        mailbox: ServerStepMailbox?,
-        logger: Logger
-    ) async -> String {
-        var logger = logger
-        let peer = connection.channel.remoteAddress
-        logger[metadataKey: "peer"] = "\(peer.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?")"
-        let peerKey = ServerStepMailbox.key(peer)
-        // Looked up at the first answer (the client opened it before sending) and kept.
-        var box: ServerStepMailbox.Box? = nil
-        var closeCode = "peer-closed"
-        do {
-            try await connection.executeThenClose { inbound, outbound in
-                for try await frame in inbound {
-                    // Shutdown drains the connections with a request under way; it closes the others.
-                    guard connections.startAnswer(connection.channel) else {
-                        closeCode = "shutdown"
-                        return
-                    }
-                    var timings = StepTimings()
-                    let answer = await handler.respond(to: Array(frame.readableBytesView), recorder: &timings)
-                    let group = answer.group ?? "-"
-                    // An error answer is counted whether it closes the connection (cx/1's, by its
-                    // reason's code) or not (msg/1's); the steps of one that keeps the
-                    // connection open (a wrong password's KDF run) are the server's work too.
-                    let errorCode = answer.closeReason.map { String($0.prefix { $0 != ":" }) } ?? answer.errorCode
-                    record?.record(
-                        answer.closeReason == nil ? timings : StepTimings(),
-                        group: group,
-                        error: errorCode
-                    )
-                    if box == nil { box = mailbox?.box(for: peerKey) }
-                    box?.deposit(timings)
-                    try await outbound.write(ByteBuffer(bytes: answer.body))
-                    let staysOpen = connections.endAnswer(connection.channel)
-                    if let reason = answer.closeReason {
-                        closeCode = errorCode ?? "answered-error"
-                        logger.warning(
-                            "closing the connection after an error answer",
-                            metadata: ["reason": "\(reason)"]
-                        )
-                        return
-                    }
-                    guard staysOpen else {
-                        closeCode = "shutdown"
-                        logger.debug("closing the connection after its answer: the server is shutting down")
-                        return
-                    }
-                }
-                logger.debug("the peer closed the connection")
-            }
-        } catch let error as LabError {
-            closeCode = error.code.description
-            logger.warning("closing the connection", metadata: ["reason": "\(error.code): \(error.message)"])
-        } catch let error as NIOSSLError {
-            closeCode = "tls"
-            logger.warning("closing the connection: TLS failed", metadata: ["reason": "\(error)"])
-        } catch let error as NIOSSLExtraError {
-            closeCode = "tls"
-            logger.warning("closing the connection: TLS failed", metadata: ["reason": "\(error)"])
-        } catch {
-            closeCode = "io"
-            logger.notice("the connection failed", metadata: ["reason": "\(error)"])
-        }
-        return closeCode
     }
 }

@@ -1,0 +1,196 @@
+public import Crypto
+import Foundation
+public import LabCore
+import LabWire
+
+/// One side of a chat: the user, the peer's name, and the chat key once known.
+public struct ChatSide: Sendable {
+    /// This side's user (logged in).
+    public var user: MessagingUser
+    /// The other participant.
+    public let peer: String
+    /// The chat key and its version, once opened or fetched.
+    public var key: (version: Int, key: SymmetricKey)?
+    /// The last message id seen.
+    public var lastSeen: Int64 = 0
+
+    /// A side of the chat between `user` and `peer`.
+    public init(user: MessagingUser, peer: String) {
+        self.user = user
+        self.peer = peer
+    }
+
+    /// Opens the chat: makes a fresh AES-256 key and stores it wrapped for both users.
+    public mutating func open<R: StepRecorder>(
+        _ client: MessagingClient,
+        peerKey: [UInt8]? = nil,
+        recorder: inout R
+    ) async throws -> Result<Void, MsgFailure> {
+        let token = try self.user.requireToken()
+        let theirKey = try await peerKey.asyncOr { try await self.peerKey(client, recorder: &recorder) }
+        let key = SymmetricKey(size: .bits256)
+        let context = MsgCrypto.chatKeyContext(users: (self.user.username, self.peer), version: 1)
+        let mine = try MsgCrypto.wrapChatKey(key, for: self.user.publicKey, context: context)
+        let theirs = try MsgCrypto.wrapChatKey(key, for: theirKey, context: context)
+        let peer = self.peer
+        let answer = try await client.call(
+            .openChat,
+            {
+                $0.set(MsgKey.token, string: token)
+                $0.set(MsgKey.with, string: peer)
+                $0.set(MsgKey.wrappedKeySelf, data: mine)
+                $0.set(MsgKey.wrappedKeyPeer, data: theirs)
+            },
+            recorder: &recorder
+        )
+        if case .success = answer { self.key = (1, key) }
+        return answer.map { _ in () }
+    }
+
+    /// The peer's public key.
+    public func peerKey<R: StepRecorder>(_ client: MessagingClient, recorder: inout R) async throws -> [UInt8] {
+        let token = try self.user.requireToken()
+        let peer = self.peer
+        let answer = try await client.call(
+            .peerKey,
+            {
+                $0.set(MsgKey.token, string: token)
+                $0.set(MsgKey.username, string: peer)
+            },
+            recorder: &recorder
+        ).orThrow()
+        return try answer.data(MsgKey.publicKey)
+    }
+
+    /// Encrypts and sends `text` (timed as `send`, encryption included).
+    public mutating func send<R: StepRecorder>(
+        _ text: [UInt8],
+        _ client: MessagingClient,
+        recorder: inout R
+    ) async throws -> Int64 {
+        let token = try self.user.requireToken()
+        guard let (version, key) = self.key else { throw LabError(.unsupported, "Open or fetch the chat first") }
+        let start = Stopwatch.now()
+        let ciphertext = try recorder.measure(.encrypt) {
+            try MsgCrypto.encrypt(text, key: key, sender: self.user.username)
+        }
+        let peer = self.peer
+        let answer = try await client.call(
+            .send,
+            {
+                $0.set(MsgKey.token, string: token)
+                $0.set(MsgKey.to, string: peer)
+                $0.set(MsgKey.ciphertext, data: ciphertext)
+                $0.set(MsgKey.keyVersion, integer: version)
+            },
+            recorder: &recorder
+        ).orThrow()
+        recorder.record(.send, nanoseconds: Stopwatch.now() &- start)
+        return Int64(try answer.integer(MsgKey.id))
+    }
+
+    /// Fetches the messages after `lastSeen` (or all, with `fromStart`) and decrypts them
+    /// with the chat key it unwraps (timed as `fetch`, decryption included).
+    public mutating func fetch<R: StepRecorder>(
+        _ client: MessagingClient,
+        fromStart: Bool = false,
+        recorder: inout R
+    ) async throws -> [(id: Int64, sender: String, text: [UInt8])] {
+        let token = try self.user.requireToken()
+        let start = Stopwatch.now()
+        let peer = self.peer
+        let after = fromStart ? 0 : self.lastSeen
+        let answer = try await client.call(
+            .fetch,
+            {
+                $0.set(MsgKey.token, string: token)
+                $0.set(MsgKey.with, string: peer)
+                $0.set(MsgKey.after, integer: Int(after))
+            },
+            recorder: &recorder
+        ).orThrow()
+        let version = try answer.integer(MsgKey.keyVersion)
+        if self.key?.version != version {
+            let context = MsgCrypto.chatKeyContext(users: (self.user.username, self.peer), version: version)
+            let key = try recorder.measure(.unwrap) {
+                try MsgCrypto.unwrapChatKey(
+                    try answer.data(MsgKey.wrappedKey),
+                    with: self.user.keyPair,
+                    context: context
+                )
+            }
+            self.key = (version, key)
+        }
+        let key = self.key!.key
+        let messages = try MessagePacking.unpack(try answer.data(MsgKey.messages))
+        var texts: [(Int64, String, [UInt8])] = []
+        texts.reserveCapacity(messages.count)
+        try recorder.measure(.decrypt) {
+            for message in messages {
+                guard message.keyVersion == version else {
+                    throw MsgVerdict(
+                        .decryptFailed,
+                        "Message \(message.id) is under key version \(message.keyVersion), the chat at \(version)"
+                    )
+                }
+                texts.append(
+                    (
+                        message.id, message.sender,
+                        try MsgCrypto.decrypt(message.ciphertext, key: key, sender: message.sender)
+                    )
+                )
+            }
+        }
+        if let last = messages.last { self.lastSeen = max(self.lastSeen, last.id) }
+        recorder.record(.fetch, nanoseconds: Stopwatch.now() &- start)
+        return texts
+    }
+
+    /// Re-encrypts the whole history under a fresh key and stores it in one request (timed
+    /// as `rekey`: fetch, decryption, encryption, wrapping and the server's transaction).
+    public mutating func rekey<R: StepRecorder>(
+        _ client: MessagingClient,
+        peerKey: [UInt8],
+        newKey: SymmetricKey = SymmetricKey(size: .bits256),
+        recorder: inout R
+    ) async throws -> Result<Int, MsgFailure> {
+        let token = try self.user.requireToken()
+        let start = Stopwatch.now()
+        var inner = NoStepRecorder()
+        let history = try await self.fetch(client, fromStart: true, recorder: &inner)
+        guard let (version, _) = self.key else { throw LabError(.unsupported, "Open the chat first") }
+        let key = newKey
+        let reencrypted = try recorder.measure(.encrypt) {
+            try history.map { (id: $0.id, ciphertext: try MsgCrypto.encrypt($0.text, key: key, sender: $0.sender)) }
+        }
+        let context = MsgCrypto.chatKeyContext(users: (self.user.username, self.peer), version: version + 1)
+        let (mine, theirs) = try recorder.measure(.wrap) {
+            (
+                try MsgCrypto.wrapChatKey(key, for: self.user.publicKey, context: context),
+                try MsgCrypto.wrapChatKey(key, for: peerKey, context: context)
+            )
+        }
+        let peer = self.peer
+        let answer = try await client.call(
+            .rekey,
+            {
+                $0.set(MsgKey.token, string: token)
+                $0.set(MsgKey.with, string: peer)
+                $0.set(MsgKey.keyVersion, integer: version)
+                $0.set(MsgKey.wrappedKeySelf, data: mine)
+                $0.set(MsgKey.wrappedKeyPeer, data: theirs)
+                $0.set(MsgKey.messages, data: MessagePacking.pack(reencrypted: reencrypted))
+            },
+            recorder: &recorder
+        )
+        switch answer {
+        case .success(let dictionary):
+            let next = try dictionary.integer(MsgKey.keyVersion)
+            self.key = (next, key)
+            recorder.record(.rekey, nanoseconds: Stopwatch.now() &- start)
+            return .success(next)
+        case .failure(let failure):
+            return .failure(failure)
+        }
+    }
+}
