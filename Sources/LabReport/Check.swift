@@ -111,6 +111,20 @@ public struct RegressionCheck: Sendable {
         shortStep: Double = 0.5,
         shortThreshold: Double = 0.25
     ) throws {
+        let baseline = try Self.pooled(baselines)
+        try Self.requireComparable(run: run, baseline: baseline)
+        self.threshold = threshold
+        self.shortStep = shortStep
+        self.shortThreshold = max(threshold, shortThreshold)
+        self.alpha = alpha
+        self.notes = Self.differences(run: run, baseline: baseline)
+        self.rows = []
+        if baselines.count > 1 { self.processSpread = Self.processSpread(baselines, pooled: baseline) }
+        self.compare(run: run, baseline: baseline)
+    }
+
+    /// The baselines' rounds as one baseline; throws if they came from different builds.
+    static func pooled(_ baselines: [RunResult]) throws -> RunResult {
         guard var baseline = baselines.first else {
             throw LabError(.invalidScenario, "`lab check` needs a baseline")
         }
@@ -120,12 +134,11 @@ public struct RegressionCheck: Sendable {
             }
             baseline.rounds += other.rounds
         }
-        self.threshold = threshold
-        self.shortStep = shortStep
-        self.shortThreshold = max(threshold, shortThreshold)
-        self.alpha = alpha
-        self.notes = []
-        self.rows = []
+        return baseline
+    }
+
+    /// Throws unless both have rounds and come from the same build configuration.
+    static func requireComparable(run: RunResult, baseline: RunResult) throws {
         for (name, result) in [("The baseline", baseline), ("The run", run)] where result.rounds.isEmpty {
             throw LabError(
                 .invalidScenario,
@@ -138,31 +151,45 @@ public struct RegressionCheck: Sendable {
                 "The baseline was measured by a \(baseline.metadata.build) build and the run by a \(run.metadata.build) build; their timings do not compare. Record the baseline with the same build configuration"
             )
         }
+    }
+
+    /// Notes on what differs between the two runs beyond their timings: the CPU, the scenario.
+    static func differences(run: RunResult, baseline: RunResult) -> [String] {
+        var notes: [String] = []
         if run.metadata.machine.cpu != baseline.metadata.machine.cpu {
-            self.notes.append(
+            notes.append(
                 "The baseline ran on \(baseline.metadata.machine.cpu), this run on \(run.metadata.machine.cpu): the calibration unit absorbs most of a CPU's speed, not all of it."
             )
         }
         if run.metadata.scenario != baseline.metadata.scenario {
-            self.notes.append(
+            notes.append(
                 "The baseline's scenario is '\(baseline.metadata.scenario)', the run's '\(run.metadata.scenario)'."
             )
         }
-        let runKeys = Self.keys(run.rounds)
-        let baseKeys = Self.keys(baseline.rounds)
-        if baselines.count > 1 {
-            for key in baseKeys {
-                for step in Self.steps(baseline.rounds, key) {
-                    let pooled = Self.median(baseline.rounds.compactMap { $0.calibrated(key, step) })
-                    let offsets = baselines.compactMap { process -> Double? in
-                        let values = process.rounds.compactMap { $0.calibrated(key, step) }
-                        guard values.count >= Self.minimumRounds, pooled > 0 else { return nil }
-                        return abs(log(Self.median(values) / pooled))
-                    }
-                    self.processSpread[key, default: [:]][step] = offsets.max() ?? 0
+        return notes
+    }
+
+    /// Each step's largest offset of one baseline process from the pooled median (log ratio).
+    static func processSpread(_ baselines: [RunResult], pooled baseline: RunResult) -> [GroupKey: [String: Double]] {
+        var spread: [GroupKey: [String: Double]] = [:]
+        for key in Self.keys(baseline.rounds) {
+            for step in Self.steps(baseline.rounds, key) {
+                let pooled = Self.median(baseline.rounds.compactMap { $0.calibrated(key, step) })
+                let offsets = baselines.compactMap { process -> Double? in
+                    let values = process.rounds.compactMap { $0.calibrated(key, step) }
+                    guard values.count >= Self.minimumRounds, pooled > 0 else { return nil }
+                    return abs(log(Self.median(values) / pooled))
                 }
+                spread[key, default: [:]][step] = offsets.max() ?? 0
             }
         }
+        return spread
+    }
+
+    /// A row per step both runs measured; a note for each group or step only one has.
+    private mutating func compare(run: RunResult, baseline: RunResult) {
+        let runKeys = Self.keys(run.rounds)
+        let baseKeys = Self.keys(baseline.rounds)
         var rows: [Row] = []
         for key in baseKeys {
             guard runKeys.contains(key) else {

@@ -115,6 +115,10 @@ public struct LoadSpec: Sendable, Decodable {
     public init() {}
 
     /// Decodes strictly; parameters of the other model are problems.
+    ///
+    /// Longer than the functions around it, on purpose: one line per key of the document,
+    /// in the order docs/scenarios.md lists them, each with the value it expects, so that
+    /// the decoder reads as the reference does.
     public init(from decoder: any Decoder) throws {
         let object = ScenarioObject(decoder, keys: Self.keys)
         let model: LoadModel? = object.optional("model", expected: "\"closed\", \"open\" or \"idle\"")

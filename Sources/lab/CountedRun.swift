@@ -69,48 +69,16 @@ enum CountedRun {
         try files.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? files.removeItem(at: scratch) }
 
-        let scenarioCopy = scratch.appendingPathComponent("scenario.json")
-        do {
-            try Data(contentsOf: URL(fileURLWithPath: scenario)).write(to: scenarioCopy)
-        } catch {
-            throw LabError(
-                .invalidScenario,
-                "Cannot copy the scenario '\(scenario)' for --counted",
-                cause: UnderlyingError(describing: error)
-            )
-        }
-        let arguments = ["run", scenarioCopy.path, "--counted", "--quiet"] + slowdowns.flatMap { ["--test-slowdown", $0] }
-
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        let stripped = scratch.appendingPathComponent("lab")
-        let strip = try Self.launch(objcopy, ["--strip-debug", executable.path, stripped.path])
-        guard strip == 0 else {
-            throw LabError(.unsupported, "objcopy --strip-debug \(executable.path) failed (exit \(strip))")
-        }
+        let (arguments, stripped) = try Self.prepare(scratch, scenario: scenario, slowdowns: slowdowns, objcopy: objcopy)
         let version = (try? Self.output(valgrind, ["--version"]))?.trimmingCharacters(in: .whitespacesAndNewlines)
-
         func child(_ flow: Int) throws -> (process: Process, results: URL) {
-            let name = String(format: "%03d", flow)
-            let output = scratch.appendingPathComponent("callgrind-\(name).out").path
-            let results = scratch.appendingPathComponent("flow-\(name)")
-            var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "TMPDIR": scratch.path]
-            environment[WorkCounter.outputVariable] = output
-            environment[Self.versionVariable] = version ?? "valgrind"
-            environment[Child.flowVariable] = name
-            environment[Child.directoryVariable] = results.path
-            environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
-            environment = StackPadding.padded(environment, arguments: [stripped.path] + arguments)
-            let process = try Self.start(
-                valgrind,
-                [
-                    "--tool=callgrind", "--quiet", "--instr-atstart=no", "--callgrind-out-file=\(output)",
-                    "--dump-line=yes", "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
-                    stripped.path,
-                ] + arguments,
-                environment: environment,
-                in: scratch
+            try Self.startChild(
+                flow: flow,
+                valgrind: (valgrind, version ?? "valgrind"),
+                lab: stripped,
+                arguments: arguments,
+                scratch: scratch
             )
-            return (process, results.appendingPathComponent("results.json"))
         }
 
         // Each process counts alike whatever runs beside it: as many at once as there are cores.
@@ -126,6 +94,68 @@ enum CountedRun {
             results += try started.map { try ResultsDocument.load(from: $0.results) }
         }
         return results
+    }
+
+    /// The children's command line (`run` of a copy of the scenario in `scratch`, counted,
+    /// with the slowdowns) and the lab they run: this executable with its debug information
+    /// stripped (Valgrind 3.19 cannot read DWARF 5).
+    static func prepare(
+        _ scratch: URL,
+        scenario: String,
+        slowdowns: [String],
+        objcopy: String
+    ) throws -> (arguments: [String], lab: URL) {
+        let scenarioCopy = scratch.appendingPathComponent("scenario.json")
+        do {
+            try Data(contentsOf: URL(fileURLWithPath: scenario)).write(to: scenarioCopy)
+        } catch {
+            throw LabError(
+                .invalidScenario,
+                "Cannot copy the scenario '\(scenario)' for --counted",
+                cause: UnderlyingError(describing: error)
+            )
+        }
+        let arguments = ["run", scenarioCopy.path, "--counted", "--quiet"] + slowdowns.flatMap { ["--test-slowdown", $0] }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let stripped = scratch.appendingPathComponent("lab")
+        let strip = try Self.launch(objcopy, ["--strip-debug", executable.path, stripped.path])
+        guard strip == 0 else {
+            throw LabError(.unsupported, "objcopy --strip-debug \(executable.path) failed (exit \(strip))")
+        }
+        return (arguments, stripped)
+    }
+
+    /// Starts the child that counts flow `flow` alone under callgrind, in `scratch`, with an
+    /// environment of its own (no variable of the caller's but `PATH`, a constant); returns
+    /// the process and where its results will be.
+    static func startChild(
+        flow: Int,
+        valgrind: (path: String, version: String),
+        lab: URL,
+        arguments: [String],
+        scratch: URL
+    ) throws -> (process: Process, results: URL) {
+        let name = String(format: "%03d", flow)
+        let output = scratch.appendingPathComponent("callgrind-\(name).out").path
+        let results = scratch.appendingPathComponent("flow-\(name)")
+        var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "TMPDIR": scratch.path]
+        environment[WorkCounter.outputVariable] = output
+        environment[Self.versionVariable] = valgrind.version
+        environment[Child.flowVariable] = name
+        environment[Child.directoryVariable] = results.path
+        environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
+        environment = StackPadding.padded(environment, arguments: [lab.path] + arguments)
+        let process = try Self.start(
+            valgrind.path,
+            [
+                "--tool=callgrind", "--quiet", "--instr-atstart=no", "--callgrind-out-file=\(output)",
+                "--dump-line=yes", "--dump-instr=no", "--compress-strings=no", "--compress-pos=no",
+                lab.path,
+            ] + arguments,
+            environment: environment,
+            in: scratch
+        )
+        return (process, results.appendingPathComponent("results.json"))
     }
 
     /// `name`'s path on `PATH`, if it is there.
