@@ -1,6 +1,6 @@
 public import Foundation
 public import LabCore
-import LabCrypto
+public import LabCrypto
 public import LabMessaging
 public import LabNIO
 public import LabResults
@@ -39,6 +39,11 @@ public struct SuiteChoice: Sendable, Hashable, CustomStringConvertible {
 
     /// As parsed: `id` or `id@bits`.
     public var description: String { self.rsaBits.map { "\(self.id)@\($0)" } ?? self.id }
+
+    /// The suite, made through `registry`.
+    public func make(_ registry: SuiteRegistry = BuiltInPlugins.suites) throws -> any Suite {
+        try registry.make(self.id, options: SuiteOptions(rsaBits: self.rsaBits))
+    }
 }
 
 /// msg/1's service as a server runs it.
@@ -202,9 +207,7 @@ public enum ServerAssembly {
         }
         guard !choices.isEmpty else { throw LabError(.invalidScenario, "The server offers no suite") }
         return try choices.map { choice in
-            var options = SuiteOptions()
-            if let bits = choice.rsaBits { options.rsaBits = bits }
-            let suite = try registry.make(choice.id, options: options)
+            let suite = try choice.make(registry)
             try SuiteRegistry.requireSupport(suite, by: provider, others: others)
             return suite
         }

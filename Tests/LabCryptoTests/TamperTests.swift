@@ -1,4 +1,5 @@
 import LabCore
+import LabPlugins
 import LabCrypto
 import LabTesting
 import LabWire

@@ -1,36 +1,20 @@
 public import LabCore
-public import LabCrypto
-import LabPlugins
+import LabCrypto
+public import LabPlugins
 
-/// A suite with its options, as test arguments name them: `classic@512`, `x25519`.
-public struct SuiteCase: Sendable, CustomStringConvertible, Hashable {
-    /// The suite id.
-    public var id: String
-    /// RSA size, for RSA suites.
-    public var rsaBits: Int?
+/// A suite with its options, as test arguments name them: `classic@512`, `x25519`
+/// (`lab serve --suites` parses the same).
+public typealias SuiteCase = SuiteChoice
 
-    /// A case.
-    public init(_ id: String, rsaBits: Int? = nil) {
-        self.id = id
-        self.rsaBits = rsaBits
-    }
-
-    /// The suite, made through the registry.
-    public func make() throws -> any Suite {
-        try BuiltInPlugins.suites.make(self.id, options: SuiteOptions(rsaBits: self.rsaBits))
-    }
-
-    /// `classic@512`.
-    public var description: String { self.rsaBits.map { "\(self.id)@\($0)" } ?? self.id }
-
+extension SuiteChoice {
     /// Every suite at its default size, plus the other classic sizes.
-    public static let all: [SuiteCase] = [
-        SuiteCase("classic", rsaBits: 512),
-        SuiteCase("classic", rsaBits: 1024),
-        SuiteCase("classic", rsaBits: 2048),
-        SuiteCase("rsa-modern", rsaBits: 2048),
-        SuiteCase("x25519"),
-        SuiteCase("pq"),
+    public static let all: [SuiteChoice] = [
+        SuiteChoice("classic", rsaBits: 512),
+        SuiteChoice("classic", rsaBits: 1024),
+        SuiteChoice("classic", rsaBits: 2048),
+        SuiteChoice("rsa-modern", rsaBits: 2048),
+        SuiteChoice("x25519"),
+        SuiteChoice("pq"),
     ]
 }
 
