@@ -58,25 +58,13 @@ public enum RunMerge {
         // Each run against one server fetched the server's work during its own window, which
         // holds every other run's requests too: merged, they would count them twice or more.
         let dropServer = runs.count > 1 && runs.contains { $0.groups.contains(where: \.isServerSide) }
-        var groups: [GroupKey: GroupResult] = [:]
-        for run in runs {
-            for group in run.groups where !(group.isServerSide && dropServer) {
-                if groups[group.key] == nil {
-                    groups[group.key] = group
-                } else {
-                    groups[group.key]!.merge(group)
-                }
-            }
-        }
+        let groups = Self.groups(runs, dropServer: dropServer)
         if dropServer {
             notes.append(
                 "The server groups are left out: each run's covers the whole server during its window, other runs' requests included. `lab serve --report` gives the server's totals."
             )
         }
         let (windows, union) = Self.measuredWindows(runs)
-        let starts = runs.map { $0.metadata.startedAt.timeIntervalSince1970 }
-        let ends = windows.map(\.end)
-        func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, seconds * 1e9).rounded()) }
         let hosts = runs.map(\.metadata.machine.hostname).reduce(into: [String]()) { hosts, host in
             if !hosts.contains(host) { hosts.append(host) }
         }
@@ -87,18 +75,7 @@ public enum RunMerge {
         metadata.serverSide = dropServer ? nil : first.metadata.serverSide
         metadata.measuredFrom = windows.first.map { Date(timeIntervalSince1970: $0.start) }
         metadata.description = Self.description(first.metadata.description, runs: runs.count, shards: shards, hosts: hosts)
-        let planned = runs.map(\.plannedIterations)
-        var result = RunResult(
-            metadata: metadata,
-            scenarioText: first.scenarioText,
-            groups: Array(groups.values),
-            measuredNanoseconds: nanoseconds(union),
-            totalNanoseconds: nanoseconds(ends.max()! - starts.min()!),
-            plannedIterations: planned.contains(nil) ? nil : planned.reduce(0) { $0 + $1! },
-            completedIterations: runs.reduce(0) { $0 + $1.completedIterations },
-            warmupIterations: runs.reduce(0) { $0 + $1.warmupIterations },
-            stoppedByDeadline: runs.contains(where: \.stoppedByDeadline)
-        )
+        var result = Self.result(runs, metadata: metadata, groups: groups, measured: union, ends: windows.map(\.end))
         // Every shard's calibration samples, if all ran on one machine; rounds do not merge
         // (each shard met at its own barriers).
         let calibrations = runs.compactMap(\.calibration)
@@ -115,6 +92,47 @@ public enum RunMerge {
             notes.append("The memory block is left out: not every run measured its heap.")
         }
         return Merged(result: result, notes: notes)
+    }
+
+    /// Every run's groups, those of one key merged into one; the server's groups left out
+    /// when `dropServer`.
+    private static func groups(_ runs: [RunResult], dropServer: Bool) -> [GroupKey: GroupResult] {
+        var groups: [GroupKey: GroupResult] = [:]
+        for run in runs {
+            for group in run.groups where !(group.isServerSide && dropServer) {
+                if groups[group.key] == nil {
+                    groups[group.key] = group
+                } else {
+                    groups[group.key]!.merge(group)
+                }
+            }
+        }
+        return groups
+    }
+
+    /// The merged result's figures: the measured time is the union of the runs' windows, the
+    /// total from the first start to the last end; iterations and clients add up.
+    private static func result(
+        _ runs: [RunResult],
+        metadata: RunMetadata,
+        groups: [GroupKey: GroupResult],
+        measured union: Double,
+        ends: [Double]
+    ) -> RunResult {
+        let starts = runs.map { $0.metadata.startedAt.timeIntervalSince1970 }
+        func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, seconds * 1e9).rounded()) }
+        let planned = runs.map(\.plannedIterations)
+        return RunResult(
+            metadata: metadata,
+            scenarioText: runs[0].scenarioText,
+            groups: Array(groups.values),
+            measuredNanoseconds: nanoseconds(union),
+            totalNanoseconds: nanoseconds(ends.max()! - starts.min()!),
+            plannedIterations: planned.contains(nil) ? nil : planned.reduce(0) { $0 + $1! },
+            completedIterations: runs.reduce(0) { $0 + $1.completedIterations },
+            warmupIterations: runs.reduce(0) { $0 + $1.warmupIterations },
+            stoppedByDeadline: runs.contains(where: \.stoppedByDeadline)
+        )
     }
 
     /// The first run's description, and where the merge comes from.
