@@ -159,19 +159,25 @@ extension SocketServer {
                 }
                 logger.debug("the peer closed the connection")
             }
-        } catch let error as LabError {
-            closeCode = error.code.description
-            logger.warning("closing the connection", metadata: ["reason": "\(error.code): \(error.message)"])
-        } catch let error as NIOSSLError {
-            closeCode = "tls"
-            logger.warning("closing the connection: TLS failed", metadata: ["reason": "\(error)"])
-        } catch let error as NIOSSLExtraError {
-            closeCode = "tls"
-            logger.warning("closing the connection: TLS failed", metadata: ["reason": "\(error)"])
         } catch {
-            closeCode = "io"
-            logger.notice("the connection failed", metadata: ["reason": "\(error)"])
+            closeCode = Self.closeCode(for: error, logger: logger)
         }
         return closeCode
+    }
+
+    /// The close code of a connection that ended with `error` (the frame codec's `LabError`s
+    /// by their code, TLS failures as `tls`, anything else as `io`), logged with its reason.
+    static func closeCode(for error: any Error, logger: Logger) -> String {
+        switch error {
+        case let error as LabError:
+            logger.warning("closing the connection", metadata: ["reason": "\(error.code): \(error.message)"])
+            return error.code.description
+        case is NIOSSLError, is NIOSSLExtraError:
+            logger.warning("closing the connection: TLS failed", metadata: ["reason": "\(error)"])
+            return "tls"
+        default:
+            logger.notice("the connection failed", metadata: ["reason": "\(error)"])
+            return "io"
+        }
     }
 }
