@@ -12,6 +12,8 @@ public struct TLSTransport: Transport {
     public static let name = "tls"
     /// Crosses a socket.
     public static let usesNetwork = true
+    /// Runs TLS.
+    public static let usesTLS = true
 
     /// The plain transport underneath.
     public let base: TCPTransport

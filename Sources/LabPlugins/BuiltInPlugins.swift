@@ -27,13 +27,16 @@ public enum BuiltInPlugins {
     /// `csv`, `markdown`, `json`.
     public static let reporters = ReporterRegistry.builtIn
 
-    /// Every registry, as `lab run` uses them.
+    /// Every registry, as `lab run` uses them. The calibration yardstick runs on OpenSSL
+    /// where it loads: the system's optimised library, the same in a debug and a release
+    /// build of the lab, so calibrated figures compare across builds (docs/performance.md).
     public static let catalog = PluginCatalog(
         providers: providers,
         flows: flows,
         transports: transports,
         reporters: reporters,
-        discovery: DNSSDDiscovery()
+        discovery: DNSSDDiscovery(),
+        calibrationProviders: [OpenSSLProvider.name]
     )
 
     /// Everything, as the runner takes it.
@@ -55,14 +58,16 @@ public struct PluginCatalog: Sendable {
         flows: FlowRegistry,
         transports: TransportRegistry,
         reporters: ReporterRegistry,
-        discovery: (any Discovery)? = nil
+        discovery: (any Discovery)? = nil,
+        calibrationProviders: [String] = []
     ) {
         self.plugins = Plugins(
             providers: providers,
             flows: flows,
             transports: transports,
             reporters: reporters.names,
-            discovery: discovery
+            discovery: discovery,
+            calibrationProviders: calibrationProviders
         )
         self.reporters = reporters
     }

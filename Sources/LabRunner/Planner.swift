@@ -155,7 +155,7 @@ struct Planner {
     /// transport's, the flow's, and in the open model each exchange's service time.
     func steps(of planned: [PlannedFlow]) -> [String: [Step]] {
         let spec = self.scenario.server
-        let usesNetwork = self.plugins.transports.types.first { $0.name == spec.transport }?.usesNetwork ?? false
+        let usesNetwork = self.plugins.transports.type(named: spec.transport)?.usesNetwork ?? false
         let transportSteps: [Step] = (spec.discover != nil ? [.discover] : []) + (usesNetwork ? [.connect] : [])
         var steps: [String: [Step]] = [:]
         for flow in planned {

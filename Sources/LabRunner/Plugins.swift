@@ -12,6 +12,9 @@ public struct Plugins: Sendable {
     public var reporters: [String]
     /// How `"discover"` finds a server, if the build has a way.
     public var discovery: (any Discovery)?
+    /// The providers the calibration yardstick runs on, in order of preference, before every
+    /// other registered one (`Calibrator`); the lab's own choice is in `BuiltInPlugins`.
+    public var calibrationProviders: [String]
 
     /// A plugin set.
     public init(
@@ -19,12 +22,14 @@ public struct Plugins: Sendable {
         flows: FlowRegistry,
         transports: TransportRegistry,
         reporters: [String],
-        discovery: (any Discovery)? = nil
+        discovery: (any Discovery)? = nil,
+        calibrationProviders: [String] = []
     ) {
         self.providers = providers
         self.flows = flows
         self.transports = transports
         self.reporters = reporters
         self.discovery = discovery
+        self.calibrationProviders = calibrationProviders
     }
 }

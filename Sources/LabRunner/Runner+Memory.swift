@@ -35,7 +35,7 @@ extension Runner {
     /// connection when the lab runs a socket server itself, and a margin for everything else
     /// (libraries, listeners, the report files, the statistics requests).
     static func openFilesNeeded(_ plan: Plan, clients: Int, remote: Bool) -> UInt64 {
-        guard plan.scenario.server.transport != "in-process" else { return 0 }
+        guard plan.plugins.transports.type(named: plan.scenario.server.transport)?.usesNetwork == true else { return 0 }
         let connections = UInt64(clients) * UInt64(max(1, plan.flows.count))
         return connections * (remote ? 1 : 2) + OpenFileLimit.margin
     }

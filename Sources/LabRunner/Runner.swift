@@ -110,11 +110,12 @@ public struct Runner: Sendable {
         )
     }
 
-    /// The calibrator of this run: on the OpenSSL provider where the lab has one, else on
-    /// the first provider; nil (and no calibration) if neither loads.
+    /// The calibrator of this run: on the first of the plugins' calibration providers that
+    /// loads (the lab's: OpenSSL), else on the first registered provider that does; nil (and
+    /// no calibration) if none loads.
     func calibrator() -> Calibrator? {
         let registry = self.plan.plugins.providers
-        for name in ["openssl"] + registry.names {
+        for name in self.plan.plugins.calibrationProviders + registry.names {
             guard registry.names.contains(name), let provider = try? registry.make(name) else { continue }
             if let calibrator = try? Calibrator(provider) { return calibrator }
         }

@@ -72,14 +72,15 @@ public enum ScenarioValidator {
     /// What `"server"` asks that the transports, the discovery or the other fields rule out.
     private static func serverProblems(_ server: ServerSpec, flowCount: Int, plugins: Plugins) -> [ScenarioProblem] {
         var problems: [ScenarioProblem] = []
-        let transport = plugins.transports.types.first { $0.name == server.transport }
+        let transport = plugins.transports.type(named: server.transport)
         let remotePath = server.address != nil ? "$.server.address" : "$.server.discover"
         if let transport, !server.startsServer, !transport.usesNetwork {
+            let network = plugins.transports.types.filter { $0.usesNetwork }.map { $0.name }
             problems.append(
                 ScenarioProblem(
                     path: remotePath,
                     message:
-                        "the '\(server.transport)' transport cannot reach a server elsewhere; set server.transport to tcp or tls"
+                        "the '\(server.transport)' transport cannot reach a server elsewhere; set server.transport to \(network.joined(separator: " or "))"
                 )
             )
         }
@@ -88,16 +89,18 @@ public enum ScenarioValidator {
                 ScenarioProblem(path: "$.server.discover", message: "this build of the lab has no DNS-SD discovery")
             )
         }
-        if server.tls != TLSSpec(), server.transport != "tls" {
+        let usesTLS = transport?.usesTLS ?? false
+        if server.tls != TLSSpec(), !usesTLS {
+            let tlsTransports = plugins.transports.types.filter { $0.usesTLS }.map { $0.name }
             problems.append(
                 ScenarioProblem(
                     path: "$.server.tls",
                     message:
-                        "only the tls transport uses certificates and pins; server.transport is '\(server.transport)'"
+                        "only the \(tlsTransports.joined(separator: " or ")) transport uses certificates and pins; server.transport is '\(server.transport)'"
                 )
             )
         }
-        if !server.startsServer, server.transport == "tls" {
+        if !server.startsServer, usesTLS {
             if server.tls.pin == nil {
                 problems.append(
                     ScenarioProblem(

@@ -75,3 +75,53 @@ enum TestPlugins {
         #expect(error.message.contains("no reporter named 'tally'"), "\(error.message)")
     }
 }
+
+/// A test-only transport that says it runs TLS over the network: what the scenario's `tls`
+/// settings need is asked of the transport's type, not of the name `tls`.
+struct SecureTestTransport: Transport {
+    static let name = "secure-test"
+    static let usesNetwork = true
+    static let usesTLS = true
+
+    init(options: TransportOptions) throws {}
+
+    func serve(_ handler: any FrameHandler) async throws -> any TransportEndpoint {
+        throw LabError(.unsupported, "secure-test serves nothing")
+    }
+}
+
+@Suite(.tier(.unit)) struct TransportTraitTests {
+    static let catalog = BuiltInPlugins.catalog.adding(transport: SecureTestTransport.self)
+
+    func problems(_ server: String) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("traits-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("scenario.json")
+        try """
+        { "name": "traits", "server": \(server), "flows": [ { "flow": "cx", "suite": "x25519" } ] }
+        """.write(to: file, atomically: true, encoding: .utf8)
+        do {
+            _ = try Self.catalog.plan(file: file.path)
+            return ""
+        } catch let error as LabError {
+            return error.message
+        }
+    }
+
+    @Test("a transport's own type says whether it takes TLS settings, whatever its name")
+    func tlsSettingsFollowTheType() throws {
+        // Reaching a server elsewhere over a TLS transport needs a pin, as with `tls`.
+        let unpinned = try self.problems(#"{ "transport": "secure-test", "address": "127.0.0.1:4433" }"#)
+        #expect(unpinned.contains("$.server.tls.pin"), "\(unpinned)")
+        let pinned = try self.problems(
+            #"{ "transport": "secure-test", "address": "127.0.0.1:4433", "tls": { "pin": { "spkiSHA256": "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=" } } }"#
+        )
+        #expect(!pinned.contains("$.server.tls"), "\(pinned)")
+        // A transport without TLS refuses them, naming every transport that has it.
+        let plain = try self.problems(
+            #"{ "transport": "tcp", "address": "127.0.0.1:4433", "tls": { "pin": { "spkiSHA256": "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=" } } }"#
+        )
+        #expect(plain.contains("only the tls or secure-test transport uses certificates and pins"), "\(plain)")
+    }
+}

@@ -8,6 +8,9 @@ public protocol Transport: Sendable {
     static var name: String { get }
     /// Whether the transport crosses a socket, so that a server elsewhere can be reached.
     static var usesNetwork: Bool { get }
+    /// Whether the transport runs TLS, and so takes the scenario's certificates and pins
+    /// (`TransportOptions.tls`).
+    static var usesTLS: Bool { get }
     /// Makes the transport with the scenario's server settings.
     init(options: TransportOptions) throws
     /// Starts serving `handler`; clients connect through the returned endpoint.
@@ -19,6 +22,9 @@ public protocol Transport: Sendable {
 extension Transport {
     /// In-memory by default.
     public static var usesNetwork: Bool { false }
+
+    /// Without TLS by default.
+    public static var usesTLS: Bool { false }
 
     /// Refuses: only network transports reach other servers.
     public func remote(host: String, port: Int) async throws -> any TransportEndpoint {
@@ -172,6 +178,11 @@ public struct TransportRegistry: Sendable {
 
     /// The registered names, in order.
     public var names: [String] { self.types.map { $0.name } }
+
+    /// The transport type called `name`, if one is registered.
+    public func type(named name: String) -> (any Transport.Type)? {
+        self.types.first { $0.name == name }
+    }
 
     /// Makes the transport called `name`.
     public func make(_ name: String, options: TransportOptions) throws -> any Transport {
