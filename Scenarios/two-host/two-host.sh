@@ -9,8 +9,7 @@
 #   2. host B: `lab run two-host.json`, which finds lab-a by DNS-SD across the veth link;
 #   3. host B alone: `lab serve` on 127.0.0.1 and `lab run single-host.json` against it (the
 #      same load with a static address: the single-host baseline);
-#   4. `lab compare single-host/results.json two-host/results.json` (skipped with a message
-#      while this lab has no compare command).
+#   4. `lab compare single-host/results.json two-host/results.json`.
 # Everything the run made (processes, namespaces, the veth pair, mounts, temp dirs) is torn
 # down on exit, on error, on SIGINT/SIGTERM/SIGHUP, and when the reader of its output goes away.
 #
@@ -535,20 +534,13 @@ say "single-host run done in $d_single s; server B $stopped"
 # The comparison: baseline first, then the candidate.
 # ---------------------------------------------------------------------------------------------
 t_compare=$EPOCHREALTIME
-compare_note=""
-if "$lab" compare --help 2>/dev/null | grep -q 'lab compare'; then
-  "$lab" compare "$out/single-host/results.json" "$out/two-host/results.json" \
-    --out "$out/comparison" --label single-host --label two-host \
-    </dev/null >"$work/compare.out" 2>"$work/compare.err" ||
-    { show_log "$work/compare.err"; die "lab compare failed"; }
-  sed 's/^/    /' "$work/compare.out"
-  compare_note="comparison/comparison.md"
-else
-  echo "two-host: skipping the comparison: this lab has no 'compare' command yet ($lab)" >&2
-  compare_note="(no comparison: lab compare is missing)"
-fi
+"$lab" compare "$out/single-host/results.json" "$out/two-host/results.json" \
+  --out "$out/comparison" --label single-host --label two-host \
+  </dev/null >"$work/compare.out" 2>"$work/compare.err" ||
+  { show_log "$work/compare.err"; die "lab compare failed"; }
+sed 's/^/    /' "$work/compare.out"
 
 say "reports in $out"
-say "  two-host/report.md  single-host/report.md  server-a/  server-single-host/  $compare_note"
+say "  two-host/report.md  single-host/report.md  server-a/  server-single-host/  comparison/comparison.md"
 failed=0
 say "done in $(elapsed "$started") s (hosts up $d_hosts s, two-host $d_two s, single-host $d_single s, compare $(elapsed "$t_compare") s)"
