@@ -37,7 +37,8 @@ Options:
   -h, --help     this help
 
 Needs: ip (iproute2), unshare and nsenter (util-linux), dbus-daemon and dbus-send (dbus),
-avahi-daemon; tc for --delay/--rate.
+avahi-daemon, python3 (to read the baseline's port from single-host.json); tc for
+--delay/--rate.
 EOF
 }
 
@@ -197,11 +198,11 @@ done
 
 [ "$(id -u)" -eq 0 ] || die "run me as root: I create network namespaces and mount tmpfs"
 missing=()
-for tool in ip unshare nsenter mountpoint dbus-daemon dbus-send avahi-daemon timeout awk; do
+for tool in ip unshare nsenter mountpoint dbus-daemon dbus-send avahi-daemon timeout awk python3; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ -n "$delay$rate" ] && ! command -v tc >/dev/null; then missing+=(tc); fi
-((${#missing[@]} == 0)) || die "missing: ${missing[*]} (Debian: iproute2, util-linux, dbus, avahi-daemon)"
+((${#missing[@]} == 0)) || die "missing: ${missing[*]} (Debian: iproute2, util-linux, dbus, avahi-daemon, python3)"
 
 if [ -z "$lab" ]; then
   lab="$repo/.build/release/lab"
@@ -214,8 +215,12 @@ for file in "$two_host_scenario" "$single_host_scenario"; do
   [ -r "$file" ] || die "missing scenario file $file"
 done
 # The baseline's server listens where single-host.json says (inside host B, so it is free).
-baseline_port=$(grep -o '"address": *"127\.0\.0\.1:[0-9]*"' "$single_host_scenario" | grep -o '[0-9]*"$' | tr -d '"')
-[ -n "$baseline_port" ] || die "$single_host_scenario has no \"address\": \"127.0.0.1:PORT\""
+baseline_port=$(python3 -c '
+import json, sys
+host, _, port = json.load(open(sys.argv[1]))["server"].get("address", "").rpartition(":")
+print(port if host == "127.0.0.1" and port.isdigit() else "")
+' "$single_host_scenario") || baseline_port=""
+[ -n "$baseline_port" ] || die "$single_host_scenario has no server \"address\": \"127.0.0.1:PORT\""
 
 [ -n "$out" ] || out="$repo/Reports/two-host/$(date -u +%Y-%m-%dT%H%M%SZ)"
 mkdir -p "$out"
