@@ -89,7 +89,32 @@ public enum ScenarioValidator {
                 ScenarioProblem(path: "$.server.discover", message: "this build of the lab has no DNS-SD discovery")
             )
         }
-        let usesTLS = transport?.usesTLS ?? false
+        problems += Self.tlsProblems(server, usesTLS: transport?.usesTLS ?? false, plugins: plugins)
+        if !server.startsServer, server.listen != ServerSpec().listen {
+            problems.append(
+                ScenarioProblem(
+                    path: "$.server.listen",
+                    message: "the lab starts no server when it is given '\(remotePath.dropFirst(9))'"
+                )
+            )
+        }
+        if server.startsServer, server.listen.port != 0, flowCount > 1 {
+            problems.append(
+                ScenarioProblem(
+                    path: "$.server.listen",
+                    message:
+                        "each flow entry gets its own listener, so \(flowCount) entries cannot share port \(server.listen.port); use port 0"
+                )
+            )
+        }
+        return problems
+    }
+
+    /// What `"server"."tls"` asks that the transport rules out: TLS settings for a transport
+    /// without TLS; for a TLS client of a server elsewhere, a missing pin or a certificate to
+    /// present.
+    private static func tlsProblems(_ server: ServerSpec, usesTLS: Bool, plugins: Plugins) -> [ScenarioProblem] {
+        var problems: [ScenarioProblem] = []
         if server.tls != TLSSpec(), !usesTLS {
             let tlsTransports = plugins.transports.types.filter { $0.usesTLS }.map { $0.name }
             problems.append(
@@ -119,23 +144,6 @@ public enum ScenarioValidator {
                     )
                 )
             }
-        }
-        if !server.startsServer, server.listen != ServerSpec().listen {
-            problems.append(
-                ScenarioProblem(
-                    path: "$.server.listen",
-                    message: "the lab starts no server when it is given '\(remotePath.dropFirst(9))'"
-                )
-            )
-        }
-        if server.startsServer, server.listen.port != 0, flowCount > 1 {
-            problems.append(
-                ScenarioProblem(
-                    path: "$.server.listen",
-                    message:
-                        "each flow entry gets its own listener, so \(flowCount) entries cannot share port \(server.listen.port); use port 0"
-                )
-            )
         }
         return problems
     }
