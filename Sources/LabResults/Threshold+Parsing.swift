@@ -13,19 +13,16 @@ extension Threshold {
         var rest = Substring(metric)
         // `outcomes.<name>` is every flow's, unless a flow is labelled `outcomes` (then it is that flow's metric).
         if rest == "efficiency", flows["efficiency"] == nil {
-            return Self.parseEfficiency(metric: metric, condition: condition)
+            return Self.parseEfficiency(Target(metric: metric, condition: condition, flow: nil, filters: [:]))
         }
         if rest.hasPrefix(Self.outcomesPrefix + "."), flows[Self.outcomesPrefix] == nil {
             return Self.parseOutcome(
                 rest.dropFirst(Self.outcomesPrefix.count + 1),
-                metric: metric,
-                condition: condition,
-                flow: nil,
-                filters: [:]
+                Target(metric: metric, condition: condition, flow: nil, filters: [:])
             )
         }
         if rest == "errors" {
-            return Self.parseErrors(metric: metric, condition: condition, flow: nil, filters: [:])
+            return Self.parseErrors(Target(metric: metric, condition: condition, flow: nil, filters: [:]))
         }
         let label = rest.prefix { $0 != "." && $0 != "{" }
         rest = rest.dropFirst(label.count)
@@ -54,26 +51,21 @@ extension Threshold {
             )
         }
         rest = rest.dropFirst()
-        let flow = String(label)
+        let target = Target(metric: metric, condition: condition, flow: String(label), filters: filters)
         // `<flow>.outcomes.<name>`, unless the flow has a step of that name.
         if rest.hasPrefix(Self.outcomesPrefix + "."), !steps.contains(where: { rest.hasPrefix($0.name + ".") }) {
-            return Self.parseOutcome(
-                rest.dropFirst(Self.outcomesPrefix.count + 1),
-                metric: metric,
-                condition: condition,
-                flow: flow,
-                filters: filters
-            )
+            return Self.parseOutcome(rest.dropFirst(Self.outcomesPrefix.count + 1), target)
         }
         if rest == "errors" {
-            return Self.parseErrors(metric: metric, condition: condition, flow: flow, filters: filters)
+            return Self.parseErrors(target)
         }
-        return Self.parseStep(rest, of: flow, steps: steps, metric: metric, condition: condition, filters: filters)
+        return Self.parseStep(rest, steps: steps, target)
     }
 
     /// `efficiency`, against a share such as `>= 90%`.
-    private static func parseEfficiency(metric: String, condition: String) -> Result<Threshold, ThresholdProblem> {
-        Self.parseCondition(condition).flatMap { comparison, number, unit in
+    private static func parseEfficiency(_ target: Target) -> Result<Threshold, ThresholdProblem> {
+        let condition = target.condition
+        return Self.parseCondition(condition).flatMap { comparison, number, unit in
             guard unit == "%" else {
                 return .failure(
                     ThresholdProblem(
@@ -82,17 +74,7 @@ extension Threshold {
                     )
                 )
             }
-            return .success(
-                Threshold(
-                    metric: metric,
-                    condition: condition,
-                    flow: nil,
-                    filters: [:],
-                    measure: .efficiency,
-                    comparison: comparison,
-                    bound: number / 100
-                )
-            )
+            return .success(target.threshold(.efficiency, comparison, bound: number / 100))
         }
     }
 
@@ -122,14 +104,8 @@ extension Threshold {
     }
 
     /// `<step>.<stat>` of `flow`, whose steps are `steps`.
-    private static func parseStep(
-        _ rest: Substring,
-        of flow: String,
-        steps: [Step],
-        metric: String,
-        condition: String,
-        filters: [String: String]
-    ) -> Result<Threshold, ThresholdProblem> {
+    private static func parseStep(_ rest: Substring, steps: [Step], _ target: Target) -> Result<Threshold, ThresholdProblem> {
+        let flow = target.flow ?? ""
         guard
             let stat = Stat.allCases.sorted(by: { $0.rawValue.count > $1.rawValue.count }).first(where: {
                 rest.hasSuffix("." + $0.rawValue)
@@ -148,29 +124,17 @@ extension Threshold {
                 )
             )
         }
-        return Self.parseCondition(condition).flatMap { comparison, number, unit in
+        return Self.parseCondition(target.condition).flatMap { comparison, number, unit in
             Self.bound(number, unit: unit, stat: stat).map {
-                Threshold(
-                    metric: metric,
-                    condition: condition,
-                    flow: flow,
-                    filters: filters,
-                    measure: .step(Step(stepName), stat),
-                    comparison: comparison,
-                    bound: $0
-                )
+                target.threshold(.step(Step(stepName), stat), comparison, bound: $0)
             }
         }
     }
 
     /// `errors` or `<flow>.errors`, against a count (`== 0`) or a share (`< 1%`).
-    private static func parseErrors(
-        metric: String,
-        condition: String,
-        flow: String?,
-        filters: [String: String]
-    ) -> Result<Threshold, ThresholdProblem> {
-        Self.parseCondition(condition).flatMap { comparison, number, unit in
+    private static func parseErrors(_ target: Target) -> Result<Threshold, ThresholdProblem> {
+        let condition = target.condition
+        return Self.parseCondition(condition).flatMap { comparison, number, unit in
             guard unit == "" || unit == "%" else {
                 return .failure(
                     ThresholdProblem(
@@ -180,15 +144,7 @@ extension Threshold {
                 )
             }
             return .success(
-                Threshold(
-                    metric: metric,
-                    condition: condition,
-                    flow: flow,
-                    filters: filters,
-                    measure: .errors(percent: unit == "%"),
-                    comparison: comparison,
-                    bound: unit == "%" ? number / 100 : number
-                )
+                target.threshold(.errors(percent: unit == "%"), comparison, bound: unit == "%" ? number / 100 : number)
             )
         }
     }
@@ -204,13 +160,7 @@ extension Threshold {
     }
 
     /// The rest of an outcome metric: `name` (after `outcomes.`) and a plain count as the condition.
-    private static func parseOutcome(
-        _ name: Substring,
-        metric: String,
-        condition: String,
-        flow: String?,
-        filters: [String: String]
-    ) -> Result<Threshold, ThresholdProblem> {
+    private static func parseOutcome(_ name: Substring, _ target: Target) -> Result<Threshold, ThresholdProblem> {
         guard Self.isValidOutcomeName(name) else {
             return .failure(
                 ThresholdProblem(
@@ -219,7 +169,7 @@ extension Threshold {
                 )
             )
         }
-        return Self.parseCondition(condition).flatMap { comparison, number, unit in
+        return Self.parseCondition(target.condition).flatMap { comparison, number, unit in
             guard unit.isEmpty else {
                 return .failure(
                     ThresholdProblem(
@@ -228,17 +178,7 @@ extension Threshold {
                     )
                 )
             }
-            return .success(
-                Threshold(
-                    metric: metric,
-                    condition: condition,
-                    flow: flow,
-                    filters: filters,
-                    measure: .outcome(String(name)),
-                    comparison: comparison,
-                    bound: number
-                )
-            )
+            return .success(target.threshold(.outcome(String(name)), comparison, bound: number))
         }
     }
 
@@ -284,5 +224,27 @@ extension Threshold {
                 "expected a plain number for '\(stat.rawValue)'\(stat == .ops ? " (or \"/s\")" : ""), found unit '\(unit)'"
             )
         )
+    }
+
+    /// What a threshold's parts share once its metric names them: the text as written, the
+    /// flow it is about (nil: every flow) and its filters.
+    private struct Target {
+        let metric: String
+        let condition: String
+        let flow: String?
+        let filters: [String: String]
+
+        /// The threshold on `measure`.
+        func threshold(_ measure: Measure, _ comparison: Comparison, bound: Double) -> Threshold {
+            Threshold(
+                metric: self.metric,
+                condition: self.condition,
+                flow: self.flow,
+                filters: self.filters,
+                measure: measure,
+                comparison: comparison,
+                bound: bound
+            )
+        }
     }
 }
