@@ -157,7 +157,7 @@ int c_lab_callgrind_read(const char *base, uint64_t dump, c_lab_counts *total) {
 // tracepoints for the local timer (the scheduler's tick), device interrupts, softirqs and
 // inter-processor interrupts. No PMU is needed. This kernel charges an interrupt's time to
 // the thread it interrupted (no IRQ time accounting), so a step that took one ran longer
-// than its own work, by 5 to 50 µs on this VM, with no context switch to show it. The
+// than its own work, with no context switch to show it. The
 // tracepoints need root (tracefs, perf_event_paranoid); without them the CPU time comes
 // from the thread's CPU clock and interrupts are not counted.
 static const char *const c_lab_interrupt_events[] = {
