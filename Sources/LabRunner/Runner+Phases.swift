@@ -54,9 +54,10 @@ extension Runner {
         let last: CalibrationSample?
         let roundSamples: [Int: CalibrationSample]
 
-        /// The first sample, those between rounds, then the last.
-        func calibrationSamples(_ inner: [CalibrationSample]) -> [CalibrationSample] {
-            [self.first].compactMap { $0 } + inner + [self.last].compactMap { $0 }
+        /// The first sample, those between rounds in round order, then the last.
+        var calibrationSamples: [CalibrationSample] {
+            let inner = self.roundSamples.sorted { $0.key < $1.key }.map(\.value)
+            return [self.first].compactMap { $0 } + inner + [self.last].compactMap { $0 }
         }
     }
 

@@ -84,8 +84,7 @@ public struct Runner: Sendable {
             serverSide: serverSide
         )
         if let calibrator = measured.calibrator {
-            let inner = measured.roundSamples.sorted { $0.key < $1.key }.map(\.value)
-            result.calibration = Calibration(provider: calibrator.provider, samples: measured.calibrationSamples(inner))
+            result.calibration = Calibration(provider: calibrator.provider, samples: measured.calibrationSamples)
         }
         result.rounds = Self.rounds(
             measured.recorders,

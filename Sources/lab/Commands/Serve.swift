@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import LabCore
-import LabCrypto
 import LabDiscovery
 import LabMemory
 import LabMessaging
