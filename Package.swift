@@ -21,6 +21,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lab", targets: ["lab"]),
+        .executable(name: "two-host", targets: ["TwoHost"]),
         // For the benchmark package in Benchmarks/: its cases, built and tested here.
         .library(name: "LabBenchmarks", targets: ["LabBenchmarks"]),
         // For the fuzz package in Fuzz/: one fuzz target each (the tests use LabFuzzing).
@@ -236,10 +237,26 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Child processes awaited by their output lines: the tests' and the two-host tool's.
+        .target(name: "LabProcesses", swiftSettings: swiftSettings),
+        // `two-host`, the two-host lab on one machine: two network namespaces, DNS-SD across a
+        // veth pair (docs/several-hosts.md); scripts/two-host-net.sh makes and removes them.
+        .executableTarget(
+            name: "TwoHost",
+            dependencies: [
+                "LabProcesses",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Test support shared by the test targets: vector loading, the Python peer.
         .target(
             name: "LabTesting",
-            dependencies: ["LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner"],
+            dependencies: [
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner",
+                "LabProcesses",
+            ],
             path: "Tests/LabTesting",
             swiftSettings: swiftSettings
         ),

@@ -3,44 +3,45 @@ import LabTesting
 import Synchronization
 import Testing
 
-/// `Scenarios/two-host/two-host.sh`: two network namespaces joined by a veth pair, each with its
-/// own D-Bus system bus and avahi-daemon; host B finds host A's `lab serve` by DNS-SD, then the
-/// same load runs on one host over loopback and `lab compare` compares the two runs. Both tests
-/// check the script leaves nothing behind: no namespace, no process of the run, no extra
-/// mount, no temp dir, and the machine's own avahi-daemon and dbus-daemon untouched.
+/// The `two-host` tool (`Sources/two-host`, with `scripts/two-host-net.sh`): two network
+/// namespaces joined by a veth pair, each with its own D-Bus system bus and avahi-daemon; host
+/// B finds host A's `lab serve` by DNS-SD, then the same load runs on one host over loopback
+/// and `lab compare` compares the two runs. Each test checks the run leaves nothing behind: no
+/// namespace, no process of the run, no extra mount, no temp dir, and the machine's own
+/// avahi-daemon and dbus-daemon untouched.
 ///
-/// Runs as root (CI does): the script creates namespaces and mounts tmpfs. Serialized: each run
+/// Runs as root (CI does): the run creates namespaces and mounts tmpfs. Serialized: each run
 /// counts the machine's mounts before and after, which another run in between would change.
 @Suite(.tier(.load), .serialized, .timeLimit(.minutes(3)))
 struct TwoHostTests {
-    static let script = RepositoryPaths.root.appendingPathComponent("Scenarios/two-host/two-host.sh")
+    /// The tool, built beside `lab`.
+    static let tool = LabProcess.executable.deletingLastPathComponent().appendingPathComponent("two-host")
+    /// The folder of its scenarios.
+    static let scenarios = RepositoryPaths.root.appendingPathComponent("Scenarios/two-host")
 
     @Test(
-        "two-host.sh: B discovers A across the veth by DNS-SD with zero errors, compares with the baseline, leaves nothing"
+        "two-host: B discovers A across the veth by DNS-SD with zero errors, compares with the baseline, leaves nothing"
     )
     func runsDiscoversComparesAndCleansUp() async throws {
         let before = try await HostState.now()
         let out = try Self.temporaryFolder("lab-two-host-out")
         defer { try? FileManager.default.removeItem(at: out) }
 
-        // timeout(1) bounds the whole run; on expiry it sends SIGTERM, which the script traps.
-        let script = try ServerProcess(
+        // timeout(1) bounds the whole run; on expiry it sends SIGTERM, which the tool handles.
+        let tool = try ServerProcess(
             URL(fileURLWithPath: "/usr/bin/timeout"),
-            [
-                "--kill-after=15", "150", "/bin/bash", Self.script.path, "--lab", LabProcess.executable.path, "--out",
-                out.path,
-            ]
+            ["--kill-after=15", "150", Self.tool.path, "--lab", LabProcess.executable.path, "--out", out.path]
         )
-        defer { script.terminate() }
-        let (trace, status) = try await Self.stoppingOnFailure(script) {
-            let trace = try await RunTrace.start(script)
-            _ = try await script.line(startingWith: "two-host: server A listening on ", timeout: .seconds(60))
+        defer { tool.terminate() }
+        let (trace, status) = try await Self.stoppingOnFailure(tool) {
+            let trace = try await RunTrace.start(tool)
+            _ = try await tool.line(startingWith: "two-host: server A listening on ", timeout: .seconds(60))
             trace.recordProcesses()
             // Signal 0 sends nothing (kill(2)'s existence check): this only waits for the exit.
-            return (trace, try await script.stop(signal: 0, timeout: .seconds(170)))
+            return (trace, try await tool.stop(signal: 0, timeout: .seconds(170)))
         }
         #expect(trace.processes.count >= 6, "two anchors, two dbus-daemons, two avahi-daemons: \(trace.processes)")
-        #expect(status == 0, "stdout:\n\(script.output)\nstderr:\n\(script.errors)")
+        #expect(status == 0, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
 
         // The two-host run: discovery timed once per flow group, every exchange clean.
         let twoHost = try Self.json(out.appendingPathComponent("two-host/results.json"))
@@ -88,46 +89,45 @@ struct TwoHostTests {
         ] {
             #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(report).path), "\(report)")
         }
-        #expect(!script.errors.contains("skipping the comparison"), "lab compare ran: \(script.errors)")
+        #expect(!tool.errors.contains("skipping the comparison"), "lab compare ran: \(tool.errors)")
         #expect(trace.logsWereDeleted(), "without --keep-logs, the logs go with the temp dir")
 
         try await trace.expectNothingLeftBehind(comparedWith: before)
     }
 
-    /// How the script finds SIGPIPE, and the exit status that follows once its reader is gone.
-    /// Default (a user's shell): its trap tears down and exits 128 + 13. Ignored by whoever
-    /// started it (the script leaves that choice alone; a test process that has run NIO code
-    /// passes it on ignored): its next write fails, and it tears down and exits 1.
+    /// How the tool may find SIGPIPE: default (a user's shell), or ignored by whoever started
+    /// it (a test process that has run NIO code passes it on ignored). Either way its next
+    /// write fails, and it tears down and exits 128 + 13, as a shell reports SIGPIPE.
     static let pipeDispositions: [(env: String, status: String)] = [
-        ("--default-signal=PIPE", "141"), ("--ignore-signal=PIPE", "1"),
+        ("--default-signal=PIPE", "141"), ("--ignore-signal=PIPE", "141"),
     ]
 
     @Test(
-        "two-host.sh whose reader goes away (stdout and stderr in one pipe to `head`) still tears down",
+        "two-host whose reader goes away (stdout and stderr in one pipe to `head`) still tears down",
         arguments: pipeDispositions.map(\.env)
     )
     func closedPipeCleansUp(_ disposition: String) async throws {
         let expectedStatus = try #require(Self.pipeDispositions.first { $0.env == disposition }?.status)
         let out = try Self.temporaryFolder("lab-two-host-pipe")
         defer { try? FileManager.default.removeItem(at: out) }
-        // The 4th line comes once the link is up; head then exits, and the script's next write
-        // raises SIGPIPE, while its stderr is that same closed pipe (this once killed it untidily).
-        // Into a file, so that nothing the script leaves behind holds this test's pipes open.
+        // The 4th line comes once the link is up; head then exits, and the tool's next write
+        // fails, while its stderr is that same closed pipe (this once killed the bash version
+        // untidily). Into a file, so that nothing the run leaves behind holds this test's pipes.
         let heard = out.appendingPathComponent("head.txt")
-        let scriptStatus = out.appendingPathComponent("status.txt")
-        // The script's own exit status (not head's, which a pipeline reports) goes to a file.
+        let toolStatus = out.appendingPathComponent("status.txt")
+        // The tool's own exit status (not head's, which a pipeline reports) goes to a file.
         let command =
-            "exec </dev/null >/dev/null 2>&1; env \(disposition) \(Self.quoted(Self.script.path))"
+            "exec </dev/null >/dev/null 2>&1; env \(disposition) \(Self.quoted(Self.tool.path))"
             + " --lab \(Self.quoted(LabProcess.executable.path))"
             + " --out \(Self.quoted(out.path + "/reports")) 2>&1 | head -n 4 > \(Self.quoted(heard.path));"
-            + " echo \"${PIPESTATUS[0]}\" > \(Self.quoted(scriptStatus.path))"
+            + " echo \"${PIPESTATUS[0]}\" > \(Self.quoted(toolStatus.path))"
         let outcome = try await ChildProcess.run(
             URL(fileURLWithPath: "/usr/bin/timeout"),
             ["120", "/bin/bash", "-c", command]
         )
         #expect(outcome.status == 0, "the pipeline ended within 120 s")
-        let status = try String(contentsOf: scriptStatus, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(status == expectedStatus, "two-host.sh's exit status once its reader went away (\(disposition))")
+        let status = try String(contentsOf: toolStatus, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(status == expectedStatus, "two-host's exit status once its reader went away (\(disposition))")
         let lines = try String(contentsOf: heard, encoding: .utf8).split(separator: "\n").map(String.init)
         let namespaces = lines.first { $0.hasPrefix("two-host: namespaces ") }?.split(separator: " ").dropFirst(2).map(
             String.init
@@ -141,7 +141,7 @@ struct TwoHostTests {
             #expect(!listed.output.contains(name), "namespace \(name) left behind")
             let anchors = try await ChildProcess.run(
                 URL(fileURLWithPath: "/usr/bin/env"),
-                ["pgrep", "-f", "__host lab-[ab] veth-[ab]-\(name.split(separator: "-").last ?? "")"]
+                ["pgrep", "-f", "two-host-net.sh host lab-[ab] veth-[ab]-\(name.split(separator: "-").last ?? "")"]
             )
             #expect(anchors.output.isEmpty, "host processes left behind: \(anchors.output)")
         }
@@ -151,38 +151,35 @@ struct TwoHostTests {
     /// `text` in single quotes for bash.
     static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
-    @Test("two-host.sh interrupted with SIGINT while host B runs: exit 130, and nothing is left behind")
+    @Test("two-host interrupted with SIGINT while host B runs: exit 130, and nothing is left behind")
     func interruptedRunCleansUp() async throws {
         let before = try await HostState.now()
         let out = try Self.temporaryFolder("lab-two-host-int")
         defer { try? FileManager.default.removeItem(at: out) }
 
-        // bash directly (no timeout(1) in between), so that SIGINT reaches the script itself.
-        let script = try ServerProcess(
-            URL(fileURLWithPath: "/bin/bash"),
-            [Self.script.path, "--lab", LabProcess.executable.path, "--out", out.path]
-        )
-        defer { script.terminate() }
-        let trace = try await Self.stoppingOnFailure(script) {
-            let trace = try await RunTrace.start(script)
+        // The tool directly (no timeout(1) in between), so that SIGINT reaches it.
+        let tool = try ServerProcess(Self.tool, ["--lab", LabProcess.executable.path, "--out", out.path])
+        defer { tool.terminate() }
+        let trace = try await Self.stoppingOnFailure(tool) {
+            let trace = try await RunTrace.start(tool)
             // In the middle: both hosts up, server A advertised, host B's lab run just started.
-            _ = try await script.line(startingWith: "two-host: running two-host.json on host B", timeout: .seconds(60))
+            _ = try await tool.line(startingWith: "two-host: running two-host.json on host B", timeout: .seconds(60))
             trace.recordProcesses()
             return trace
         }
         #expect(trace.processes.count >= 7, "anchors, daemons, lab serve, lab run: \(trace.processes)")
 
-        let status = try await script.stop(signal: SIGINT, timeout: .seconds(40))
-        #expect(status == 130, "stdout:\n\(script.output)\nstderr:\n\(script.errors)")
-        #expect(script.errors.contains("interrupted by SIGINT"))
-        #expect(script.lines.contains { $0.hasPrefix("two-host: torn down in ") })
+        let status = try await tool.stop(signal: SIGINT, timeout: .seconds(40))
+        #expect(status == 130, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
+        #expect(tool.errors.contains("interrupted by SIGINT"))
+        #expect(tool.lines.contains { $0.hasPrefix("two-host: torn down in ") })
 
         try await trace.expectNothingLeftBehind(comparedWith: before)
     }
 
     @Test("single-host.json is two-host.json with a static address instead of discovery: the same load")
     func scenariosDifferOnlyInTheServer() throws {
-        let folder = Self.script.deletingLastPathComponent()
+        let folder = Self.scenarios
         var twoHost = try Self.json(folder.appendingPathComponent("two-host.json"))
         var singleHost = try Self.json(folder.appendingPathComponent("single-host.json"))
         #expect((twoHost["server"] as? [String: Any])?["discover"] as? String == "_crypttest._tcp")
@@ -196,14 +193,14 @@ struct TwoHostTests {
 
     // MARK: - Helpers
 
-    /// Runs `body`; if it throws (a line never came, a wait timed out), stops the script with
-    /// SIGTERM, which it traps to tear everything down, rather than leaving it to `terminate()`'s
+    /// Runs `body`; if it throws (a line never came, a wait timed out), stops the tool with
+    /// SIGTERM, on which it tears everything down, rather than leaving it to `terminate()`'s
     /// SIGKILL, which would leave the namespaces and daemons behind.
-    static func stoppingOnFailure<T>(_ script: ServerProcess, _ body: () async throws -> T) async throws -> T {
+    static func stoppingOnFailure<T>(_ tool: ServerProcess, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch {
-            _ = try? await script.stop(signal: SIGTERM, timeout: .seconds(40))
+            _ = try? await tool.stop(signal: SIGTERM, timeout: .seconds(40))
             throw error
         }
     }
@@ -271,7 +268,7 @@ struct HostState {
     }
 }
 
-/// The names, network namespace inodes and processes of one script run, read while it runs.
+/// The names, network namespace inodes and processes of one tool run, read while it runs.
 final class RunTrace: Sendable {
     /// A process seen in the run's namespaces.
     struct Member: Hashable, CustomStringConvertible {
@@ -293,10 +290,10 @@ final class RunTrace: Sendable {
         self.inodes = inodes
     }
 
-    /// Waits for the script's `namespaces` line and reads what identifies them.
-    static func start(_ script: ServerProcess) async throws -> RunTrace {
-        let workLine = try await script.line(startingWith: "two-host: work dir ", timeout: .seconds(60))
-        let line = try await script.line(startingWith: "two-host: namespaces ", timeout: .seconds(30))
+    /// Waits for the tool's `namespaces` line and reads what identifies them.
+    static func start(_ tool: ServerProcess) async throws -> RunTrace {
+        let workLine = try await tool.line(startingWith: "two-host: work dir ", timeout: .seconds(60))
+        let line = try await tool.line(startingWith: "two-host: namespaces ", timeout: .seconds(30))
         let names = line.dropFirst("two-host: namespaces ".count).split(separator: " ").map(String.init)
         try #require(names.count == 2, "\(line)")
         let inodes = try names.map { name -> String in

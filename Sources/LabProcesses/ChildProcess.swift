@@ -1,7 +1,7 @@
 public import Foundation
 import Synchronization
 
-/// Runs a program to completion and collects its exit status and output (test support).
+/// Runs a program to completion and collects its exit status and output.
 public enum ChildProcess {
     /// What a finished process left behind.
     public struct Outcome: Sendable {
@@ -14,8 +14,8 @@ public enum ChildProcess {
     }
 
     /// Runs `executable` with `arguments` in `directory` and waits for it on a thread of its
-    /// own: the concurrency pool has only as many threads as cores, and a test blocking one
-    /// of them stalls every other test's sockets and timeouts.
+    /// own: the concurrency pool has only as many threads as cores, and a caller blocking one
+    /// of them stalls every other task's sockets and timeouts.
     public static func run(_ executable: URL, _ arguments: [String], in directory: URL? = nil) async throws -> Outcome {
         try await runBlocking { try Self.runWaiting(executable, arguments, in: directory) }
     }

@@ -1,0 +1,116 @@
+import Foundation
+
+/// What a run needs, checked before anything is made: root, the tools, the lab binary, the
+/// two scenarios and the baseline's port.
+struct Settings: Sendable {
+    /// The lab binary, absolute (a command entered into a host's mount namespace starts at its root).
+    var lab: URL
+    /// Where the reports go, absolute.
+    var out: URL
+    var keepLogs: Bool
+    /// netem's one-way delay on each end, if any.
+    var delay: String?
+    /// The rate on each end, if any.
+    var rate: String?
+    /// The repository: `Scenarios/two-host/*.json` and `scripts/two-host-net.sh`.
+    var repository: URL
+    /// The port single-host.json's static address names: the baseline's server listens there.
+    var baselinePort: Int
+
+    var twoHostScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/two-host.json") }
+    var singleHostScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/single-host.json") }
+    var script: URL { self.repository.appendingPathComponent("scripts/two-host-net.sh") }
+
+    /// The programs a run calls, by name on PATH.
+    static let tools = [
+        "ip", "unshare", "nsenter", "mountpoint", "dbus-daemon", "dbus-send", "avahi-daemon", "timeout",
+    ]
+
+    init(_ options: TwoHost) throws {
+        guard getuid() == 0 else { throw Failure("run me as root: I create network namespaces and mount tmpfs") }
+        let environment = ProcessInfo.processInfo.environment
+        self.delay = options.delay ?? environment["TWO_HOST_DELAY"].flatMap { $0.isEmpty ? nil : $0 }
+        self.rate = options.rate ?? environment["TWO_HOST_RATE"].flatMap { $0.isEmpty ? nil : $0 }
+        let missing = (Self.tools + (self.delay == nil && self.rate == nil ? [] : ["tc"])).filter {
+            Self.which($0) == nil
+        }
+        guard missing.isEmpty else {
+            throw Failure(
+                "missing: \(missing.joined(separator: " ")) (Debian: iproute2, util-linux, dbus, avahi-daemon, coreutils)"
+            )
+        }
+        self.keepLogs = options.keepLogs
+        self.repository = try Self.findRepository(options.repository)
+        let tool = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        self.lab = URL(
+            fileURLWithPath: options.lab ?? tool.deletingLastPathComponent().appendingPathComponent("lab").path
+        )
+        .standardizedFileURL.resolvingSymlinksInPath()
+        guard FileManager.default.isExecutableFile(atPath: self.lab.path) else {
+            throw Failure("no lab binary at '\(self.lab.path)' (swift build --product lab, or --lab PATH)")
+        }
+        self.baselinePort = try Self.baselinePort(
+            of: self.repository.appendingPathComponent("Scenarios/two-host/single-host.json")
+        )
+        let out =
+            options.out.map { URL(fileURLWithPath: $0) }
+            ?? self.repository.appendingPathComponent("Reports/two-host/\(Self.timestamp())")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        self.out = out.standardizedFileURL.resolvingSymlinksInPath()
+        guard FileManager.default.isReadableFile(atPath: self.twoHostScenario.path) else {
+            throw Failure("missing scenario file \(self.twoHostScenario.path)")
+        }
+    }
+
+    /// The repository given, or the first folder holding `scripts/two-host-net.sh` among the
+    /// current folder, this tool's folder and their parents.
+    static func findRepository(_ given: String?) throws -> URL {
+        if let given { return URL(fileURLWithPath: given).standardizedFileURL }
+        let starts = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent(),
+        ]
+        for start in starts {
+            var folder = start.standardizedFileURL
+            while folder.path != "/" {
+                if FileManager.default.fileExists(atPath: folder.appendingPathComponent("scripts/two-host-net.sh").path)
+                {
+                    return folder
+                }
+                folder.deleteLastPathComponent()
+            }
+        }
+        throw Failure("no repository (scripts/two-host-net.sh) above here or this tool: give --repository")
+    }
+
+    /// single-host.json's `server.address` port: it must be 127.0.0.1:PORT.
+    static func baselinePort(of scenario: URL) throws -> Int {
+        guard let data = FileManager.default.contents(atPath: scenario.path) else {
+            throw Failure("missing scenario file \(scenario.path)")
+        }
+        let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        let address = (object?["server"] as? [String: Any])?["address"] as? String ?? ""
+        let parts = address.split(separator: ":")
+        guard parts.count == 2, parts[0] == "127.0.0.1", let port = Int(parts[1]), (1...65535).contains(port) else {
+            throw Failure("\(scenario.path) has no server \"address\": \"127.0.0.1:PORT\"")
+        }
+        return port
+    }
+
+    /// `name`'s path on PATH, if it is there.
+    static func which(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/sbin:/usr/bin:/sbin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+    }
+
+    /// Now in UTC, as a folder name: 2026-11-25T041500Z.
+    static func timestamp() -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HHmmss'Z'"
+        return formatter.string(from: Date())
+    }
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# The network half of the two-host lab, run as root by its tool (Sources/TwoHost; docs/several-hosts.md):
+#   up RUN WORK [DELAY] [RATE]  network namespaces lab-a-RUN and lab-b-RUN joined by a veth pair
+#                               (veth-a-RUN 10.203.X.1/24, veth-b-RUN 10.203.X.2/24), lo up in each,
+#                               optionally shaped by tc on both ends; prints `link: ...`
+#   host NAME IFACE DIR         inside one namespace, under `unshare --mount`: a D-Bus system bus and
+#                               avahi-daemon of its own (tmpfs over /run/dbus and /run/avahi-daemon:
+#                               the machine's never meet them); prints `ready`, then anchors the host
+#   down RUN WORK               stops every process left in the two namespaces, deletes them
+#   stale                       `down` for runs whose tool no longer runs (killed with SIGKILL)
+set -euo pipefail
+
+up() {
+  local run=$1 work=$2 delay=${3:-} rate=${4:-} subnet="10.203.$(($1 % 250 + 1))" dir
+  # `ip netns add` bind-mounts /run/netns the first time on a machine: the last run removes it.
+  mountpoint -q /run/netns 2>/dev/null || : >/run/lab-two-host.netns-mount
+  for dir in /run/dbus /run/avahi-daemon; do # mount points of the hosts' tmpfs
+    [ -d "$dir" ] || { mkdir -p "$dir" && echo "$dir" >>"$work/made-dirs"; }
+  done
+  ip netns add "lab-a-$run"
+  ip netns add "lab-b-$run"
+  ip link add "veth-a-$run" netns "lab-a-$run" type veth peer name "veth-b-$run" netns "lab-b-$run"
+  ip -n "lab-a-$run" address add "$subnet.1/24" dev "veth-a-$run"
+  ip -n "lab-b-$run" address add "$subnet.2/24" dev "veth-b-$run"
+  local side shaping="unshaped" netem=()
+  for side in a b; do
+    ip -n "lab-$side-$run" link set lo up
+    ip -n "lab-$side-$run" link set "veth-$side-$run" multicast on up
+  done
+  [ -z "$delay" ] || netem+=(delay "$delay")
+  [ -z "$rate" ] || netem+=(rate "$rate")
+  if ((${#netem[@]} > 0)); then # netem on each end, so a round trip sees the delay twice
+    if shape netem "${netem[@]}"; then
+      shaping="netem ${netem[*]} on each end"
+    elif [ -n "$rate" ] && shape tbf rate "$rate" burst 64kb latency 100ms; then
+      shaping="tbf rate $rate on each end (no delay: this kernel has no sch_netem)"
+    else
+      shaping="unshaped (tc failed)"
+    fi
+  fi
+  echo "link: veth-a-$run $subnet.1/24 <-> veth-b-$run $subnet.2/24, $shaping"
+}
+
+# Adds the root qdisc `$@` on both ends of the link of run $run; removes it again if one fails.
+shape() {
+  for side in a b; do
+    ip netns exec "lab-$side-$run" tc qdisc add dev "veth-$side-$run" root "$@" 2>/dev/null || {
+      ip netns exec "lab-a-$run" tc qdisc del dev "veth-a-$run" root 2>/dev/null || true
+      return 1
+    }
+  done
+}
+
+host() {
+  local name=$1 iface=$2 dir=$3 i children
+  unset DBUS_SYSTEM_BUS_ADDRESS # the default system bus: this host's, never the caller's
+  cd /
+  mount -t tmpfs -o mode=0755,size=4m "$name-dbus" /run/dbus
+  mount -t tmpfs -o mode=0755,size=4m "$name-avahi" /run/avahi-daemon
+  dbus-daemon --system --nofork --nopidfile </dev/null >"$dir/dbus-daemon.log" 2>&1 &
+  children=$!
+  trap 'kill -TERM $children 2>/dev/null; wait; exit 0' TERM INT HUP
+  for ((i = 0; i < 100; i++)); do [ -S /run/dbus/system_bus_socket ] && break || sleep 0.1; done
+  # mDNS on this end of the veth only, IPv4 only, rate limits as in scripts/services.sh.
+  cat >"$dir/avahi-daemon.conf" <<EOF
+[server]
+host-name=$name
+domain-name=local
+use-ipv4=yes
+use-ipv6=no
+allow-interfaces=$iface
+disallow-other-stacks=yes
+ratelimit-interval-usec=1000000
+ratelimit-burst=1000
+[wide-area]
+enable-wide-area=no
+[publish]
+publish-hinfo=no
+publish-workstation=no
+EOF
+  avahi-daemon --no-drop-root --no-chroot --no-rlimits -f "$dir/avahi-daemon.conf" \
+    </dev/null >"$dir/avahi-daemon.log" 2>&1 &
+  children="$children $!"
+  for ((i = 0; i < 100; i++)); do # ready when avahi runs on this bus (state 2), at most 10 s
+    if timeout 2 dbus-send --system --print-reply --dest=org.freedesktop.Avahi / \
+      org.freedesktop.Avahi.Server.GetState 2>/dev/null | grep -q 'int32 2'; then
+      echo ready
+      local daemons=$children
+      while :; do # the anchor: waits, interruptibly, for the teardown's SIGTERM
+        sleep infinity &
+        children="$daemons $!"
+        wait $! || true
+      done
+    fi
+    sleep 0.1
+  done
+  echo "avahi-daemon does not answer on host $name's system bus after 10 s; its log:" >&2
+  cat "$dir/avahi-daemon.log" >&2
+  exit 1
+}
+
+# Sends $1 to every process left in the namespaces $2..., then waits up to 5 s for them to go.
+signal_all() {
+  local signal=$1 ns i busy
+  shift
+  for ns in "$@"; do ip netns pids "$ns" 2>/dev/null | xargs -r kill "-$signal" 2>/dev/null || true; done
+  for ((i = 0; i < 100; i++)); do
+    busy=0
+    for ns in "$@"; do [ -z "$(ip netns pids "$ns" 2>/dev/null)" ] || busy=1; done
+    ((busy)) || return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+down() {
+  local run=$1 work=${2:-} namespaces=() ns
+  for ns in "lab-a-$run" "lab-b-$run"; do [ -e "/run/netns/$ns" ] && namespaces+=("$ns"); done
+  if ((${#namespaces[@]} > 0)); then
+    signal_all TERM "${namespaces[@]}" || signal_all KILL "${namespaces[@]}" ||
+      echo "processes survive SIGKILL in ${namespaces[*]}" >&2
+    for ns in "${namespaces[@]}"; do # the veth pair goes with them
+      ip netns delete "$ns" || echo "could not delete network namespace $ns" >&2
+    done
+  fi
+  if ! ip netns list 2>/dev/null | grep -qE '^lab-[ab]-[0-9]+'; then # no other run is using them
+    if [ -n "$work" ] && [ -f "$work/made-dirs" ]; then xargs -r rmdir <"$work/made-dirs" 2>/dev/null || true; fi
+    if [ -e /run/lab-two-host.netns-mount ] && [ -z "$(ip netns list)" ]; then
+      if ! mountpoint -q /run/netns || umount /run/netns 2>/dev/null; then
+        rm -f /run/lab-two-host.netns-mount
+      else
+        echo "left the /run/netns bind mount in place (busy)" >&2
+      fi
+    fi
+  fi
+}
+
+stale() {
+  local ns run
+  for ns in $(ip netns list 2>/dev/null | awk '/^lab-[ab]-[0-9]+/ { print $1 }' | sort -u); do
+    run=${ns##*-}
+    grep -qs 'two-host' "/proc/$run/cmdline" || { echo "removing $ns, left by a run that was killed" >&2 && down "$run"; }
+  done
+}
+
+command=${1:-}
+shift || true
+case $command in
+  up | host | down | stale) "$command" "$@" ;;
+  *) echo "usage: two-host-net.sh up RUN WORK [DELAY] [RATE] | host NAME IFACE DIR | down RUN WORK | stale" >&2; exit 2 ;;
+esac
