@@ -100,6 +100,8 @@ def main():
     write("frame", "u64le-request", bytes([0x21, 0x20]) + struct.pack("<Q", 60) + bytes(60))
     write("frame", "zero-length", bytes([0x04, 0x01]) + struct.pack(">I", 0))
     write("frame", "oversized", bytes([0x06, 0x00]) + struct.pack(">I", 17) + bytes(17))
+    # One byte after a whole frame: the smallest truncated header, a truncated frame for both.
+    write("frame", "one-byte-left", bytes([0x00, 0x01]) + struct.pack(">I", 1) + b"A" + b"\x00")
 
     # msg: one request per op (docs/protocol.md §4.2); a token is replaced by a live one.
     token = "token-replaced-by-the-fuzzer"

@@ -26,77 +26,84 @@ public enum FrameTarget {
             style: input[0] & 1 == 0 ? .u32be : .u64le,
             maxFrameBytes: 1 + Int(input[1]) * 16
         )
-        let chunk = 1 + Int(input[0] >> 1)
         let stream = Array(input[2...])
-
-        var parser = FrameParser(framing: framing)
-        var decoder = FrameDecoder(framing: framing)
-        var buffer = ByteBufferAllocator().buffer(capacity: 0)
-        var parsed: [[UInt8]] = []
-        var decoded: [[UInt8]] = []
-        var parserError: LabError.Code? = nil
-        var decoderError: LabError.Code? = nil
-
-        var offset = 0
-        while offset < stream.count, parserError == nil || decoderError == nil {
-            let piece = stream[offset..<min(stream.count, offset + chunk)]
-            offset += piece.count
-            if parserError == nil {
-                parser.append(piece)
-                do {
-                    while let frame = try parser.nextFrame() { parsed.append(frame) }
-                } catch {
-                    parserError = try Self.code(error)
-                }
-            }
-            if decoderError == nil {
-                buffer.writeBytes(piece)
-                do {
-                    while let frame = try decoder.decode(buffer: &buffer) {
-                        decoded.append(Array(frame.readableBytesView))
-                    }
-                } catch {
-                    decoderError = try Self.code(error)
-                }
-            }
-        }
-        if decoderError == nil {
-            do {
-                while let frame = try decoder.decodeLast(buffer: &buffer, seenEOF: true) {
-                    decoded.append(Array(frame.readableBytesView))
-                }
-            } catch {
-                decoderError = try Self.code(error)
-            }
-        }
-        if parserError == nil, parser.bufferedBytes > 0 { parserError = .truncatedFrame }
-
+        let (parsed, decoded) = try Self.cut(stream, framing: framing, chunk: 1 + Int(input[0] >> 1))
         try expect(
-            parsed == decoded,
-            "FrameParser cut \(parsed.count) frames, FrameDecoder \(decoded.count) (or different bytes)"
+            parsed.frames == decoded.frames,
+            "FrameParser cut \(parsed.frames.count) frames, FrameDecoder \(decoded.frames.count) (or different bytes)"
         )
         try expect(
-            parserError == decoderError,
-            "FrameParser ended with \(String(describing: parserError)), FrameDecoder with \(String(describing: decoderError))"
+            parsed.error == decoded.error,
+            "FrameParser ended with \(String(describing: parsed.error)), FrameDecoder with \(String(describing: decoded.error))"
         )
-        for frame in parsed {
+        for frame in parsed.frames {
             try expect(
                 (1...framing.maxFrameBytes).contains(frame.count),
                 "a frame of \(frame.count) bytes was returned"
             )
         }
         var again: [UInt8] = []
-        for frame in parsed { try framing.append(frame, to: &again) }
+        for frame in parsed.frames { try framing.append(frame, to: &again) }
         try expect(
             stream.starts(with: again),
             "the frames, framed again, are not the first \(again.count) bytes of the stream"
         )
-        if parserError == nil {
+        if parsed.error == nil {
             try expect(
                 again.count == stream.count,
                 "the whole stream was accepted but \(again.count) of \(stream.count) bytes came out"
             )
         }
+    }
+
+    /// What one side cut from a stream: its frames, and the error it stopped at.
+    struct Cut {
+        var frames: [[UInt8]] = []
+        var error: LabError.Code? = nil
+    }
+
+    /// `stream` fed in pieces of `chunk` bytes to both: `FrameParser`, then `FrameDecoder`
+    /// (with NIO's end-of-stream call at the end); each stops at its first error.
+    static func cut(_ stream: [UInt8], framing: Framing, chunk: Int) throws -> (parser: Cut, decoder: Cut) {
+        var parser = FrameParser(framing: framing)
+        var decoder = FrameDecoder(framing: framing)
+        var buffer = ByteBufferAllocator().buffer(capacity: 0)
+        var parsed = Cut()
+        var decoded = Cut()
+        var offset = 0
+        while offset < stream.count, parsed.error == nil || decoded.error == nil {
+            let piece = stream[offset..<min(stream.count, offset + chunk)]
+            offset += piece.count
+            if parsed.error == nil {
+                parser.append(piece)
+                do {
+                    while let frame = try parser.nextFrame() { parsed.frames.append(frame) }
+                } catch {
+                    parsed.error = try Self.code(error)
+                }
+            }
+            if decoded.error == nil {
+                buffer.writeBytes(piece)
+                do {
+                    while let frame = try decoder.decode(buffer: &buffer) {
+                        decoded.frames.append(Array(frame.readableBytesView))
+                    }
+                } catch {
+                    decoded.error = try Self.code(error)
+                }
+            }
+        }
+        if decoded.error == nil {
+            do {
+                while let frame = try decoder.decodeLast(buffer: &buffer, seenEOF: true) {
+                    decoded.frames.append(Array(frame.readableBytesView))
+                }
+            } catch {
+                decoded.error = try Self.code(error)
+            }
+        }
+        if parsed.error == nil, parser.bufferedBytes > 0 { parsed.error = .truncatedFrame }
+        return (parsed, decoded)
     }
 
     /// The code of an error the framing may throw; anything else breaks the contract.
