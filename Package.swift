@@ -77,7 +77,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: ["LabBuildInfo"]
         ),
         // The system's OpenSSL 3 through its EVP C API.
         .systemLibrary(
@@ -227,7 +228,7 @@ let package = Package(
             name: "lab",
             dependencies: [
                 "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
-                "LabNIO", "LabDiscovery", "LabMessaging", "LabMemory",
+                "LabNIO", "LabDiscovery", "LabMessaging", "LabMemory", "LabBuild",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -237,6 +238,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What this build is: version, git commit, toolchain, package versions (written at
+        // build time by Plugins/LabBuildInfo).
+        .target(name: "LabBuild", swiftSettings: swiftSettings, plugins: ["LabBuildInfo"]),
+        .plugin(name: "LabBuildInfo", capability: .buildTool()),
         // Child processes awaited by their output lines: the tests' and the two-host tool's.
         .target(name: "LabProcesses", swiftSettings: swiftSettings),
         // `two-host`, the two-host lab on one machine: two network namespaces, DNS-SD across a

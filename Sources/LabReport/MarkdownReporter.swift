@@ -173,6 +173,7 @@ public struct MarkdownReporter: Reporter {
             ("Errors", Self.errors(result.errorCount, result.errorsByKind)),
             ("Deadline", result.stoppedByDeadline ? "⚠️ **stopped the run early**" : "not reached"),
         ]
+        rows += Self.provenance(metadata)
         if let bound = PrimitiveBound(result) {
             rows.append(
                 (
@@ -194,6 +195,23 @@ public struct MarkdownReporter: Reporter {
         if missed > 0 { outcome += " (\(missed) of \(result.thresholds.count) thresholds missed)" }
         rows.append(("Outcome", outcome))
         return ["## Summary", "", "| | |", "|:--|:--|"] + rows.map { "| \($0.0) | \(Self.cell($0.1)) |" } + [""]
+    }
+
+    /// Which lab made the run, its id and the user's tags, for the Summary (none for
+    /// documents from before runs said).
+    static func provenance(_ metadata: RunMetadata) -> [(String, String)] {
+        var rows: [(String, String)] = []
+        if let lab = metadata.lab { rows.append(("Lab", lab.summary)) }
+        if let id = metadata.runId { rows.append(("Run id", Self.code(id))) }
+        if let tags = metadata.tags, !tags.isEmpty {
+            rows.append(
+                (
+                    "Tags",
+                    tags.sorted { $0.key < $1.key }.map { Self.code("\($0.key)=\($0.value)") }.joined(separator: ", ")
+                )
+            )
+        }
+        return rows
     }
 
     /// The Thresholds section.
@@ -238,7 +256,12 @@ public struct MarkdownReporter: Reporter {
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
         lines.append("")
-        lines += Self.preemption(group, rows: rows.map(\.step), unit: unit, interrupts: result.metadata.interruptsCounted)
+        lines += Self.preemption(
+            group,
+            rows: rows.map(\.step),
+            unit: unit,
+            interrupts: result.metadata.interruptsCounted
+        )
         lines += Self.counts(result, group, rows: rows.map(\.step))
         return lines
     }
@@ -274,8 +297,10 @@ public struct MarkdownReporter: Reporter {
                 kept.totalCount == 0
                 ? ["—", "—", "—"]
                 : [0.5, 0.99, 0.999].map { time(kept.valueAtPercentile($0 * 100)) }
-            let cpu = detail.cpu.map { [time($0.valueAtPercentile(50)), time($0.valueAtPercentile(99))] } ?? ["—", "—"]
-            let cells = [Self.cell(step.name), "\(Numbers.fixed(share, 1))% of \(Numbers.integer(total))"] + times + cpu
+            let cpu =
+                detail.cpu.map { [time($0.valueAtPercentile(50)), time($0.valueAtPercentile(99))] } ?? ["—", "—"]
+            let cells =
+                [Self.cell(step.name), "\(Numbers.fixed(share, 1))% of \(Numbers.integer(total))"] + times + cpu
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
         return lines + [""]

@@ -55,6 +55,7 @@ public enum RunMerge {
         }
         let shards = runs.compactMap { $0.metadata.shard }
         var notes = try Self.checkShards(runs, sources: sources)
+        let runId = try Self.runId(runs, sources: sources)
         // Each run against one server fetched the server's work during its own window, which
         // holds every other run's requests too: merged, they would count them twice or more.
         let dropServer = runs.count > 1 && runs.contains { $0.groups.contains(where: \.isServerSide) }
@@ -72,6 +73,12 @@ public enum RunMerge {
         metadata.startedAt = runs.map(\.metadata.startedAt).min()!
         metadata.clients = runs.reduce(0) { $0 + $1.metadata.clients }
         metadata.shard = nil
+        metadata.runId = runId
+        // The lab, if every run names the same one; the tags every run has.
+        metadata.lab = runs.allSatisfy { $0.metadata.lab == first.metadata.lab } ? first.metadata.lab : nil
+        metadata.tags = first.metadata.tags?.filter { tag in
+            runs.allSatisfy { $0.metadata.tags?[tag.key] == tag.value }
+        }
         metadata.serverSide = dropServer ? nil : first.metadata.serverSide
         metadata.measuredFrom = windows.first.map { Date(timeIntervalSince1970: $0.start) }
         metadata.description = Self.description(first.metadata.description, runs: runs.count, shards: shards, hosts: hosts)
@@ -92,6 +99,23 @@ public enum RunMerge {
             notes.append("The memory block is left out: not every run measured its heap.")
         }
         return Merged(result: result, notes: notes)
+    }
+
+    /// The shards' run id: shards that have one must all have the same (the shards of one run,
+    /// given one `--run-id`), so that last run's shards never merge into this one's; a shard
+    /// without one merges with any. Whole runs (repeats pooled into one) keep their own ids,
+    /// and the merge has none.
+    private static func runId(_ runs: [RunResult], sources: [String]) throws -> String? {
+        guard runs.allSatisfy({ $0.metadata.shard != nil }) else { return nil }
+        let named = zip(runs, sources).compactMap { run, source in run.metadata.runId.map { ($0, source) } }
+        guard let (id, source) = named.first else { return nil }
+        if let (other, otherSource) = named.first(where: { $0.0 != id }) {
+            throw LabError(
+                .invalidScenario,
+                "\(otherSource) belongs to run '\(other)', \(source) to run '\(id)': only shards of one run merge (give every shard the same --run-id)"
+            )
+        }
+        return id
     }
 
     /// Every run's groups, those of one key merged into one; the server's groups left out

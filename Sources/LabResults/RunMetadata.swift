@@ -70,6 +70,37 @@ public struct ProviderInfo: Sendable, Codable, Equatable {
     }
 }
 
+/// The lab that made a document: its version, the commit it was built from and the
+/// toolchain (`LabBuild`, written at build time).
+public struct LabInfo: Sendable, Codable, Equatable {
+    /// The lab's version, e.g. `0.1.0`.
+    public var version: String
+    /// The git commit built, nil when built outside a git checkout.
+    public var commit: String?
+    /// Whether tracked files had changes not committed when it was built.
+    public var dirty: Bool?
+    /// The first line of the compiler's `--version`.
+    public var toolchain: String?
+
+    /// Facts given directly.
+    public init(version: String, commit: String? = nil, dirty: Bool? = nil, toolchain: String? = nil) {
+        self.version = version
+        self.commit = commit
+        self.dirty = dirty
+        self.toolchain = toolchain
+    }
+
+    /// `0.1.0, commit 1a2b3c4d5e6f (with changes not committed), Swift version 6.3.1 (…)`.
+    public var summary: String {
+        var text = self.version
+        if let commit = self.commit {
+            text += ", commit \(commit.prefix(12))" + (self.dirty == true ? " (with changes not committed)" : "")
+        }
+        if let toolchain = self.toolchain { text += ", \(toolchain)" }
+        return text
+    }
+}
+
 /// Facts about a run that are not measurements.
 public struct RunMetadata: Sendable, Codable, Equatable {
     /// The scenario's name.
@@ -111,6 +142,14 @@ public struct RunMetadata: Sendable, Codable, Equatable {
     /// the kernel's tracepoints, readable as root), so that a sample that took one is marked
     /// preempted; nil in documents from before they were.
     public var interruptsCounted: Bool?
+    /// The lab that ran it; nil in documents from before labs said.
+    public var lab: LabInfo?
+    /// The run's id (`lab run --run-id`, or one made for it): shards of one run share it, and
+    /// `lab merge` refuses shards of different runs. Nil in older documents, and for a shard
+    /// given none.
+    public var runId: String?
+    /// The user's labels (`lab run --tag key=value`), e.g. a branch or a pull request.
+    public var tags: [String: String]?
 
     /// Metadata given directly.
     public init(

@@ -118,13 +118,32 @@ public struct ThresholdOutcome: Sendable, Codable, Equatable {
     public var observed: String
     /// Whether the condition held.
     public var passed: Bool
+    /// The measured value as a number, in `unit`; nil if nothing was measured (and in
+    /// documents from before outcomes carried numbers).
+    public var value: Double?
+    /// The condition's bound as a number, in `unit`.
+    public var bound: Double?
+    /// The unit of `value` and `bound`: `ns` (times), `1/s` (rates), `count`, or `fraction`
+    /// (shares: error rates, efficiency; 0.01 is 1%).
+    public var unit: String?
 
     /// An outcome.
-    public init(metric: String, condition: String, observed: String, passed: Bool) {
+    public init(
+        metric: String,
+        condition: String,
+        observed: String,
+        passed: Bool,
+        value: Double? = nil,
+        bound: Double? = nil,
+        unit: String? = nil
+    ) {
         self.metric = metric
         self.condition = condition
         self.observed = observed
         self.passed = passed
+        self.value = value
+        self.bound = bound
+        self.unit = unit
     }
 }
 

@@ -101,18 +101,19 @@ public struct Threshold: Sendable, Equatable {
             let errors = Double(groups.reduce(0) { $0 + $1.errorCount })
             if percent {
                 let iterations = Double(groups.reduce(0) { $0 + $1.iterations })
-                guard iterations > 0 else { return self.outcome("no data", false) }
+                guard iterations > 0 else { return self.outcome("no data", nil, "fraction") }
                 let share = errors / iterations
-                return self.outcome("\(TimeSpan.trimmed(share * 100))%", self.comparison.holds(share, self.bound))
+                return self.outcome("\(TimeSpan.trimmed(share * 100))%", share, "fraction")
             }
-            return self.outcome("\(Int(errors))", self.comparison.holds(errors, self.bound))
+            return self.outcome("\(Int(errors))", errors, "count")
         case .step(let step, let stat):
             var merged: Histogram<UInt64>? = nil
             for group in groups {
                 guard let histogram = group.steps[step] else { continue }
                 if merged == nil { merged = histogram } else { merged!.add(histogram) }
             }
-            guard let histogram = merged, histogram.totalCount > 0 else { return self.outcome("no data", false) }
+            let unit = stat.isTime ? "ns" : stat == .ops ? "1/s" : "count"
+            guard let histogram = merged, histogram.totalCount > 0 else { return self.outcome("no data", nil, unit) }
             let statistics = StepStatistics(histogram, window: result.measuredNanoseconds)
             let value: Double
             switch stat {
@@ -130,23 +131,33 @@ public struct Threshold: Sendable, Equatable {
             let observed =
                 stat.isTime
                 ? TimeSpan.format(nanoseconds: value) : stat == .ops ? "\(TimeSpan.trimmed(value))/s" : "\(Int(value))"
-            return self.outcome(observed, self.comparison.holds(value, self.bound))
+            return self.outcome(observed, value, unit)
         case .outcome(let name):
             // Flows count an outcome only when it happens: a matching group without it counted 0.
-            guard !groups.isEmpty else { return self.outcome("no data", false) }
+            guard !groups.isEmpty else { return self.outcome("no data", nil, "count") }
             let count = groups.reduce(UInt64(0)) { $0 &+ ($1.outcomes[name] ?? 0) }
-            return self.outcome("\(count)", self.comparison.holds(Double(count), self.bound))
+            return self.outcome("\(count)", Double(count), "count")
         case .efficiency:
-            guard let bound = PrimitiveBound(result) else { return self.outcome("no data", false) }
+            guard let bound = PrimitiveBound(result) else { return self.outcome("no data", nil, "fraction") }
             return self.outcome(
                 "\(TimeSpan.trimmed((bound.efficiency * 1000).rounded() / 10))%",
-                self.comparison.holds(bound.efficiency, self.bound)
+                bound.efficiency,
+                "fraction"
             )
         }
     }
 
-    private func outcome(_ observed: String, _ passed: Bool) -> ThresholdOutcome {
-        ThresholdOutcome(metric: self.metric, condition: self.condition, observed: observed, passed: passed)
+    /// The outcome of a measured `value` (nil: nothing was measured, which fails), in `unit`.
+    private func outcome(_ observed: String, _ value: Double?, _ unit: String) -> ThresholdOutcome {
+        ThresholdOutcome(
+            metric: self.metric,
+            condition: self.condition,
+            observed: observed,
+            passed: value.map { self.comparison.holds($0, self.bound) } ?? false,
+            value: value,
+            bound: self.bound,
+            unit: unit
+        )
     }
 }
 

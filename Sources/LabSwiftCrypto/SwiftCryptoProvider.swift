@@ -36,8 +36,9 @@ public struct SwiftCryptoProvider: CryptoProvider {
     /// Nothing to load: swift-crypto links BoringSSL statically.
     public init() {}
 
-    /// The library and its backend.
-    public var version: String { "swift-crypto 4 (BoringSSL)" }
+    /// The library, at the version the package graph resolved when the lab was built
+    /// (`BuildPackages`, written by Plugins/LabBuildInfo), and its backend.
+    public var version: String { "swift-crypto \(BuildPackages.versions["swift-crypto"] ?? "4") (BoringSSL)" }
 
     /// Everything cx/1 needs; RSA from 1024 bits.
     public var capabilities: ProviderCapabilities {

@@ -46,6 +46,21 @@ extension TimeSpan: ExpressibleByArgument {
     public var defaultValueDescription: String { self.description }
 }
 
+/// `lab run --tag KEY=VALUE`: a label carried into results.json and report.md (a branch, a
+/// pull request, a machine pool). The key is letters, digits, `_`, `-` and `.`.
+struct Tag: ExpressibleByArgument {
+    var key: String
+    var value: String
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(allowed.contains) else { return nil }
+        self.key = parts[0]
+        self.value = parts[1]
+    }
+}
+
 /// `lab serve --suites x25519,classic@1024`: the suites offered, each `id` or `id@bits`. The
 /// ids are checked against the registry when the server is built, with the list of known ones.
 struct SuiteList: ExpressibleByArgument {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LabCore
+import LabResults
 import NIOCore
 import NIOPosix
 
@@ -10,6 +11,7 @@ struct Lab: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lab",
         abstract: "A benchmark and simulation lab for secure client/server exchanges.",
+        version: LabInfo.current.versionText,
         subcommands: [
             Run.self, Serve.self, Compare.self, Check.self, Merge.self, Calibrate.self, Validate.self, List.self,
         ]

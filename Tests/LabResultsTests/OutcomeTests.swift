@@ -170,7 +170,15 @@ import Testing
         }
         #expect(
             try evaluate("outcomes.attempts", "== 12")
-                == ThresholdOutcome(metric: "outcomes.attempts", condition: "== 12", observed: "12", passed: true)
+                == ThresholdOutcome(
+                    metric: "outcomes.attempts",
+                    condition: "== 12",
+                    observed: "12",
+                    passed: true,
+                    value: 12,
+                    bound: 12,
+                    unit: "count"
+                )
         )
         #expect(try evaluate("lockout.outcomes.attempts", "== 12").passed, "a flow name matches all its entries")
         #expect(try evaluate("lockout-2.outcomes.attempts", "> 5").observed == "5")

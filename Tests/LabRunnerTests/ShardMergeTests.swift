@@ -161,4 +161,30 @@ import Testing
         #expect(alone.errors.contains("threshold missed: cx.exchange.count"))
         #expect(alone.errors.contains("Shards missing: 2/2"), "\(alone.errors)")
     }
+
+    @Test("Shards of one --run-id merge and keep it; shards of two runs are refused, naming both ids")
+    func shardsOfOneRunMerge() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("shard-ids.json")
+        try Self.scenario.write(to: file, atomically: true, encoding: .utf8)
+        for (shard, id) in [("1/2", "run-a"), ("2/2", "run-a"), ("2/2", "run-b")] {
+            let out = folder.appendingPathComponent("\(id)-\(shard.prefix(1))")
+            let run = try await CLITests.lab([
+                "run", file.path, "--shard", shard, "--run-id", id, "--out", out.path, "--quiet",
+            ])
+            #expect(run.status == 0, "\(shard) \(id): \(run.errors)")
+        }
+        let one = try await CLITests.lab([
+            "merge", folder.path + "/run-a-1", folder.path + "/run-a-2", "--out", folder.path + "/a", "--quiet",
+        ])
+        #expect(one.status == 0, "\(one.errors)")
+        let merged = try Self.load(folder.appendingPathComponent("a"))
+        #expect(merged.metadata.runId == "run-a")
+        let mixed = try await CLITests.lab([
+            "merge", folder.path + "/run-a-1", folder.path + "/run-b-2", "--out", folder.path + "/mixed", "--quiet",
+        ])
+        #expect(mixed.status == 1, "\(mixed.errors)")
+        #expect(mixed.errors.contains("'run-b'") && mixed.errors.contains("'run-a'"), "\(mixed.errors)")
+    }
 }

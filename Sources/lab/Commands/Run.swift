@@ -45,10 +45,35 @@ struct Run: AsyncParsableCommand {
     )
     var counted = false
 
+    @Option(
+        help: ArgumentHelp(
+            "The run's id, in results.json: give the shards of one run the same id (`lab merge` refuses shards of different runs). Default: a new one, or none for a shard.",
+            valueName: "ID"
+        )
+    )
+    var runId: String?
+
+    @Option(
+        name: .customLong("tag"),
+        help: ArgumentHelp(
+            "A label for results.json and report.md (repeatable), e.g. --tag branch=main.",
+            valueName: "KEY=VALUE"
+        )
+    )
+    var tags: [Tag] = []
+
     @Option(help: ArgumentHelp(valueName: "STEP=PERCENT%", visibility: .hidden))
     var testSlowdown: [Slowdown] = []
 
     func validate() throws {
+        if let id = self.runId, id.isEmpty || id.count > 128 || id.contains(where: { $0.isWhitespace || $0.isNewline })
+        {
+            throw ValidationError("--run-id takes 1 to 128 characters without spaces, not '\(id)'")
+        }
+        let keys = self.tags.map(\.key)
+        if let repeated = keys.first(where: { key in keys.filter { $0 == key }.count > 1 }) {
+            throw ValidationError("--tag \(repeated)= is given twice")
+        }
         if self.counted {
             guard self.shard == nil else {
                 throw ValidationError("--counted counts one client's work, alone: it takes no --shard")
@@ -76,7 +101,8 @@ struct Run: AsyncParsableCommand {
                     isDirectory: true
                 )
             plan.dataDirectory = directory.path
-            let result = try await self.measure(plan)
+            var result = try await self.measure(plan)
+            self.describeProvenance(of: &result, shard: plan.shard != nil)
             if alone != nil {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 try ResultsDocument(result).encoded().write(to: directory.appendingPathComponent("results.json"))
@@ -106,8 +132,23 @@ struct Run: AsyncParsableCommand {
                 "--counted counts one client's work, alone: clients.count must be 1 (the scenario has \(clients))"
             )
         }
-        plan.slowdowns = Dictionary(self.testSlowdown.map { ($0.step, $0.fraction) }, uniquingKeysWith: { _, last in last })
+        plan.slowdowns = Dictionary(
+            self.testSlowdown.map { ($0.step, $0.fraction) },
+            uniquingKeysWith: { _, last in last }
+        )
         return plan
+    }
+
+    /// Which lab made the run, its id and the user's tags.
+    private func describeProvenance(of result: inout RunResult, shard: Bool) {
+        result.metadata.lab = LabInfo.current
+        result.metadata.runId = self.runId ?? (shard ? nil : UUID().uuidString.lowercased())
+        if !self.tags.isEmpty {
+            result.metadata.tags = Dictionary(
+                self.tags.map { ($0.key, $0.value) },
+                uniquingKeysWith: { _, last in last }
+            )
+        }
     }
 
     /// Runs `plan` here, or, for `--counted`, each flow under callgrind in a process of its own.
@@ -161,7 +202,8 @@ struct Run: AsyncParsableCommand {
         let runner = Runner(plan: plan)
         // A counted run shows no progress: the display's task would run, and be counted,
         // in the middle of the steps.
-        let display = self.quiet || self.counted ? nil : ProgressDisplay(progress: runner.progress, scenario: plan.scenario)
+        let display =
+            self.quiet || self.counted ? nil : ProgressDisplay(progress: runner.progress, scenario: plan.scenario)
         let watcher = display.map { display in Task { await display.watch() } }
         let result: RunResult
         do {

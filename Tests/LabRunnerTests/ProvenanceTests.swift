@@ -1,0 +1,93 @@
+import Foundation
+import LabTesting
+import Testing
+
+/// Which lab made a run: `lab --version`, and the provenance in results.json and report.md,
+/// each checked against a source the lab does not write (git, Package.resolved).
+@Suite(.tier(.integration)) struct ProvenanceTests {
+    static func git(_ arguments: [String]) async throws -> String {
+        let outcome = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["git", "-C", RepositoryPaths.root.path] + arguments
+        )
+        try #require(outcome.status == 0, "git \(arguments): \(outcome.errors)")
+        return outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// swift-crypto's version as the package graph resolved it, from Package.resolved.
+    static func resolvedSwiftCrypto() throws -> String {
+        let data = try Data(contentsOf: RepositoryPaths.root.appendingPathComponent("Package.resolved"))
+        let pins = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["pins"] as? [[String: Any]] ?? []
+        let pin = try #require(
+            pins.first { $0["identity"] as? String == "swift-crypto" },
+            "swift-crypto in Package.resolved"
+        )
+        return try #require((pin["state"] as? [String: Any])?["version"] as? String)
+    }
+
+    @Test("lab --version: the version, the commit git has checked out, the toolchain, swift-crypto's resolved version")
+    func versionNamesTheCommit() async throws {
+        let version = try await CLITests.lab(["--version"])
+        #expect(version.status == 0, "\(version.errors)")
+        let lines = version.output.split(separator: "\n").map(String.init)
+        let head = try await Self.git(["rev-parse", "HEAD"])
+        #expect(lines.first?.hasPrefix("lab ") == true, "\(lines)")
+        #expect(lines.first?.contains("commit \(head.prefix(12))") == true, "\(lines) against HEAD \(head)")
+        #expect(lines.contains { $0.hasPrefix("built with Swift version ") }, "\(lines)")
+        #expect(lines.contains("swift-crypto \(try Self.resolvedSwiftCrypto())"), "\(lines)")
+    }
+
+    @Test("results.json and report.md say which lab ran, with the run's id, its tags and the real swift-crypto version")
+    func resultsCarryProvenance() async throws {
+        let out = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: out) }
+        let run = try await CLITests.lab([
+            "run", "Scenarios/quickstart.json", "--quiet", "--out", out.path, "--run-id", "nightly-42", "--tag",
+            "branch=main", "--tag", "pr=12",
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("results.json")))
+                as? [String: Any]
+        )
+        let metadata = try #require(document["metadata"] as? [String: Any])
+        let lab = try #require(metadata["lab"] as? [String: Any])
+        #expect(lab["commit"] as? String == (try await Self.git(["rev-parse", "HEAD"])))
+        #expect((lab["toolchain"] as? String)?.hasPrefix("Swift version ") == true, "\(lab)")
+        #expect(metadata["runId"] as? String == "nightly-42")
+        #expect(metadata["tags"] as? [String: String] == ["branch": "main", "pr": "12"])
+        let providers = metadata["providers"] as? [[String: String]] ?? []
+        let crypto = providers.first { $0["name"] == "swift-crypto" }?["version"]
+        #expect(crypto == "swift-crypto \(try Self.resolvedSwiftCrypto()) (BoringSSL)", "\(providers)")
+
+        let report = try String(contentsOf: out.appendingPathComponent("report.md"), encoding: .utf8)
+        #expect(report.contains("| Run id | `nightly-42` |"), "\(report.prefix(2000))")
+        #expect(report.contains("| Tags | `branch=main`, `pr=12` |"))
+        #expect(report.contains("| Lab | \(lab["version"] as? String ?? "?"), commit "))
+
+        // Without --run-id, each run gets an id of its own.
+        let again = try await CLITests.lab(["run", "Scenarios/quickstart.json", "--quiet", "--out", out.path + "/2"])
+        #expect(again.status == 0, "\(again.errors)")
+        let other = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: out.appendingPathComponent("2/results.json")))
+                as? [String: Any]
+        )
+        let id = (other["metadata"] as? [String: Any])?["runId"] as? String
+        #expect(id != nil && id != "nightly-42" && UUID(uuidString: id ?? "") != nil, "\(String(describing: id))")
+    }
+
+    @Test("Bad --run-id and --tag values are refused with exit 1 before the run")
+    func badValuesAreRefused() async throws {
+        for arguments in [
+            ["--tag", "noequals"], ["--tag", "=x"], ["--tag", "a b=c"], ["--tag", "k=1", "--tag", "k=2"],
+            ["--run-id", "a b"],
+        ] {
+            let refused = try await CLITests.lab(["run", "no-such-scenario.json", "--quiet"] + arguments)
+            #expect(refused.status == 1, "\(arguments): \(refused.errors)")
+            #expect(
+                !refused.errors.contains("no-such-scenario"),
+                "\(arguments) was not refused first: \(refused.errors)"
+            )
+        }
+    }
+}
