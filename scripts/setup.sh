@@ -38,6 +38,13 @@ if ! python3 -c 'import cryptography.hazmat.primitives.asymmetric.mlkem, cryptog
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'cryptography>=48'
 fi
 
+# junitparser is the independent reader of the junit reporter's output.
+if ! python3 -c 'import junitparser' 2>/dev/null; then
+  echo "setup: installing junitparser"
+  python3 -m pip install --quiet --disable-pip-version-check junitparser \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages junitparser
+fi
+
 # SciPy's Mann–Whitney U test is the independent check of `lab compare`'s statistics.
 if ! python3 -c 'import scipy.stats' 2>/dev/null; then
   echo "setup: installing SciPy"

@@ -15,18 +15,31 @@ public enum ChildProcess {
 
     /// Runs `executable` with `arguments` in `directory` and waits for it on a thread of its
     /// own: the concurrency pool has only as many threads as cores, and a caller blocking one
-    /// of them stalls every other task's sockets and timeouts.
-    public static func run(_ executable: URL, _ arguments: [String], in directory: URL? = nil) async throws -> Outcome {
-        try await runBlocking { try Self.runWaiting(executable, arguments, in: directory) }
+    /// of them stalls every other task's sockets and timeouts. `environment` is added to
+    /// this process's.
+    public static func run(
+        _ executable: URL,
+        _ arguments: [String],
+        in directory: URL? = nil,
+        environment: [String: String] = [:]
+    ) async throws -> Outcome {
+        try await runBlocking { try Self.runWaiting(executable, arguments, in: directory, environment: environment) }
     }
 
     /// Runs `executable` and blocks the calling thread until it ends (for synchronous callers).
-    public static func runWaiting(_ executable: URL, _ arguments: [String], in directory: URL? = nil) throws -> Outcome
-    {
+    public static func runWaiting(
+        _ executable: URL,
+        _ arguments: [String],
+        in directory: URL? = nil,
+        environment: [String: String] = [:]
+    ) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

@@ -41,8 +41,12 @@ public struct ReporterRegistry: Sendable {
         self.types = types
     }
 
-    /// The built-in reporters: `csv`, `markdown`, `json`.
-    public static let builtIn = ReporterRegistry([CSVReporter.self, MarkdownReporter.self, JSONReporter.self])
+    /// The built-in reporters: `csv`, `markdown`, `json`, and for other tools `junit`,
+    /// `github`, `bmf` (Bencher) and `hgrm` (HdrHistogram).
+    public static let builtIn = ReporterRegistry([
+        CSVReporter.self, MarkdownReporter.self, JSONReporter.self, JUnitReporter.self, GitHubReporter.self,
+        BMFReporter.self, HgrmReporter.self,
+    ])
 
     /// The registered names, in order.
     public var names: [String] { self.types.map { $0.name } }

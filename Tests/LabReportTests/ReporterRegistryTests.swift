@@ -6,7 +6,7 @@ import Testing
 
 @Suite(.tier(.unit)) struct ReporterRegistryTests {
     @Test func listsTheBuiltInReporters() throws {
-        #expect(ReporterRegistry.builtIn.names == ["csv", "markdown", "json"])
+        #expect(ReporterRegistry.builtIn.names == ["csv", "markdown", "json", "junit", "github", "bmf", "hgrm"])
         #expect(try ReporterRegistry.builtIn.make("csv") is CSVReporter)
         #expect(try ReporterRegistry.builtIn.make("json") is JSONReporter)
         let markdown = try ReporterRegistry.builtIn.make("markdown", options: ReportOptions(charts: false))
@@ -16,7 +16,7 @@ import Testing
     @Test func rejectsAnUnknownName() throws {
         let error = try #require(throws: LabError.self) { try ReporterRegistry.builtIn.make("xml") }
         #expect(error.code == .unknownPlugin)
-        #expect(error.message == "No reporter named 'xml'; known reporters: csv, markdown, json")
+        #expect(error.message == "No reporter named 'xml'; known reporters: csv, markdown, json, junit, github, bmf, hgrm")
     }
 
     @Test func writesEveryFormatIntoANewFolder() throws {

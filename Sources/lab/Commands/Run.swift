@@ -62,6 +62,15 @@ struct Run: AsyncParsableCommand {
     )
     var tags: [Tag] = []
 
+    @Option(
+        name: .customLong("format"),
+        help: ArgumentHelp(
+            "Also write this report (repeatable), beside the scenario's report.formats: csv, markdown, json, junit, github, bmf, hgrm.",
+            valueName: "NAME"
+        )
+    )
+    var formats: [String] = []
+
     @Option(help: ArgumentHelp(valueName: "STEP=PERCENT%", visibility: .hidden))
     var testSlowdown: [Slowdown] = []
 
@@ -132,6 +141,9 @@ struct Run: AsyncParsableCommand {
                 "--counted counts one client's work, alone: clients.count must be 1 (the scenario has \(clients))"
             )
         }
+        // Every name is checked before the run: an unknown one must not cost a run's time.
+        for name in self.formats { _ = try catalog.reporters.make(name) }
+        plan.scenario.report.formats += self.formats.filter { !plan.scenario.report.formats.contains($0) }
         plan.slowdowns = Dictionary(
             self.testSlowdown.map { ($0.step, $0.fraction) },
             uniquingKeysWith: { _, last in last }

@@ -1,0 +1,108 @@
+public import Foundation
+import LabCore
+public import LabResults
+
+/// For GitHub Actions: writes `github-summary.md` (the outcome, the thresholds and each
+/// group's exchange figures, in GitHub's markdown) and appends it to the job's summary page
+/// when `$GITHUB_STEP_SUMMARY` names one; prints an `::error` workflow command for each
+/// missed threshold, which GitHub shows as an annotation on the run.
+public struct GitHubReporter: Reporter {
+    /// `github`.
+    public static let name = "github"
+    /// The file it writes.
+    public static let fileName = "github-summary.md"
+    /// The variable GitHub Actions sets to the job summary's file.
+    public static let summaryVariable = "GITHUB_STEP_SUMMARY"
+
+    /// A GitHub reporter; it has no options.
+    public init(options: ReportOptions) {}
+
+    public func write(_ result: RunResult, to directory: URL) throws -> [URL] {
+        let url = directory.appendingPathComponent(Self.fileName)
+        let summary = Self.summary(result)
+        try writeText(summary, to: url)
+        if let path = ProcessInfo.processInfo.environment[Self.summaryVariable], !path.isEmpty {
+            try Self.append(summary, to: URL(fileURLWithPath: path))
+        }
+        for line in Self.annotations(result) { print(line) }
+        return [url]
+    }
+
+    /// The summary's markdown.
+    static func summary(_ result: RunResult) -> String {
+        let metadata = result.metadata
+        var lines = ["### crypto-lab: \(metadata.scenario): \(result.passed ? "✅ passed" : "❌ failed")", ""]
+        var facts = ["\(Numbers.integer(result.completedIterations)) iterations", "\(result.errorCount) errors"]
+        if let lab = metadata.lab { facts.append("lab \(lab.summary)") }
+        if let id = metadata.runId { facts.append("run `\(id)`") }
+        lines += [facts.joined(separator: " · "), ""]
+        if result.stoppedByDeadline { lines += ["⚠️ The deadline stopped the run early.", ""] }
+        if !result.thresholds.isEmpty {
+            lines += ["| threshold | observed | |", "|:--|--:|:--|"]
+            for outcome in result.thresholds {
+                let verdict = outcome.passed ? "✅ met" : "❌ **missed**"
+                lines.append(
+                    "| `\(outcome.metric) \(outcome.condition)` | \(MarkdownReporter.cell(outcome.observed)) | \(verdict) |"
+                )
+            }
+            lines.append("")
+        }
+        let groups = result.groups.compactMap { group in result.throughputRow(of: group).map { (group, $0) } }
+        if !groups.isEmpty {
+            lines += ["| group | step | p50 | p99 | ops/s | errors |", "|:--|:--|--:|--:|--:|--:|"]
+            for (group, row) in groups {
+                let figures = row.statistics
+                lines.append(
+                    "| \(MarkdownReporter.cell(group.key.description)) | \(row.step.name) | "
+                        + "\(TimeSpan.format(nanoseconds: figures.p50)) | \(TimeSpan.format(nanoseconds: figures.p99)) | "
+                        + "\(Numbers.fixed(figures.opsPerSecond, 1)) | \(group.errorCount) |"
+                )
+            }
+            lines.append("")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// An `::error` workflow command per missed threshold, and one for a run the deadline cut short.
+    static func annotations(_ result: RunResult) -> [String] {
+        var lines = result.thresholds.filter { !$0.passed }.map { outcome in
+            "::error title=\(Self.property("crypto-lab: threshold missed"))::"
+                + Self.data(
+                    "\(result.metadata.scenario): \(outcome.metric) \(outcome.condition) (observed \(outcome.observed))"
+                )
+        }
+        if result.stoppedByDeadline {
+            lines.append(
+                "::error title=\(Self.property("crypto-lab: deadline"))::"
+                    + Self.data("\(result.metadata.scenario): the deadline stopped the run early")
+            )
+        }
+        return lines
+    }
+
+    /// A workflow command's message, escaped as GitHub's toolkit does.
+    static func data(_ text: String) -> String {
+        text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
+            .replacingOccurrences(of: "\n", with: "%0A")
+    }
+
+    /// A workflow command's property value, escaped as GitHub's toolkit does.
+    static func property(_ text: String) -> String {
+        Self.data(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
+    }
+
+    /// Appends `text` to the file at `url`, creating it if needed.
+    static func append(_ text: String, to url: URL) throws {
+        do {
+            if !FileManager.default.fileExists(atPath: url.path) {
+                try Data().write(to: url)
+            }
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(text.utf8))
+        } catch {
+            throw LabError(.storage, "Cannot append to \(url.path)", cause: UnderlyingError(describing: error))
+        }
+    }
+}
