@@ -42,7 +42,11 @@ case "$command" in
         for file in "${files[@]}"; do baselines+=(--baseline "$file"); done
         rm -rf "$out"
         "$lab" run "$scenario" --counted --quiet --out "$out/run" ${extra[@]+"${extra[@]}"}
-        "$lab" check "$out/run" "${baselines[@]}" --out "$out"
+        # check-junit.xml for CI's test report; on GitHub Actions also the job summary and
+        # an annotation per regression.
+        formats=(--format junit)
+        [ "${GITHUB_ACTIONS:-}" = true ] && formats+=(--format github)
+        "$lab" check "$out/run" "${baselines[@]}" --out "$out" "${formats[@]}"
         ;;
     record)
         # Whether the tree the baseline is counted from has changes not committed (the

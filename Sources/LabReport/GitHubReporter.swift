@@ -24,7 +24,7 @@ public struct GitHubReporter: Reporter {
         if let path = ProcessInfo.processInfo.environment[Self.summaryVariable], !path.isEmpty {
             try Self.append(summary, to: URL(fileURLWithPath: path))
         }
-        for line in Self.annotations(result) { print(line) }
+        for line in VerdictSuite(run: result).annotations() { print(line) }
         return [url]
     }
 
@@ -61,34 +61,6 @@ public struct GitHubReporter: Reporter {
             lines.append("")
         }
         return lines.joined(separator: "\n") + "\n"
-    }
-
-    /// An `::error` workflow command per missed threshold, and one for a run the deadline cut short.
-    static func annotations(_ result: RunResult) -> [String] {
-        var lines = result.thresholds.filter { !$0.passed }.map { outcome in
-            "::error title=\(Self.property("crypto-lab: threshold missed"))::"
-                + Self.data(
-                    "\(result.metadata.scenario): \(outcome.metric) \(outcome.condition) (observed \(outcome.observed))"
-                )
-        }
-        if result.stoppedByDeadline {
-            lines.append(
-                "::error title=\(Self.property("crypto-lab: deadline"))::"
-                    + Self.data("\(result.metadata.scenario): the deadline stopped the run early")
-            )
-        }
-        return lines
-    }
-
-    /// A workflow command's message, escaped as GitHub's toolkit does.
-    static func data(_ text: String) -> String {
-        text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A")
-    }
-
-    /// A workflow command's property value, escaped as GitHub's toolkit does.
-    static func property(_ text: String) -> String {
-        Self.data(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
     }
 
     /// Appends `text` to the file at `url`, creating it if needed.

@@ -53,6 +53,23 @@ struct Check: AsyncParsableCommand {
     @Flag(name: .long, help: "Print only the one-line verdict (and errors).")
     var quiet = false
 
+    @Option(
+        name: .customLong("format"),
+        help: ArgumentHelp(
+            "Also write the verdicts for CI (repeatable): junit (check-junit.xml, a case per step) or github (check.md to $GITHUB_STEP_SUMMARY, ::error per regression).",
+            valueName: "NAME"
+        )
+    )
+    var formats: [String] = []
+
+    func validate() throws {
+        for name in self.formats where !VerdictSuite.checkFormats.contains(name) {
+            throw ValidationError(
+                "--format \(name): lab check writes \(VerdictSuite.checkFormats.joined(separator: " or ")) beside check.md and check.csv"
+            )
+        }
+    }
+
     func run() async throws {
         try await reportingErrors {
             guard let threshold = Compare.fraction(self.threshold), threshold >= 0, threshold < 10 else {
@@ -79,9 +96,18 @@ struct Check: AsyncParsableCommand {
                     throw ValidationError("--count-floor must be a percentage such as 1%; got '\(self.countFloor)'")
                 }
                 let check = try CountedCheck(run: run, baselines: baselines, floor: floor)
-                let report = CountedCheckReport(check, baseline: baselineLabel, run: Compare.label(for: runURL, index: 1))
+                let report = CountedCheckReport(
+                    check,
+                    baseline: baselineLabel,
+                    run: Compare.label(for: runURL, index: 1)
+                )
                 if let directory { _ = try report.write(to: directory) }
                 print(self.quiet ? report.summary() : report.terminal())
+                _ = try VerdictSuite(counted: report).writeCheck(
+                    formats: self.formats,
+                    markdown: report.markdown(),
+                    to: directory
+                )
                 if !check.regressions.isEmpty { throw ExitCode(2) }
                 return
             }
@@ -96,6 +122,11 @@ struct Check: AsyncParsableCommand {
             let report = CheckReport(check, baseline: baselineLabel, run: Compare.label(for: runURL, index: 1))
             if let directory { _ = try report.write(to: directory) }
             print(self.quiet ? report.summary() : report.terminal())
+            _ = try VerdictSuite(timed: report).writeCheck(
+                formats: self.formats,
+                markdown: report.markdown(),
+                to: directory
+            )
             if !check.regressions.isEmpty { throw ExitCode(2) }
         }
     }

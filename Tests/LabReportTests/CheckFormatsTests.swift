@@ -1,0 +1,81 @@
+import Foundation
+import LabCore
+import LabReport
+import LabResults
+import LabTesting
+import Testing
+
+/// `lab check --format junit|github`: the gate's verdicts as CI systems read them, checked by
+/// an independent JUnit reader (junitparser).
+@Suite(.tier(.integration)) struct CheckFormatsTests {
+    /// The cases junitparser reads in `file`: name → failure message (nil when passed).
+    static func junitCases(_ file: URL) async throws -> [String: String?] {
+        let reader = #"""
+            import json, sys
+            from junitparser import JUnitXml, Failure
+            cases = {}
+            for suite in JUnitXml.fromfile(sys.argv[1]):
+                for case in suite:
+                    failed = [r for r in case.result if isinstance(r, Failure)]
+                    cases[case.name] = failed[0].message if failed else None
+            print(json.dumps(cases))
+            """#
+        let parsed = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", "-c", reader, file.path]
+        )
+        try #require(parsed.status == 0, "junitparser: \(parsed.errors)")
+        let object = try JSONSerialization.jsonObject(with: Data(parsed.output.utf8)) as? [String: Any] ?? [:]
+        return object.mapValues { $0 as? String }
+    }
+
+    @Test("A counted gate with decode 3% over: one failing case, decode's; an ::error line and the summary for GitHub")
+    func countedGateForCI() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-check-formats-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let baseline = CountedCheckTests.run([
+            .decode: CountedCheckTests.samples(200_000), .sign: CountedCheckTests.samples(2_500_000),
+        ])
+        let run = CountedCheckTests.run([
+            .decode: CountedCheckTests.samples(206_000), .sign: CountedCheckTests.samples(2_500_000),
+        ])
+        try ResultsDocument(baseline).encoded().write(to: folder.appendingPathComponent("baseline.json"))
+        try ResultsDocument(run).encoded().write(to: folder.appendingPathComponent("run.json"))
+        let summary = folder.appendingPathComponent("summary.md")
+        let check = try await ChildProcess.run(
+            LabProcess.executable,
+            [
+                "check", folder.appendingPathComponent("run.json").path, "--baseline",
+                folder.appendingPathComponent("baseline.json").path, "--out", folder.path, "--format", "junit",
+                "--format", "github",
+            ],
+            environment: ["GITHUB_STEP_SUMMARY": summary.path]
+        )
+        #expect(check.status == 2, "a regression: \(check.errors)")
+        let cases = try await Self.junitCases(folder.appendingPathComponent("check-junit.xml"))
+        #expect(cases.count == 2, "\(cases)")
+        #expect(cases["cx x25519 swift-crypto · sign"] == .some(nil), "sign passed: \(cases)")
+        let decode = cases["cx x25519 swift-crypto · decode"] ?? nil
+        #expect(decode?.hasPrefix("more work: ×1.0300") == true, "\(String(describing: decode))")
+        let errors = check.output.split(separator: "\n").filter { $0.hasPrefix("::error ") }
+        #expect(
+            errors == [
+                "::error title=crypto-lab%3A regression::lab check: cx x25519 swift-crypto · decode: 206,000 instructions against the baseline's 200,000, ×1.0300 (allowed ±1.5%25)"
+            ],
+            "\(check.output)"
+        )
+        let written = try String(contentsOf: summary, encoding: .utf8)
+        #expect(written == (try String(contentsOf: folder.appendingPathComponent("check.md"), encoding: .utf8)))
+    }
+
+    @Test("lab check refuses a format it does not write, before reading the runs")
+    func unknownFormat() async throws {
+        let refused = try await ChildProcess.run(
+            LabProcess.executable,
+            ["check", "no-such-run.json", "--baseline", "no-such-baseline.json", "--format", "bmf"]
+        )
+        #expect(refused.status == 1, "\(refused.errors)")
+        #expect(refused.errors.contains("--format bmf") && !refused.errors.contains("no-such-run"), "\(refused.errors)")
+    }
+}
