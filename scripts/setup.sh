@@ -38,11 +38,12 @@ if ! python3 -c 'import cryptography.hazmat.primitives.asymmetric.mlkem, cryptog
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'cryptography>=48'
 fi
 
-# junitparser is the independent reader of the junit reporter's output.
-if ! python3 -c 'import junitparser' 2>/dev/null; then
-  echo "setup: installing junitparser"
-  python3 -m pip install --quiet --disable-pip-version-check junitparser \
-    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages junitparser
+# junitparser reads the junit reporter's output, check-jsonschema checks the scenarios
+# against docs/scenario.schema.json: the independent readers of what the lab writes.
+if ! python3 -c 'import junitparser, check_jsonschema' 2>/dev/null; then
+  echo "setup: installing junitparser and check-jsonschema"
+  python3 -m pip install --quiet --disable-pip-version-check junitparser check-jsonschema \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages junitparser check-jsonschema
 fi
 
 # SciPy's Mann–Whitney U test is the independent check of `lab compare`'s statistics.

@@ -8,7 +8,7 @@ import LabOpenSSL
 public import LabReport
 public import LabResults
 public import LabRunner
-import LabScenario
+public import LabScenario
 import LabSwiftCrypto
 import LabWire
 
@@ -88,8 +88,18 @@ public struct PluginCatalog: Sendable {
     }
 
     /// Validates the scenario file at `path` against these plugins.
-    public func plan(file path: String) throws -> Plan {
-        switch ScenarioValidator.validate(file: path, plugins: self.plugins) {
+    public func plan(file path: String, overrides: [ScenarioOverride] = []) throws -> Plan {
+        let result: Result<Plan, ScenarioErrors>
+        if overrides.isEmpty {
+            result = ScenarioValidator.validate(file: path, plugins: self.plugins)
+        } else {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw LabError(.invalidScenario, "\(path): cannot read the file")
+            }
+            let changed = try ScenarioOverride.apply(overrides, to: data)
+            result = ScenarioValidator.validate(data: changed, file: path, plugins: self.plugins)
+        }
+        switch result {
         case .success(let plan): return plan
         case .failure(let errors): throw errors.labError
         }

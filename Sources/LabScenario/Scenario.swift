@@ -23,7 +23,9 @@ public struct Scenario: Sendable, Decodable {
     /// Which reports to write.
     public var report: ReportSpec
 
-    static let keys = ["name", "description", "seed", "server", "clients", "load", "flows", "thresholds", "report"]
+    static let keys = [
+        "$schema", "name", "description", "seed", "server", "clients", "load", "flows", "thresholds", "report",
+    ]
 
     /// Decodes strictly, recording problems in the decoder's `ProblemLog`.
     public init(from decoder: any Decoder) throws {
@@ -35,6 +37,9 @@ public struct Scenario: Sendable, Decodable {
                 expected: "a name of 1 to 64 letters, digits, '.', '_' or '-'",
                 isValid: Self.isValidName
             ) ?? "unnamed"
+        // The JSON Schema editors check the file against (docs/scenario.schema.json); the lab
+        // checks the file itself, and only asks that it be a string.
+        let _: String? = object.optional("$schema", expected: "a string: the URL or path of the scenario schema")
         self.description = object.optional("description", expected: "a string") ?? ""
         self.seed = object.optional("seed", expected: "a non-negative integer") ?? 1
         self.server = object.optional("server", expected: "an object") ?? ServerSpec()

@@ -3,6 +3,7 @@ public import LabCore
 import LabMessaging
 import LabPlugins
 public import LabRunner
+public import LabScenario
 import LabWire
 import Logging
 
@@ -60,6 +61,9 @@ struct Tag: ExpressibleByArgument {
         self.value = parts[1]
     }
 }
+
+// `lab run --set PATH=VALUE`: a change to the scenario before it is read.
+extension ScenarioOverride: ExpressibleByArgument {}
 
 /// `lab serve --suites x25519,classic@1024`: the suites offered, each `id` or `id@bits`. The
 /// ids are checked against the registry when the server is built, with the list of known ones.

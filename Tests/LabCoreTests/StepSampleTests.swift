@@ -21,7 +21,9 @@ import Testing
     func partsAdd() {
         var sum = StepSample(nanoseconds: 10, cpuNanoseconds: 9, instructions: 100, allocations: 2)
         sum.add(StepSample(nanoseconds: 5, cpuNanoseconds: 4, preempted: true, instructions: 50, allocations: 1))
-        #expect(sum == StepSample(nanoseconds: 15, cpuNanoseconds: 13, preempted: true, instructions: 150, allocations: 3))
+        #expect(
+            sum == StepSample(nanoseconds: 15, cpuNanoseconds: 13, preempted: true, instructions: 150, allocations: 3)
+        )
         sum.add(StepSample(nanoseconds: 1))
         #expect(sum.cpuNanoseconds == nil && sum.instructions == nil && sum.nanoseconds == 16)
     }
@@ -55,7 +57,8 @@ import Testing
 
     /// Whether this process may read the kernel's interrupt tracepoints: as root, with tracefs.
     static let tracepointsReadable =
-        getuid() == 0 && FileManager.default.fileExists(atPath: "/sys/kernel/tracing/events/irq_vectors/local_timer_entry/id")
+        getuid() == 0
+        && FileManager.default.fileExists(atPath: "/sys/kernel/tracing/events/irq_vectors/local_timer_entry/id")
 
     @Test(
         "as root, a thread that runs 500 ms counts the scheduler's ticks it took",
@@ -69,18 +72,23 @@ import Testing
         // 100 Hz). Not every tick arrives on this VM (a nested, paravirtualised guest whose host
         // takes the virtual CPU away unannounced): a thread once spun 60 ms without one; over
         // 500 ms, ten runs took 137 to 156.
+        // Spins until the thread itself has run 500 ms, by its own task clock, however long
+        // that takes on a busy machine (the CI's other tests share its two cores), within 30 s.
         let wallStart = Stopwatch.now()
-        let until = wallStart + 500_000_000
         var spins: UInt64 = 0
-        while Stopwatch.now() < until { spins &+= 1 }
-        let after = try #require(ThreadUsage.now())
+        var after = before
+        while after.cpuNanoseconds - before.cpuNanoseconds < 500_000_000 {
+            for _ in 0..<10_000 { spins &+= 1 }
+            after = try #require(ThreadUsage.now())
+            try #require(Stopwatch.now() - wallStart < 30_000_000_000, "500 ms on the CPU took over 30 s")
+        }
         let wall = Stopwatch.now() - wallStart
         let end = try #require(after.interrupts)
         #expect(end > start, "no interrupt counted over 500 ms of spinning (\(spins) spins)")
-        // The CPU time read with them (the task clock) is the thread's: more than half the spin
-        // (a busy machine may take the core away for some of it), not more than the wall time.
+        // The CPU time read with them (the task clock) is the thread's: never more than the
+        // wall time, which the whole process's would pass while other tests run beside it.
         let cpu = after.cpuNanoseconds - before.cpuNanoseconds
-        #expect(cpu > 250_000_000 && cpu <= wall + 1_000_000, "cpu \(cpu) ns over \(wall) ns")
+        #expect(cpu <= wall + 1_000_000, "cpu \(cpu) ns over \(wall) ns")
         // A short step right after takes none, most of the time: the counter is the thread's own,
         // not the whole machine's (which takes hundreds a second on each CPU).
         var quiet = 0

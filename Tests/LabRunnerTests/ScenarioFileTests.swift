@@ -103,6 +103,14 @@ import Testing
         for bad in ["", "5", "fast", "-1 s", "1 parsec", "s"] {
             #expect(TimeSpan(parsing: bad) == nil, "\(bad)")
         }
+        // Compound: terms from the largest unit down, spaces optional.
+        #expect(TimeSpan(parsing: "1m30s")?.nanoseconds == 90_000_000_000)
+        #expect(TimeSpan(parsing: "1 h 30 min")?.nanoseconds == 5_400_000_000_000)
+        #expect(TimeSpan(parsing: "2s 500ms")?.nanoseconds == 2_500_000_000)
+        #expect(TimeSpan(parsing: "1h1m1s1ms1us1ns")?.nanoseconds == 3_661_001_001_001)
+        for bad in ["30s1m", "1m1m", "1m30", "1m 30 parsec", "1m-30s", "m30s"] {
+            #expect(TimeSpan(parsing: bad) == nil, "\(bad)")
+        }
         #expect(TimeSpan(nanoseconds: 1_500_000).description == "1.5 ms")
     }
 }

@@ -27,23 +27,35 @@ public struct TimeSpan: Sendable, Hashable, Comparable, ScenarioString, Encodabl
         (["us", "µs"], 1e3),
         (["ms"], 1e6),
         (["s", "sec"], 1e9),
-        (["min"], 60e9),
+        (["m", "min"], 60e9),
         (["h"], 3600e9),
     ]
 
-    /// Parses `"<number> <unit>"` (the space is optional); `"0"` alone is allowed.
+    /// Parses `"<number> <unit>"` (the space is optional), or several such terms from the
+    /// largest unit down (`"1m30s"`, `"1 h 30 min"`, `"2s 500ms"`); `"0"` alone is allowed.
     public init?(parsing text: String) {
         let trimmed = text.trimmingCharacters(in: " ")
         if trimmed == "0" {
             self = .zero
             return
         }
-        let numberPart = trimmed.prefix { $0.isNumber || $0 == "." }
-        let unitPart = trimmed.dropFirst(numberPart.count).trimmingCharacters(in: " ")
-        guard let number = Double(numberPart), number.isFinite, number >= 0,
-            let unit = Self.units.first(where: { $0.names.contains(unitPart) })
-        else { return nil }
-        let nanoseconds = number * unit.nanoseconds
+        guard !trimmed.isEmpty else { return nil }
+        var rest = Substring(trimmed)
+        var nanoseconds = 0.0
+        var previous = Double.infinity
+        while !rest.isEmpty {
+            let numberPart = rest.prefix { $0.isNumber || $0 == "." }
+            rest = rest.dropFirst(numberPart.count).drop { $0 == " " }
+            let unitPart = rest.prefix { $0.isLetter }
+            rest = rest.dropFirst(unitPart.count).drop { $0 == " " }
+            // Each term's unit smaller than the one before: "30s1m" and "1m1m" are mistakes.
+            guard let number = Double(numberPart), number.isFinite, number >= 0,
+                let unit = Self.units.first(where: { $0.names.contains(String(unitPart)) }),
+                unit.nanoseconds < previous
+            else { return nil }
+            nanoseconds += number * unit.nanoseconds
+            previous = unit.nanoseconds
+        }
         guard nanoseconds < 1e18 else { return nil }
         self.nanoseconds = UInt64(nanoseconds.rounded())
     }
@@ -51,7 +63,8 @@ public struct TimeSpan: Sendable, Hashable, Comparable, ScenarioString, Encodabl
     /// What a valid duration above zero looks like.
     public static let positive = "a duration above zero such as \"500 ms\" or \"30 s\""
     /// What a valid span looks like.
-    public static let expectation = "a duration such as \"250 ms\", \"2s\" or \"30 min\" (units ns, us, ms, s, min, h)"
+    public static let expectation =
+        "a duration such as \"250 ms\", \"2s\", \"30 min\" or \"1m30s\" (units ns, us, ms, s, m or min, h)"
 
     /// Encodes as the shortest exact string, e.g. `"250 ms"`.
     public func encode(to encoder: any Encoder) throws {

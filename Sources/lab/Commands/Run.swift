@@ -63,6 +63,15 @@ struct Run: AsyncParsableCommand {
     var tags: [Tag] = []
 
     @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp(
+            "Change the scenario before it is read (repeatable): a JSON path and a JSON value, e.g. --set load.iterations=100 --set 'flows[0].suite=x25519'; null removes a key or an element.",
+            valueName: "PATH=VALUE"
+        )
+    )
+    var overrides: [ScenarioOverride] = []
+
+    @Option(
         name: .customLong("format"),
         help: ArgumentHelp(
             "Also write this report (repeatable), beside the scenario's report.formats: csv, markdown, json, junit, github, bmf, hgrm.",
@@ -128,7 +137,7 @@ struct Run: AsyncParsableCommand {
 
     /// The scenario's plan, with the options that need it checked against it.
     private func plan(_ catalog: PluginCatalog) throws -> Plan {
-        var plan = try catalog.plan(file: self.file)
+        var plan = try catalog.plan(file: self.file, overrides: self.overrides)
         let clients = plan.scenario.clients.count
         if let shard = self.shard {
             guard shard.count <= clients else {

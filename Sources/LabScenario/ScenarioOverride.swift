@@ -1,0 +1,138 @@
+public import Foundation
+import LabCore
+
+/// `lab run --set PATH=VALUE`: one change to the scenario's JSON, made before it is read, so
+/// that a variant of a run needs no file of its own and a problem it causes is still named
+/// by its JSON path.
+///
+/// PATH is a JSON path into the document: keys separated by dots, array elements by index,
+/// keys with dots in brackets (`load.iterations`, `flows[0].suite`,
+/// `thresholds["cx.exchange.p99"]`, an optional leading `$.`). VALUE is JSON if it parses as
+/// JSON (`100`, `true`, `{"rsaBits": 2048}`, `"text"`), otherwise the text itself; `null`
+/// removes the key or the array element. Missing objects on the way are made; an array index must exist, or be
+/// the array's length to append.
+public struct ScenarioOverride: Sendable, Equatable {
+    /// One step of a path.
+    public enum Component: Sendable, Equatable, CustomStringConvertible {
+        case key(String)
+        case index(Int)
+
+        public var description: String {
+            switch self {
+            case .key(let key):
+                key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } ? ".\(key)" : "[\"\(key)\"]"
+            case .index(let index): "[\(index)]"
+            }
+        }
+    }
+
+    /// Where, from the document's root.
+    public var path: [Component]
+    /// The value as given.
+    public var value: String
+
+    /// The path as a scenario problem names it: `$.flows[0].suite`.
+    public var pathDescription: String { "$" + self.path.map(\.description).joined() }
+
+    /// Parses `PATH=VALUE`; nil if the path does not parse.
+    public init?(argument: String) {
+        guard let equals = argument.firstIndex(of: "="),
+            let path = Self.parsePath(argument[..<equals]), !path.isEmpty
+        else { return nil }
+        self.path = path
+        self.value = String(argument[argument.index(after: equals)...])
+    }
+
+    /// `load.iterations`, `flows[0].suite`, `thresholds["cx.exchange.p99"]`.
+    static func parsePath(_ text: Substring) -> [Component]? {
+        var rest = text.hasPrefix("$.") ? text.dropFirst(2) : text
+        var path: [Component] = []
+        while !rest.isEmpty {
+            if rest.hasPrefix("[\"") {
+                guard let close = rest.range(of: "\"]") else { return nil }
+                let key = rest[rest.index(rest.startIndex, offsetBy: 2)..<close.lowerBound]
+                guard !key.isEmpty else { return nil }
+                path.append(.key(String(key)))
+                rest = rest[close.upperBound...]
+            } else if rest.hasPrefix("[") {
+                guard let close = rest.firstIndex(of: "]"),
+                    let index = Int(rest[rest.index(after: rest.startIndex)..<close]),
+                    index >= 0
+                else { return nil }
+                path.append(.index(index))
+                rest = rest[rest.index(after: close)...]
+            } else {
+                let key = rest.prefix { $0 != "." && $0 != "[" }
+                guard !key.isEmpty else { return nil }
+                path.append(.key(String(key)))
+                rest = rest.dropFirst(key.count)
+            }
+            if rest.hasPrefix(".") {
+                rest = rest.dropFirst()
+                guard !rest.isEmpty, !rest.hasPrefix("[") else { return nil }
+            } else if !rest.isEmpty, !rest.hasPrefix("[") {
+                return nil
+            }
+        }
+        return path
+    }
+
+    /// The value as JSON, or as a string when it is not JSON; nil for `null`.
+    var json: Any? {
+        guard let parsed = try? JSONSerialization.jsonObject(with: Data(self.value.utf8), options: [.fragmentsAllowed])
+        else { return self.value }
+        return parsed is NSNull ? nil : parsed
+    }
+
+    /// `data` (a scenario's JSON text) with `overrides` made in order; throws naming the
+    /// override that does not fit the document.
+    public static func apply(_ overrides: [ScenarioOverride], to data: Data) throws -> Data {
+        guard !overrides.isEmpty else { return data }
+        guard var root = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+            throw LabError(.invalidScenario, "--set needs a scenario that is valid JSON")
+        }
+        for override in overrides {
+            root = try override.set(in: root, at: override.path[...])
+        }
+        do {
+            return try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])
+        } catch {
+            throw LabError(.invalidScenario, "--set made a document that is not JSON: \(error)")
+        }
+    }
+
+    /// `node` with the value set at `path`.
+    private func set(in node: Any, at path: ArraySlice<Component>) throws -> Any {
+        guard let first = path.first else { return self.json ?? NSNull() }
+        let here = "$" + self.path[..<path.startIndex].map(\.description).joined()
+        switch first {
+        case .key(let key):
+            guard var object = node as? [String: Any] else {
+                throw LabError(.invalidScenario, "--set \(self.pathDescription): \(here) is not an object")
+            }
+            if path.count == 1 && self.json == nil {
+                object[key] = nil
+            } else {
+                object[key] = try self.set(in: object[key] ?? [String: Any](), at: path.dropFirst())
+            }
+            return object
+        case .index(let index):
+            guard var array = node as? [Any] else {
+                throw LabError(.invalidScenario, "--set \(self.pathDescription): \(here) is not an array")
+            }
+            guard index <= array.count else {
+                throw LabError(
+                    .invalidScenario,
+                    "--set \(self.pathDescription): \(here) has \(array.count) elements; index \(index) is past its end"
+                )
+            }
+            if path.count == 1 && self.json == nil {
+                if index < array.count { array.remove(at: index) }
+                return array
+            }
+            let value = try self.set(in: index < array.count ? array[index] : [String: Any](), at: path.dropFirst())
+            if index < array.count { array[index] = value } else { array.append(value) }
+            return array
+        }
+    }
+}
