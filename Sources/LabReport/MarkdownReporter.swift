@@ -203,6 +203,9 @@ public struct MarkdownReporter: Reporter {
         var rows: [(String, String)] = []
         if let lab = metadata.lab { rows.append(("Lab", lab.summary)) }
         if let id = metadata.runId { rows.append(("Run id", Self.code(id))) }
+        if let spread = metadata.shardStartSpread {
+            rows.append(("Shards began", "within \(TimeSpan.format(nanoseconds: spread * 1e9)) of each other"))
+        }
         if let tags = metadata.tags, !tags.isEmpty {
             rows.append(
                 (

@@ -13,6 +13,8 @@ public enum RunMerge {
         public var result: RunResult
         /// Notes for the reader (missing shards, left-out server groups).
         public var notes: [String]
+        /// The shards of the split that were not given (`2/4`), in order; empty for whole runs.
+        public var missingShards: [String] = []
     }
 
     /// The scenario's thresholds, parsed against the merged groups' flows and steps: the
@@ -54,7 +56,10 @@ public enum RunMerge {
             )
         }
         let shards = runs.compactMap { $0.metadata.shard }
-        var notes = try Self.checkShards(runs, sources: sources)
+        let missingShards = try Self.missingShards(runs, sources: sources)
+        var notes =
+            missingShards.isEmpty
+            ? [] : ["Shards missing: \(missingShards.joined(separator: ", ")); the merge covers only the others."]
         let runId = try Self.runId(runs, sources: sources)
         // Each run against one server fetched the server's work during its own window, which
         // holds every other run's requests too: merged, they would count them twice or more.
@@ -74,6 +79,11 @@ public enum RunMerge {
         metadata.clients = runs.reduce(0) { $0 + $1.metadata.clients }
         metadata.shard = nil
         metadata.runId = runId
+        let starts = runs.compactMap(\.metadata.clientsStartedAt)
+        metadata.clientsStartedAt = starts.min()
+        if shards.count > 1, starts.count == runs.count, let first = starts.min(), let last = starts.max() {
+            metadata.shardStartSpread = last.timeIntervalSince(first)
+        }
         // The lab, if every run names the same one; the tags every run has.
         metadata.lab = runs.allSatisfy { $0.metadata.lab == first.metadata.lab } ? first.metadata.lab : nil
         metadata.tags = first.metadata.tags?.filter { tag in
@@ -98,7 +108,7 @@ public enum RunMerge {
             result.memory = nil
             notes.append("The memory block is left out: not every run measured its heap.")
         }
-        return Merged(result: result, notes: notes)
+        return Merged(result: result, notes: notes, missingShards: missingShards)
     }
 
     /// The shards' run id: shards that have one must all have the same (the shards of one run,
@@ -168,9 +178,9 @@ public enum RunMerge {
         return [first, merged].filter { !$0.isEmpty }.joined(separator: " ")
     }
 
-    /// Shards: each at most once, all of the same N (or no shard at all). Returns a note for
-    /// the shards missing.
-    private static func checkShards(_ runs: [RunResult], sources: [String]) throws -> [String] {
+    /// Shards: each at most once, all of the same N (or no shard at all). Returns the shards
+    /// missing.
+    private static func missingShards(_ runs: [RunResult], sources: [String]) throws -> [String] {
         let shards = runs.compactMap { $0.metadata.shard }
         guard !shards.isEmpty else { return [] }
         var seen: Set<String> = []
@@ -192,9 +202,7 @@ public enum RunMerge {
                 "The shards are of different splits: \(shards.joined(separator: ", "))"
             )
         }
-        let missing = (1...max(count, 1)).map { "\($0)/\(count)" }.filter { !seen.contains($0) }
-        guard !missing.isEmpty else { return [] }
-        return ["Shards missing: \(missing.joined(separator: ", ")); the merge covers only the others."]
+        return (1...max(count, 1)).map { "\($0)/\(count)" }.filter { !seen.contains($0) }
     }
 
     /// Each run's measured window on the wall clock, earliest first (runs from before

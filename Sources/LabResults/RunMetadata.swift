@@ -150,6 +150,12 @@ public struct RunMetadata: Sendable, Codable, Equatable {
     public var runId: String?
     /// The user's labels (`lab run --tag key=value`), e.g. a branch or a pull request.
     public var tags: [String: String]?
+    /// When the clients began (after keys, connections and set-up, and after `--start-at`'s
+    /// hold), on the wall clock; for a merge, the earliest shard's.
+    public var clientsStartedAt: Date?
+    /// For a merge of shards: how far apart the shards' clients began (latest minus
+    /// earliest `clientsStartedAt`), in seconds.
+    public var shardStartSpread: Double?
 
     /// Metadata given directly.
     public init(

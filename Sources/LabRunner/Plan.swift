@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import LabCore
 public import LabResults
 public import LabScenario
@@ -44,6 +44,10 @@ public struct Plan: Sendable {
     public var dataDirectory: String?
     /// The slice of the client population to run (`lab run --shard K/N`); nil: every client.
     public var shard: Shard?
+    /// When the clients begin, on the wall clock (`lab run --start-at`): the run makes its keys,
+    /// connects and prepares, then holds until then, so that shards on several machines start
+    /// together. Nil: at once.
+    public var startAt: Date?
     /// Test-only: steps made slower by real work inside their timed region, as a fraction of
     /// their own time (0.25 = 25% slower; see `StepSlowdown`), so comparisons and checks can
     /// be shown to find a real slowdown. Empty in every normal run.

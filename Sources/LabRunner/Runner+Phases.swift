@@ -48,6 +48,8 @@ extension Runner {
     /// calibration samples taken around it and between its rounds.
     struct MeasuredPhase {
         let recorders: [ClientRecorder]
+        /// When the clients began, on the wall clock.
+        let clientsStartedAt: Date
         let nanoseconds: UInt64
         let calibrator: Calibrator?
         let first: CalibrationSample?
@@ -59,6 +61,23 @@ extension Runner {
             let inner = self.roundSamples.sorted { $0.key < $1.key }.map(\.value)
             return [self.first].compactMap { $0 } + inner + [self.last].compactMap { $0 }
         }
+    }
+
+    /// Waits until the plan's `startAt` (`lab run --start-at`), if it is still ahead; a start
+    /// already past is said on stderr, and the clients begin at once.
+    func holdUntilStart() async throws {
+        guard let startAt = self.plan.startAt else { return }
+        let ahead = startAt.timeIntervalSinceNow
+        guard ahead > 0 else {
+            FileHandle.standardError.write(
+                Data(
+                    "lab run: --start-at was \(TimeSpan.trimmed(-ahead)) s ago when the clients were ready; starting now\n"
+                        .utf8
+                )
+            )
+            return
+        }
+        try await Task.sleep(for: .seconds(ahead))
     }
 
     /// Runs every client of this process, with a calibration sample before and after (and
@@ -82,9 +101,11 @@ extension Runner {
         // A counted run counts from the clients' first iteration to their last: set-up (per-run
         // keys: one sample each, an RSA key's prime search most of a run's instructions) and
         // reporting run at Valgrind's uninstrumented speed, several times faster.
+        try await self.holdUntilStart()
         WorkCounter.instrument(true)
         self.slowdown?.prepareCounting()
         let runStart = Stopwatch.now()
+        let clientsStartedAt = Date()
         let stats = scenario.server.serverStats ? server.remote : nil
         let recorders = try await self.runClients(
             server.clients,
@@ -112,6 +133,7 @@ extension Runner {
         }
         return MeasuredPhase(
             recorders: recorders,
+            clientsStartedAt: clientsStartedAt,
             nanoseconds: runEnd &- runStart,
             calibrator: calibrator,
             first: firstSample,

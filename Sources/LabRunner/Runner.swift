@@ -83,6 +83,7 @@ public struct Runner: Sendable {
             server: "\(self.plan.scenario.server.transport), server \(serverText)",
             serverSide: serverSide
         )
+        result.metadata.clientsStartedAt = measured.clientsStartedAt
         if let calibrator = measured.calibrator {
             result.calibration = Calibration(provider: calibrator.provider, samples: measured.calibrationSamples)
         }

@@ -1,4 +1,5 @@
 public import ArgumentParser
+import Foundation
 public import LabCore
 import LabMessaging
 import LabPlugins
@@ -59,6 +60,24 @@ struct Tag: ExpressibleByArgument {
         guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy(allowed.contains) else { return nil }
         self.key = parts[0]
         self.value = parts[1]
+    }
+}
+
+/// `lab run --start-at 2026-11-25T05:00:00Z`: an instant in ISO 8601 (UTC or with an
+/// offset, seconds fractions allowed), or seconds since 1970.
+struct StartTime: ExpressibleByArgument {
+    var date: Date
+
+    init?(argument: String) {
+        if let seconds = Double(argument), seconds.isFinite, seconds > 0 {
+            self.date = Date(timeIntervalSince1970: seconds)
+            return
+        }
+        let plain = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        guard let date = plain.date(from: argument) ?? fractional.date(from: argument) else { return nil }
+        self.date = date
     }
 }
 

@@ -157,9 +157,56 @@ import Testing
         #expect(twice.status == 1)
         #expect(twice.errors.contains("shard 1/2 again"), "\(twice.errors)")
         let alone = try await CLITests.lab(["merge", out.path, "--out", folder.path + "/m2", "--quiet"])
-        #expect(alone.status == 2, "half the clients miss the scenario's count threshold: \(alone.errors)")
-        #expect(alone.errors.contains("threshold missed: cx.exchange.count"))
-        #expect(alone.errors.contains("Shards missing: 2/2"), "\(alone.errors)")
+        #expect(alone.status == 1, "a lost shard is refused: \(alone.errors)")
+        #expect(alone.errors.contains("Shards missing: 2/2 (of 2)") && alone.errors.contains("--allow-partial"))
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/m2"), "nothing written")
+        let partial = try await CLITests.lab([
+            "merge", out.path, "--out", folder.path + "/m3", "--quiet", "--allow-partial",
+        ])
+        #expect(partial.status == 2, "half the clients miss the scenario's count threshold: \(partial.errors)")
+        #expect(partial.errors.contains("threshold missed: cx.exchange.count"))
+        #expect(partial.errors.contains("Shards missing: 2/2"), "\(partial.errors)")
+    }
+
+    @Test("Four shards launched 0.4 s apart with one --start-at begin within 100 ms of each other")
+    func shardsStartTogether() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("start-at.json")
+        try Self.scenario.write(to: file, atomically: true, encoding: .utf8)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let startAt = Date().addingTimeInterval(6)
+        let stamp = formatter.string(from: startAt)
+        let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for k in 1...4 {
+                group.addTask {
+                    // The skew a fleet has: pods scheduled at different moments (not a wait
+                    // for an event: the launches are made to differ by 1.2 s in all).
+                    try await Task.sleep(for: .milliseconds(400 * (k - 1)))
+                    return try await CLITests.lab([
+                        "run", file.path, "--shard", "\(k)/4", "--run-id", "together", "--start-at", stamp, "--out",
+                        folder.path + "/\(k)", "--quiet",
+                    ]).status
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == [0, 0, 0, 0])
+        let shards = try (1...4).map { try Self.load(folder.appendingPathComponent("\($0)")) }
+        for shard in shards {
+            let began = try #require(shard.metadata.clientsStartedAt)
+            #expect(began.timeIntervalSince(startAt) >= -0.001, "shard \(shard.metadata.shard ?? "?") began early")
+        }
+        let merge = try await CLITests.lab(
+            ["merge"] + (1...4).map { folder.path + "/\($0)" } + ["--out", folder.path + "/m", "--quiet"]
+        )
+        #expect(merge.status == 0, "\(merge.errors)")
+        let merged = try Self.load(folder.appendingPathComponent("m"))
+        let spread = try #require(merged.metadata.shardStartSpread)
+        #expect(spread < 0.1, "the shards began \(spread) s apart")
+        let report = try String(contentsOf: folder.appendingPathComponent("m/report.md"), encoding: .utf8)
+        #expect(report.contains("| Shards began | within "), "the merged report shows it")
     }
 
     @Test("Shards of one --run-id merge and keep it; shards of two runs are refused, naming both ids")

@@ -10,7 +10,9 @@ struct Merge: AsyncParsableCommand {
         abstract: "Merge shards' results.json into one report: histograms merged exactly, counts summed.",
         discussion: """
             Every input must come from the same scenario; the scenario's thresholds are evaluated on the \
-            merge. Exit codes: 0 all good; 1 bad input; 2 a threshold was missed.
+            merge. A split with shards missing is refused unless --allow-partial (a lost shard must \
+            not pass for a whole run). Exit codes: 0 all good; 1 bad input or shards missing; 2 a \
+            threshold was missed.
             """
     )
 
@@ -23,12 +25,30 @@ struct Merge: AsyncParsableCommand {
     @Flag(name: .long, help: "Print nothing but errors.")
     var quiet = false
 
+    @Flag(help: "Merge the shards given even when some of the split are missing (a note says which).")
+    var allowPartial = false
+
+    @Option(
+        name: .customLong("format"),
+        help: ArgumentHelp(
+            "Also write this report (repeatable), beside csv, markdown and json: junit, github, bmf, hgrm.",
+            valueName: "NAME"
+        )
+    )
+    var formats: [String] = []
+
     func run() async throws {
         try await reportingErrors {
             guard !self.runs.isEmpty else { throw ValidationError("give the shards' results.json files") }
             let urls = self.runs.map(Compare.resultsURL)
             let results = try urls.map { try ResultsDocument.load(from: $0) }
+            for name in self.formats { _ = try ReporterRegistry.builtIn.make(name) }
             var merged = try RunMerge.merge(results, sources: urls.map(\.path))
+            if !merged.missingShards.isEmpty, !self.allowPartial {
+                throw ValidationError(
+                    "Shards missing: \(merged.missingShards.joined(separator: ", ")) (of \(results.count + merged.missingShards.count)); merge them all, or pass --allow-partial"
+                )
+            }
             merged.result.metadata.command = CommandLine.arguments.joined(separator: " ")
             // The scenario's thresholds, judged on the whole.
             merged.result.thresholds = try RunMerge.thresholds(for: merged.result).map { $0.evaluate(merged.result) }
@@ -36,7 +56,8 @@ struct Merge: AsyncParsableCommand {
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) }
                 ?? URL(fileURLWithPath: Run.defaultDirectory(named: scenario, at: Date()).path + "-merged")
-            let formats = ReporterRegistry.builtIn.names
+            let formats =
+                ["csv", "markdown", "json"] + self.formats.filter { !["csv", "markdown", "json"].contains($0) }
             let written = try writeReports(merged.result, formats: formats, charts: true, to: directory)
             var standardError = StandardError()
             for note in merged.notes { print("note: \(note)", to: &standardError) }

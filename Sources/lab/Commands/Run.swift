@@ -63,6 +63,14 @@ struct Run: AsyncParsableCommand {
     var tags: [Tag] = []
 
     @Option(
+        help: ArgumentHelp(
+            "Hold the clients until this instant (ISO 8601, e.g. 2026-11-25T05:00:00Z, or seconds since 1970), after keys, connections and set-up: shards started with one --start-at begin together.",
+            valueName: "TIME"
+        )
+    )
+    var startAt: StartTime?
+
+    @Option(
         name: .customLong("set"),
         help: ArgumentHelp(
             "Change the scenario before it is read (repeatable): a JSON path and a JSON value, e.g. --set load.iterations=100 --set 'flows[0].suite=x25519'; null removes a key or an element.",
@@ -84,6 +92,14 @@ struct Run: AsyncParsableCommand {
     var testSlowdown: [Slowdown] = []
 
     func validate() throws {
+        if let start = self.startAt?.date {
+            guard start.timeIntervalSinceNow < 24 * 3600 else {
+                throw ValidationError("--start-at is more than 24 hours ahead: \(start)")
+            }
+            guard !self.counted else {
+                throw ValidationError("--counted counts one process's work: it takes no --start-at")
+            }
+        }
         if let id = self.runId, id.isEmpty || id.count > 128 || id.contains(where: { $0.isWhitespace || $0.isNewline })
         {
             throw ValidationError("--run-id takes 1 to 128 characters without spaces, not '\(id)'")
@@ -153,6 +169,7 @@ struct Run: AsyncParsableCommand {
         // Every name is checked before the run: an unknown one must not cost a run's time.
         for name in self.formats { _ = try catalog.reporters.make(name) }
         plan.scenario.report.formats += self.formats.filter { !plan.scenario.report.formats.contains($0) }
+        plan.startAt = self.startAt?.date
         plan.slowdowns = Dictionary(
             self.testSlowdown.map { ($0.step, $0.fraction) },
             uniquingKeysWith: { _, last in last }
