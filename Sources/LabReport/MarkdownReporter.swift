@@ -204,7 +204,9 @@ public struct MarkdownReporter: Reporter {
         if let lab = metadata.lab { rows.append(("Lab", lab.summary)) }
         if let id = metadata.runId { rows.append(("Run id", Self.code(id))) }
         if let spread = metadata.shardStartSpread {
-            rows.append(("Shards began", "within \(TimeSpan.format(nanoseconds: spread * 1e9)) of each other"))
+            // results.json keeps times to the millisecond.
+            let within = spread < 0.001 ? "1 ms (the resolution of results.json's times)" : TimeSpan.format(nanoseconds: spread * 1e9)
+            rows.append(("Shards began", "within \(within) of each other"))
         }
         if let tags = metadata.tags, !tags.isEmpty {
             rows.append(
