@@ -54,13 +54,19 @@ extension VerdictSuite {
     /// The formats `lab check --format` writes beside check.md and check.csv.
     public static let checkFormats = ["junit", "github"]
 
-    /// Writes a gate's verdicts in `formats` (`checkFormats`) into `directory`:
-    /// `check-junit.xml`; for `github`, `markdown` appended to `$GITHUB_STEP_SUMMARY` when
-    /// set, and an `::error` line per regression on stdout. Returns the files written.
-    public func writeCheck(formats: [String], markdown: String, to directory: URL?) throws -> [URL] {
+    /// Writes a gate's or a comparison's verdicts in `formats` (`checkFormats`) into
+    /// `directory`: `<prefix>-junit.xml`; for `github`, `markdown` appended to
+    /// `$GITHUB_STEP_SUMMARY` when set, and an `::error` line per failed case on stdout.
+    /// Returns the files written.
+    public func writeCheck(
+        formats: [String],
+        markdown: String,
+        to directory: URL?,
+        prefix: String = "check"
+    ) throws -> [URL] {
         var written: [URL] = []
         if formats.contains("junit"), let directory {
-            let url = directory.appendingPathComponent("check-junit.xml")
+            let url = directory.appendingPathComponent("\(prefix)-junit.xml")
             try writeText(self.junit(), to: url)
             written.append(url)
         }
@@ -71,5 +77,46 @@ extension VerdictSuite {
             for line in self.annotations() { print(line) }
         }
         return written
+    }
+}
+
+extension VerdictSuite {
+    /// A comparison (`lab compare`): per candidate, a case for the run as a whole and one per
+    /// step, failed when slower, as `--fail-on-slower` judges.
+    public init(comparison: Comparison) {
+        var cases: [Case] = []
+        for (index, candidate) in comparison.candidates.enumerated() {
+            let common = comparison.common[index]
+            let whole = "×\(Numbers.fixed(common.median, 3)), \(common.together) of \(common.steps) steps together"
+            cases.append(
+                Case(
+                    name: "\(candidate.label): as a whole",
+                    seconds: 0,
+                    failure: common.verdict == .slower
+                        ? ("slower as a whole: \(whole)", "\(candidate.label) is slower as a whole: \(whole)") : nil
+                )
+            )
+            for row in comparison.rows {
+                let cell = row.cells[index]
+                let name = "\(candidate.label): \(row.key.flow) \(row.key.suite) \(row.key.provider) · \(row.step.name)"
+                let ratio =
+                    "p50 ×\(Numbers.fixed(cell.p50Ratio ?? 0, 3)) (floor \(CheckReport.percent(cell.floor))), p = \(String(format: "%.2g", cell.pValue ?? 1))"
+                cases.append(
+                    Case(
+                        name: name,
+                        seconds: 0,
+                        failure: cell.verdict == .slower ? ("slower: \(ratio)", "\(name): slower, \(ratio)") : nil
+                    )
+                )
+            }
+        }
+        self.init(
+            name: "lab compare",
+            failureKind: "slower",
+            cases: cases,
+            properties: [("baseline", comparison.baseline.label)]
+                + comparison.candidates.enumerated().map { ("candidate.\($0.offset + 1)", $0.element.label) },
+            seconds: 0
+        )
     }
 }

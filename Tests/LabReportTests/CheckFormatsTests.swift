@@ -69,6 +69,36 @@ import Testing
         #expect(written == (try String(contentsOf: folder.appendingPathComponent("check.md"), encoding: .utf8)))
     }
 
+    @Test("A comparison with encrypt 25% slower: junitparser finds that case failed, and the others passed")
+    func comparisonForCI() async throws {
+        let base = ComparisonTests.run(
+            "base",
+            [
+                .encrypt: ComparisonTests.timings(2000, median: 300_000, seed: 10),
+                .sign: ComparisonTests.timings(2000, median: 250_000, seed: 11),
+            ]
+        )
+        let candidate = ComparisonTests.run(
+            "candidate",
+            [
+                .encrypt: ComparisonTests.timings(2000, median: 300_000, seed: 20, scale: 1.25),
+                .sign: ComparisonTests.timings(2000, median: 250_000, seed: 21),
+            ]
+        )
+        let suite = VerdictSuite(comparison: Comparison(baseline: base, candidates: [candidate]))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-compare-formats-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let written = try suite.writeCheck(formats: ["junit"], markdown: "", to: folder, prefix: "comparison")
+        #expect(written.map(\.lastPathComponent) == ["comparison-junit.xml"])
+        let cases = try await Self.junitCases(folder.appendingPathComponent("comparison-junit.xml"))
+        #expect(cases.count == 3, "the run as a whole and two steps: \(cases)")
+        let failed = cases.filter { $0.value != nil }
+        #expect(Array(failed.keys) == ["candidate: cx x25519 swift-crypto · encrypt"], "\(cases)")
+        #expect(failed.values.first??.hasPrefix("slower: p50 ×1.2") == true, "\(failed)")
+        #expect(suite.annotations().count == 1)
+    }
+
     @Test("lab check refuses a format it does not write, before reading the runs")
     func unknownFormat() async throws {
         let refused = try await ChildProcess.run(

@@ -45,6 +45,23 @@ struct Compare: AsyncParsableCommand {
     @Flag(name: .long, help: "Print nothing but errors.")
     var quiet = false
 
+    @Option(
+        name: .customLong("format"),
+        help: ArgumentHelp(
+            "Also write the verdicts for CI (repeatable): junit (comparison-junit.xml, a case per candidate's step and run) or github (comparison.md to $GITHUB_STEP_SUMMARY, ::error per slower step).",
+            valueName: "NAME"
+        )
+    )
+    var formats: [String] = []
+
+    func validate() throws {
+        for name in self.formats where !VerdictSuite.checkFormats.contains(name) {
+            throw ValidationError(
+                "--format \(name): lab compare writes \(VerdictSuite.checkFormats.joined(separator: " or ")) beside comparison.md and comparison.csv"
+            )
+        }
+    }
+
     func run() async throws {
         try await reportingErrors {
             guard self.runs.count >= 2 else { throw ValidationError("give a baseline and at least one run to compare") }
@@ -83,6 +100,12 @@ struct Compare: AsyncParsableCommand {
                 self.out.map { URL(fileURLWithPath: $0) } ?? Run.defaultDirectory(named: "compare", at: Date())
             let report = ComparisonReport(comparison)
             let written = try report.write(to: directory)
+                + VerdictSuite(comparison: comparison).writeCheck(
+                    formats: self.formats,
+                    markdown: report.markdown(),
+                    to: directory,
+                    prefix: "comparison"
+                )
             if !self.quiet {
                 print(report.terminal())
                 print(
