@@ -51,6 +51,10 @@ public struct ReporterRegistry: Sendable {
     /// The registered names, in order.
     public var names: [String] { self.types.map { $0.name } }
 
+    /// The reports every run writes unless told otherwise: `csv`, `markdown`, `json`. The
+    /// others are for other tools, on request.
+    public static let standardFormats = ["csv", "markdown", "json"]
+
     /// Makes the reporter called `name`.
     public func make(_ name: String, options: ReportOptions = ReportOptions()) throws -> any Reporter {
         let type = try PluginLookup.find(name, in: self.types, names: self.names, kind: "reporter", plural: "reporters")

@@ -16,6 +16,7 @@ extension KeyLifetime: ExpressibleByArgument {}
 extension CaptchaGenerator: ExpressibleByArgument {}
 extension ClockKind: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension LogFormat: ExpressibleByArgument {}
 
 // `lab run --shard K/N`, with 1 ≤ K ≤ N.
 extension Shard: ExpressibleByArgument {

@@ -1,3 +1,4 @@
+import LabCore
 import LabDiscovery
 import LabNIO
 import LabPlugins
@@ -61,5 +62,26 @@ struct AdvertisementService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         self.advertisement.cancel()
+    }
+}
+
+/// `lab serve --report-interval`: writes the report at each interval until the group shuts
+/// down (the final report is written after the server has drained). A write that fails is
+/// logged, and the next one tried.
+struct ReportWriterService: Service {
+    let interval: TimeSpan
+    let write: @Sendable () throws -> Void
+
+    func run() async throws {
+        let logger = Logger(label: "lab.serve")
+        let pause = Duration.nanoseconds(Int64(self.interval.nanoseconds))
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            guard (try? await cancelWhenGracefulShutdown { try await Task.sleep(for: pause) }) != nil else { return }
+            do {
+                try self.write()
+            } catch {
+                logger.error("the periodic report could not be written: \(error)")
+            }
+        }
     }
 }

@@ -56,8 +56,8 @@ struct Merge: AsyncParsableCommand {
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) }
                 ?? URL(fileURLWithPath: Run.defaultDirectory(named: scenario, at: Date()).path + "-merged")
-            let formats =
-                ["csv", "markdown", "json"] + self.formats.filter { !["csv", "markdown", "json"].contains($0) }
+            let standard = ReporterRegistry.standardFormats
+            let formats = standard + self.formats.filter { !standard.contains($0) }
             let written = try writeReports(merged.result, formats: formats, charts: true, to: directory)
             var standardError = StandardError()
             for note in merged.notes { print("note: \(note)", to: &standardError) }

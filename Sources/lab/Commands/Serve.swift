@@ -52,19 +52,42 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "On shutdown, write the server's own step timings (csv, markdown, json) here.")
     var report: String?
 
+    @Option(
+        help: """
+            With --report, also write the report this often while serving, e.g. "1 min", so that \
+            a server killed (SIGKILL, out of memory) leaves its figures up to the last one.
+            """
+    )
+    var reportInterval: TimeSpan?
+
     @Option(help: "Log level on stderr.")
     var logLevel = Logger.Level.info
+
+    @Option(help: "Log lines on stderr as text, or as one JSON object per line for a log collector.")
+    var logFormat = LogFormat.text
+
+    func validate() throws {
+        if let interval = self.reportInterval {
+            guard self.report != nil else { throw ValidationError("--report-interval writes the --report: give one") }
+            guard interval >= .seconds(1) else { throw ValidationError("--report-interval must be at least 1 s") }
+        }
+    }
 
     @OptionGroup(title: "msg/1")
     var messaging: MessagingServeOptions
 
     func run() async throws {
         try await reportingErrors {
-            let level = self.logLevel
+            let (level, format) = (self.logLevel, self.logFormat)
             LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
+                switch format {
+                case .text:
+                    var handler = StreamLogHandler.standardError(label: label)
+                    handler.logLevel = level
+                    return handler
+                case .json:
+                    return JSONLogHandler(label: label, logLevel: level)
+                }
             }
             // Trapped before the server listens: a signal from now on stops it cleanly.
             let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
@@ -97,11 +120,22 @@ struct Serve: AsyncParsableCommand {
                 HeapSamplerService(statistics: server.statistics),
             ]
             if let advertisement = try await self.advertise(socket, server: server) { services.append(advertisement) }
+            if let report = self.report, let interval = self.reportInterval {
+                services.append(
+                    ReportWriterService(interval: interval) {
+                        try self.writeReport(
+                            Self.exchanges(server.recording.snapshot()),
+                            to: report,
+                            server: server,
+                            address: socket.address,
+                            heapAtListen: heapAtListen,
+                            quietly: true
+                        )
+                    }
+                )
+            }
             try await ServeServices.run(services, until: signals, logger: Logger(label: "lab.serve"))
-            var snapshot = server.recording.snapshot()
-            // The lab's own statistics requests are not exchanges.
-            snapshot.exchanges[ServerStatsMessage.op] = nil
-            snapshot.steps[ServerStatsMessage.op] = nil
+            let snapshot = Self.exchanges(server.recording.snapshot())
             if let report = self.report {
                 try self.writeReport(snapshot, to: report, server: server, address: socket.address, heapAtListen: heapAtListen)
             }
@@ -111,6 +145,14 @@ struct Serve: AsyncParsableCommand {
                 "stopped: \(snapshot.connections) connections, \(answered) exchanges, \(failed) error answers"
             ])
         }
+    }
+
+    /// `snapshot` without the lab's own statistics requests, which are not exchanges.
+    static func exchanges(_ snapshot: ServerRecording.Snapshot) -> ServerRecording.Snapshot {
+        var snapshot = snapshot
+        snapshot.exchanges[ServerStatsMessage.op] = nil
+        snapshot.steps[ServerStatsMessage.op] = nil
+        return snapshot
     }
 
     /// With `--advertise`: the server announced by DNS-SD, as a service that withdraws the
@@ -141,7 +183,8 @@ struct Serve: AsyncParsableCommand {
         to report: String,
         server: AssembledServer,
         address: String,
-        heapAtListen: HeapSnapshot?
+        heapAtListen: HeapSnapshot?,
+        quietly: Bool = false
     ) throws {
         var result = ServerReport.result(
             snapshot,
@@ -157,10 +200,11 @@ struct Serve: AsyncParsableCommand {
         )
         let written = try writeReports(
             result,
-            formats: ReporterRegistry.builtIn.names,
+            formats: ReporterRegistry.standardFormats,
             charts: true,
             to: URL(fileURLWithPath: report)
         )
+        guard !quietly else { return }
         FileHandleOutput.standardError(
             "server report: \(written.map(\.lastPathComponent).joined(separator: ", ")) in \(report)\n"
         )
