@@ -17,6 +17,7 @@ apt_packages=(
   sqlite3                         # the sqlite3 command line (the tests read the store independently)
   pkg-config                      # SwiftPM finds the system libraries with it
   python3 python3-pip             # the independent Python peer used by the tests
+  prometheus                      # promtool: the independent check of lab serve's metrics page
 )
 
 missing=()

@@ -85,3 +85,13 @@ struct ReportWriterService: Service {
         }
     }
 }
+
+/// `lab serve --metrics-port`: the metrics page, until the group shuts down.
+struct MetricsService: Service {
+    let endpoint: MetricsEndpoint
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await self.endpoint.shutdown()
+    }
+}

@@ -86,6 +86,70 @@ import Testing
         #expect(messages.contains { $0.hasPrefix("stopping on ") }, "\(messages)")
     }
 
+    /// `url`'s body and HTTP status, fetched by Python's urllib (an HTTP client apart from the lab).
+    static func fetch(_ url: String) async throws -> (status: Int, body: String) {
+        let script = #"""
+            import sys, urllib.request, urllib.error
+            try:
+                with urllib.request.urlopen(sys.argv[1], timeout=10) as answer:
+                    body, status = answer.read().decode(), answer.status
+            except urllib.error.HTTPError as error:
+                body, status = error.read().decode(), error.code
+            sys.stdout.write(f"{status}\n{body}")
+            """#
+        let outcome = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, url])
+        try #require(outcome.status == 0, "urllib: \(outcome.errors)")
+        let status = Int(outcome.output.prefix { $0 != "\n" }) ?? -1
+        return (status, String(outcome.output.drop { $0 != "\n" }.dropFirst()))
+    }
+
+    @Test("--metrics-port: promtool accepts the page under load, and its counters are the server's report's")
+    func metricsPage() async throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report")
+        let (server, address) = try await LabProcess.serve([
+            "--no-messaging", "--suites", "x25519", "--report", report.path, "--metrics-port", "0",
+        ])
+        defer { server.terminate() }
+        let line = try await server.line(startingWith: "metrics on http://", timeout: .seconds(10))
+        let url = String(line.dropFirst("metrics on ".count))
+        let run = try await Self.exchanges(against: address)
+        #expect(run.errorCount == 0 && run.completedIterations == 10)
+        let (status, page) = try await Self.fetch(url)
+        #expect(status == 200)
+        let file = folder.appendingPathComponent("metrics.txt")
+        try page.write(to: file, atomically: true, encoding: .utf8)
+        let check = try await ChildProcess.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "promtool check metrics < \"$1\"", "sh", file.path]
+        )
+        #expect(check.status == 0, "promtool: \(check.output)\(check.errors)\n\(page)")
+        #expect(try await Self.fetch(url.replacingOccurrences(of: "/metrics", with: "/other")).status == 404)
+
+        // The same figures as the server's own report, written when it stops.
+        #expect(try await server.stop(signal: SIGTERM, timeout: .seconds(20)) == 0)
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: report.appendingPathComponent("results.json")))
+                as? [String: Any]
+        )
+        let group = (document["groups"] as? [[String: Any]] ?? []).first {
+            ($0["key"] as? [String: Any])?["suite"] as? String == "x25519"
+        }
+        let answered = group?["iterations"] as? Int
+        #expect(answered == 10, "the report: \(String(describing: group))")
+        func value(_ sample: String) -> Int? {
+            page.split(separator: "\n").first { $0.hasPrefix(sample + " ") }.flatMap {
+                Int($0.split(separator: " ").last!)
+            }
+        }
+        #expect(value(#"lab_requests_total{group="x25519",outcome="ok"}"#) == answered)
+        let signs = (group?["steps"] as? [[String: Any]] ?? []).first { $0["step"] as? String == "sign" }
+        let signCount = (signs?["statistics"] as? [String: Any])?["count"] as? Int
+        #expect(signCount == 10 && value(#"lab_step_seconds_count{group="x25519",step="sign"}"#) == signCount)
+        #expect(value(#"lab_step_seconds_bucket{group="x25519",step="sign",le="+Inf"}"#) == signCount)
+    }
+
     @Test("--report-interval needs --report, and a second at least")
     func reportIntervalIsChecked() async throws {
         for (arguments, words) in [

@@ -52,6 +52,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "On shutdown, write the server's own step timings (csv, markdown, json) here.")
     var report: String?
 
+    @Option(help: "Serve Prometheus metrics over HTTP on this port (GET /metrics); 0 picks a free one.")
+    var metricsPort: Int?
+
+    @Option(help: "The address the metrics page listens on.")
+    var metricsHost = "127.0.0.1"
+
     @Option(
         help: """
             With --report, also write the report this often while serving, e.g. "1 min", so that \
@@ -67,6 +73,9 @@ struct Serve: AsyncParsableCommand {
     var logFormat = LogFormat.text
 
     func validate() throws {
+        if let port = self.metricsPort, !(0...65535).contains(port) {
+            throw ValidationError("--metrics-port must be 0...65535")
+        }
         if let interval = self.reportInterval {
             guard self.report != nil else { throw ValidationError("--report-interval writes the --report: give one") }
             guard interval >= .seconds(1) else { throw ValidationError("--report-interval must be at least 1 s") }
@@ -119,6 +128,13 @@ struct Serve: AsyncParsableCommand {
                 ServerService(server: socket, grace: server.settings.drain),
                 HeapSamplerService(statistics: server.statistics),
             ]
+            if let port = self.metricsPort {
+                let metrics = try await MetricsEndpoint.start(host: self.metricsHost, port: port) {
+                    ServerMetrics.page(server)
+                }
+                Self.printNow(["metrics on http://\(metrics.address)/metrics"])
+                services.append(MetricsService(endpoint: metrics))
+            }
             if let advertisement = try await self.advertise(socket, server: server) { services.append(advertisement) }
             if let report = self.report, let interval = self.reportInterval {
                 services.append(
