@@ -18,14 +18,7 @@ extension VerdictSuite {
                     ) : nil
             )
         }
-        self.init(
-            name: "lab check",
-            failureKind: "regression",
-            cases: cases,
-            properties: [("baseline", report.labels.baseline), ("run", report.labels.run)]
-                + report.check.notes.enumerated().map { ("note.\($0.offset + 1)", $0.element) },
-            seconds: 0
-        )
+        self.init(check: cases, labels: report.labels, notes: report.check.notes)
     }
 
     /// A timed gate (`lab check` of runs with rounds): a case per step, failed when it was
@@ -41,12 +34,18 @@ extension VerdictSuite {
                     ? ("slower: \(ratio)", "\(CheckReport.label(row)): slower, \(ratio)") : nil
             )
         }
+        self.init(check: cases, labels: report.labels, notes: report.check.notes)
+    }
+
+    /// A gate's suite: its cases, with the baseline's and the run's labels and the check's
+    /// notes as properties.
+    private init(check cases: [Case], labels: (baseline: String, run: String), notes: [String]) {
         self.init(
             name: "lab check",
             failureKind: "regression",
             cases: cases,
-            properties: [("baseline", report.labels.baseline), ("run", report.labels.run)]
-                + report.check.notes.enumerated().map { ("note.\($0.offset + 1)", $0.element) },
+            properties: [("baseline", labels.baseline), ("run", labels.run)]
+                + notes.enumerated().map { ("note.\($0.offset + 1)", $0.element) },
             seconds: 0
         )
     }
