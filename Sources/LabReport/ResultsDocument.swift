@@ -181,7 +181,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
-            try container.encode(date.formatted(Self.dateStyle))
+            try container.encode(Self.iso8601(date))
         }
         return try encoder.encode(self)
     }
@@ -233,6 +233,15 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
 
     /// ISO 8601 in UTC with milliseconds: `2026-01-01T00:00:00.000Z`.
     private static let dateStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// `date` as results.json writes it, rounded to the nearest millisecond. Foundation's
+    /// style truncates, and a date it parsed from `.002Z` is a hair below that millisecond
+    /// (binary fractions): formatted again it read `.001Z`, so half the instants lost a
+    /// millisecond at each `lab merge`. The middle of the millisecond truncates to it.
+    static func iso8601(_ date: Date) -> String {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        return Date(timeIntervalSince1970: (milliseconds + 0.5) / 1000).formatted(Self.dateStyle)
+    }
 
     /// Just the format tag.
     private struct FormatProbe: Decodable {

@@ -127,6 +127,23 @@ import Testing
         #expect(text.contains("\"startedAt\" : \"2026-01-01T00:00:00.000Z\""))
     }
 
+    @Test("Every millisecond survives any number of writes and reads (lab merge of merges)")
+    func datesKeepTheirMillisecond() throws {
+        var result = Fixture.result()
+        result.groups = []
+        for millisecond in stride(from: 0, to: 1000, by: 7) {
+            let text =
+                "2026-11-25T06:38:32." + String(repeating: "0", count: millisecond < 10 ? 2 : millisecond < 100 ? 1 : 0)
+                + "\(millisecond)Z"
+            result.metadata.startedAt = try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
+            for _ in 0..<3 {
+                let data = try ResultsDocument(result).encoded()
+                #expect(String(decoding: data, as: UTF8.self).contains("\"startedAt\" : \"\(text)\""), "\(text)")
+                result = try ResultsDocument.decode(data).runResult()
+            }
+        }
+    }
+
     @Test func acceptsDatesWithoutFractionsOfASecond() throws {
         let text = String(decoding: try ResultsDocument(Fixture.result()).encoded(), as: UTF8.self)
         let plain = text.replacingOccurrences(of: "\"2026-01-01T00:00:00.000Z\"", with: "\"2026-01-01T00:00:00Z\"")
