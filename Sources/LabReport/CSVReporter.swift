@@ -2,8 +2,9 @@ public import Foundation
 import LabCore
 public import LabResults
 
-/// Writes `results.csv`: one row per group and step, times in microseconds; and, when flows
-/// counted outcomes, `outcomes.csv`: one row per group and outcome.
+/// Writes `results.csv`: one row per group and step, times in microseconds; when flows
+/// counted outcomes, `outcomes.csv`: one row per group and outcome; and when the run kept
+/// intervals, `timeseries.csv`: one row per interval, group and step.
 public struct CSVReporter: Reporter {
     /// `csv`.
     public static let name = "csv"
@@ -11,6 +12,8 @@ public struct CSVReporter: Reporter {
     public static let fileName = "results.csv"
     /// The file this reporter writes when any group counted outcomes.
     public static let outcomesFileName = "outcomes.csv"
+    /// The file this reporter writes when the run kept intervals (`RunIntervals`).
+    public static let timeseriesFileName = "timeseries.csv"
 
     /// The header, in order; times are in microseconds with three decimals, rates per second with one.
     public static let columns = [
@@ -21,6 +24,15 @@ public struct CSVReporter: Reporter {
     /// The header of `outcomes.csv`, in order.
     public static let outcomeColumns = ["flow", "suite", "provider", "transport", "outcome", "count"]
 
+    /// The header of `timeseries.csv`, in order: the interval's index, its start on the wall
+    /// clock (ISO 8601, UTC) and in seconds from the run's measured start, the group, the step,
+    /// the samples that started in the interval (failures on the `exchange` row), and their
+    /// rate and times (microseconds, three decimals; 0 without samples).
+    public static let timeseriesColumns = [
+        "interval", "start", "t_s", "flow", "suite", "provider", "transport", "step", "count", "errors", "ops_per_s",
+        "p50_us", "p90_us", "p99_us", "max_us",
+    ]
+
     /// A CSV reporter; it has no options.
     public init(options: ReportOptions) {}
 
@@ -28,10 +40,46 @@ public struct CSVReporter: Reporter {
     public func write(_ result: RunResult, to directory: URL) throws -> [URL] {
         let url = directory.appendingPathComponent(Self.fileName)
         try writeText(self.render(result), to: url)
-        guard let outcomes = self.renderOutcomes(result) else { return [url] }
-        let outcomesURL = directory.appendingPathComponent(Self.outcomesFileName)
-        try writeText(outcomes, to: outcomesURL)
-        return [url, outcomesURL]
+        var written = [url]
+        if let outcomes = self.renderOutcomes(result) {
+            written.append(directory.appendingPathComponent(Self.outcomesFileName))
+            try writeText(outcomes, to: written.last!)
+        }
+        if let timeseries = self.renderTimeseries(result) {
+            written.append(directory.appendingPathComponent(Self.timeseriesFileName))
+            try writeText(timeseries, to: written.last!)
+        }
+        return written
+    }
+
+    /// The text of `timeseries.csv`: the header line, then for every interval from the first
+    /// with samples to the last (empty ones included: a gap is a finding), each group in order
+    /// and each step it recorded in any interval; nil when the run kept no intervals.
+    public func renderTimeseries(_ result: RunResult) -> String? {
+        guard let intervals = result.intervals, let indices = intervals.indices else { return nil }
+        let width = Double(intervals.width) / 1e9
+        let groups = intervals.groups.keys.sorted()
+        var series: [(key: GroupKey, step: Step, points: [RunIntervals.Point])] = []
+        for key in groups {
+            for step in intervals.steps(of: key) {
+                series.append((key, step, intervals.points(key, step, over: indices)))
+            }
+        }
+        var lines = [Self.timeseriesColumns.joined(separator: ",")]
+        for (position, index) in indices.enumerated() {
+            let start = ResultsDocument.iso8601(intervals.start(of: index))
+            for (key, step, points) in series {
+                let point = points[position]
+                let errors = step == .exchange ? intervals.groups[key]?[index]?.errors ?? 0 : 0
+                let fields =
+                    [String(index), start, Numbers.fixed(Double(index) * width, 3)]
+                    + [key.flow, key.suite, key.provider, key.transport, step.name].map(Self.quoted)
+                    + [String(point.count), String(errors), Numbers.fixed(point.perSecond, 1)]
+                    + [point.p50, point.p90, point.p99, point.max].map { Numbers.fixed($0 / 1000, 3) }
+                lines.append(fields.joined(separator: ","))
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// The file's text: the header line, then one line per row, each ending in a newline.

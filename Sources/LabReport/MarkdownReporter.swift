@@ -12,6 +12,8 @@ public struct MarkdownReporter: Reporter {
     public static let fileName = "report.md"
     /// The throughput chart's file name.
     public static let throughputChartName = "throughput.svg"
+    /// The over-time chart's file name (`TimelineChart`), written when the run kept intervals.
+    public static let timelineChartName = "timeline.svg"
 
     /// Whether to draw SVG charts and link them from a Charts section.
     public var charts: Bool
@@ -46,7 +48,18 @@ public struct MarkdownReporter: Reporter {
             files.append((name, chart.render()))
         }
         files.append((Self.throughputChartName, Self.throughputChart(result).render()))
+        if let timeline = Self.timelineChart(result) { files.append((Self.timelineChartName, timeline.render())) }
         return files
+    }
+
+    /// The over-time chart, or nil when the run kept no intervals.
+    static func timelineChart(_ result: RunResult) -> TimelineChart? {
+        guard let intervals = result.intervals else { return nil }
+        return TimelineChart(
+            title: "Over time: exchanges per \(TimeSpan(nanoseconds: intervals.width))",
+            intervals: intervals,
+            labels: { key in Self.label(key) }
+        )
     }
 
     // MARK: The document
@@ -92,6 +105,14 @@ public struct MarkdownReporter: Reporter {
             ]
             for (group, name) in zip(result.groups, latencyCharts) {
                 lines += ["![Latency by percentile: \(Self.escapeAlt(Self.label(group.key)))](\(name))", ""]
+            }
+            if result.intervals?.indices != nil {
+                lines += [
+                    "### Over time", "",
+                    "Each group's exchanges by the interval they started in: p50 and p99 above, exchanges per second"
+                        + " below (every step, interval by interval: `timeseries.csv`).",
+                    "", "![Exchange latency and rate over time](\(Self.timelineChartName))", "",
+                ]
             }
         }
         if !result.scenarioText.isEmpty {

@@ -102,6 +102,9 @@ public enum RunMerge {
                 samples: calibrations.flatMap(\.samples)
             )
         }
+        let (intervals, intervalNote) = try Self.intervals(runs, sources: sources, shards: !shards.isEmpty)
+        result.intervals = intervals
+        if let intervalNote { notes.append(intervalNote) }
         // Each process's heap: snapshots add up, so per-client figures are the pooled ones.
         result.memory = RunMemory.merged(runs.compactMap(\.memory))
         if result.memory != nil, runs.contains(where: { $0.memory == nil }) {
@@ -109,6 +112,38 @@ public enum RunMerge {
             notes.append("The memory block is left out: not every run measured its heap.")
         }
         return Merged(result: result, notes: notes, missingShards: missingShards)
+    }
+
+    /// The shards' intervals on one time line (`RunIntervals.merged`: on the wall clock, each
+    /// shard moved to the nearest interval of the earliest one's grid), and a note when that
+    /// moved any by more than a tenth of an interval or when intervals are left out. Whole
+    /// runs pooled into one ran at different times: their intervals are left out.
+    private static func intervals(
+        _ runs: [RunResult],
+        sources: [String],
+        shards: Bool
+    ) throws -> (RunIntervals?, String?) {
+        let kept = runs.compactMap(\.intervals)
+        guard !kept.isEmpty else { return (nil, nil) }
+        guard runs.count == 1 || shards else {
+            return (
+                nil,
+                "The intervals are left out: whole runs ran at different times, and only shards of one run share a time line."
+            )
+        }
+        guard kept.count == runs.count else {
+            let without = zip(runs, sources).filter { $0.0.intervals == nil }.map(\.1)
+            return (
+                nil,
+                "The intervals are left out: \(without.joined(separator: ", ")) kept none (report.interval 0, a counted run, or an older lab)."
+            )
+        }
+        let (merged, offset) = try RunIntervals.merged(kept, sources: sources)
+        guard offset > Double(merged.width) / 1e9 / 10 else { return (merged, nil) }
+        return (
+            merged,
+            "The shards' intervals were put on one grid to the nearest interval: samples moved by up to \(TimeSpan.format(nanoseconds: offset * 1e9)) (shards started with one `lab run --start-at` share one grid)."
+        )
     }
 
     /// The shards' run id: shards that have one must all have the same (the shards of one run,

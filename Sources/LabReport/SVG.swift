@@ -43,12 +43,19 @@ struct SVG {
         )
     }
 
-    /// An open line through `points`.
-    mutating func polyline(_ points: [(x: Double, y: Double)], stroke: String, width: Double = 2, dash: String? = nil) {
+    /// An open line through `points`, with `attributes` (name, value) added to the element.
+    mutating func polyline(
+        _ points: [(x: Double, y: Double)],
+        stroke: String,
+        width: Double = 2,
+        dash: String? = nil,
+        attributes: [(name: String, value: String)] = []
+    ) {
         let coordinates = points.map { "\(n($0.x)),\(n($0.y))" }.joined(separator: " ")
         var element = "<polyline points=\"\(coordinates)\" fill=\"none\" stroke=\"\(stroke)\""
         element += " stroke-width=\"\(n(width))\" stroke-linejoin=\"round\""
         if let dash { element += " stroke-dasharray=\"\(dash)\"" }
+        for (name, value) in attributes { element += " \(name)=\"\(Self.escape(value))\"" }
         self.elements.append(element + "/>")
     }
 

@@ -180,6 +180,9 @@ public struct RunResult: Sendable {
     /// The heap at the run's moments (`RunMemory`); nil when jemalloc is not the process's
     /// allocator, and in results written before runs measured it.
     public var memory: RunMemory? = nil
+    /// The run over time (`RunIntervals`); nil when `report.interval` is 0, in a counted run,
+    /// and in results written before runs kept intervals.
+    public var intervals: RunIntervals? = nil
 
     /// A result given directly.
     public init(

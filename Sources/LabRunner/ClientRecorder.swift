@@ -25,9 +25,41 @@ final class StepHistograms: Sendable {
         }
     }
 
+    /// One group's samples in one interval (`RunIntervals`), in one stripe: a histogram per
+    /// step and the failed iterations.
+    struct IntervalSlot: Sendable {
+        var times: [Step: Histogram<UInt64>] = [:]
+        var errors: UInt64 = 0
+
+        mutating func record(_ step: Step, _ sample: StepSample) {
+            self.times[step, default: StepHistograms.intervalHistogram()].record(sample.nanoseconds)
+        }
+
+        /// Adds `other` (the same group and interval, from another stripe).
+        mutating func add(_ other: IntervalSlot) {
+            self.errors += other.errors
+            for (step, histogram) in other.times {
+                if self.times[step] == nil { self.times[step] = histogram } else { self.times[step]!.add(histogram) }
+            }
+        }
+    }
+
+    /// A group and an interval.
+    struct IntervalKey: Hashable, Sendable {
+        var group: Int
+        var index: Int
+    }
+
+    /// What one stripe holds: each group's histograms for the whole run, and the intervals
+    /// not yet taken by the run's `IntervalCollector`.
+    private struct StripeState: Sendable {
+        var groups: [Steps]
+        var intervals: [IntervalKey: IntervalSlot] = [:]
+    }
+
     private final class Stripe: Sendable {
-        let groups: Mutex<[Steps]>
-        init(groups: Int) { self.groups = Mutex(Array(repeating: Steps(), count: groups)) }
+        let state: Mutex<StripeState>
+        init(groups: Int) { self.state = Mutex(StripeState(groups: Array(repeating: Steps(), count: groups))) }
     }
 
     private let stripes: [Stripe]
@@ -40,25 +72,59 @@ final class StepHistograms: Sendable {
     /// The stripe client `index` writes to.
     func stripe(for index: Int) -> Int { index % self.stripes.count }
 
-    /// Records `entries` (and `extra`, if any) into `group`'s histograms in `stripe`.
+    /// Records `entries` (and `extra`, if any) into `group`'s histograms in `stripe`, and into
+    /// its histograms of interval `interval` if given (a measured iteration's, with intervals on).
     func record(
         stripe: Int,
         group: Int,
         _ entries: [(step: Step, sample: StepSample)],
-        _ extra: [(step: Step, sample: StepSample)] = []
+        _ extra: [(step: Step, sample: StepSample)] = [],
+        interval: Int? = nil
     ) {
         guard !entries.isEmpty || !extra.isEmpty else { return }
-        self.stripes[stripe].groups.withLock { groups in
-            for (step, sample) in entries { groups[group].record(step, sample) }
-            for (step, sample) in extra { groups[group].record(step, sample) }
+        self.stripes[stripe].state.withLock { state in
+            for (step, sample) in entries { state.groups[group].record(step, sample) }
+            for (step, sample) in extra { state.groups[group].record(step, sample) }
+            guard let interval else { return }
+            let key = IntervalKey(group: group, index: interval)
+            for (step, sample) in entries { state.intervals[key, default: IntervalSlot()].record(step, sample) }
+            for (step, sample) in extra { state.intervals[key, default: IntervalSlot()].record(step, sample) }
         }
+    }
+
+    /// Counts a failed iteration of `group` that started in interval `interval`.
+    func failed(stripe: Int, group: Int, interval: Int) {
+        self.stripes[stripe].state.withLock { state in
+            state.intervals[IntervalKey(group: group, index: interval), default: IntervalSlot()].errors += 1
+        }
+    }
+
+    /// Takes every stripe's intervals before `index` out of the stripes (the swap of
+    /// HdrHistogram's recorder: the lock is held to move them, never to read them), added
+    /// up per group and interval.
+    func takeIntervals(before index: Int) -> [IntervalKey: IntervalSlot] {
+        var taken: [IntervalKey: IntervalSlot] = [:]
+        for stripe in self.stripes {
+            let slots = stripe.state.withLock { state -> [IntervalKey: IntervalSlot] in
+                guard state.intervals.keys.contains(where: { $0.index < index }) else { return [:] }
+                let (old, current) = (
+                    state.intervals.filter { $0.key.index < index }, state.intervals.filter { $0.key.index >= index }
+                )
+                state.intervals = current
+                return old
+            }
+            for (key, slot) in slots {
+                if taken[key] == nil { taken[key] = slot } else { taken[key]!.add(slot) }
+            }
+        }
+        return taken
     }
 
     /// Every stripe added together, per group.
     func merged() -> [Steps] {
         var merged: [Steps] = []
         for stripe in self.stripes {
-            let groups = stripe.groups.withLock { $0 }
+            let groups = stripe.state.withLock { $0.groups }
             if merged.isEmpty { merged = Array(repeating: Steps(), count: groups.count) }
             for (index, steps) in groups.enumerated() {
                 for (step, histogram) in steps.times {
@@ -78,6 +144,18 @@ final class StepHistograms: Sendable {
             }
         }
         return merged
+    }
+
+    /// An empty interval histogram: `RunIntervals`' layout, spanning 1 ns to 1 ms to start
+    /// with (14 KiB; made once per step, interval and stripe) and growing past that.
+    static func intervalHistogram() -> Histogram<UInt64> {
+        var histogram = Histogram<UInt64>(
+            lowestDiscernibleValue: 1,
+            highestTrackableValue: 1 << 20,
+            numberOfSignificantValueDigits: RunIntervals.significantDigits
+        )
+        histogram.autoResize = true
+        return histogram
     }
 
     /// An empty histogram that already spans 1 ns to 1 ms (90 KiB) and grows past that.
@@ -119,9 +197,15 @@ struct ClientRecorder: Sendable {
         self.stripe = histograms.stripe(for: index)
     }
 
-    /// Records `steps`' timings (and `extra` ones: the exchange) and adds their outcome counts.
-    mutating func record(_ group: Int, _ steps: IterationSteps, extra: [(step: Step, sample: StepSample)] = []) {
-        self.histograms.record(stripe: self.stripe, group: group, steps.entries, extra)
+    /// Records `steps`' timings (and `extra` ones: the exchange), in interval `interval` too
+    /// if given, and adds their outcome counts.
+    mutating func record(
+        _ group: Int,
+        _ steps: IterationSteps,
+        extra: [(step: Step, sample: StepSample)] = [],
+        interval: Int? = nil
+    ) {
+        self.histograms.record(stripe: self.stripe, group: group, steps.entries, extra, interval: interval)
         self.count(group, steps)
     }
 

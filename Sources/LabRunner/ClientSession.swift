@@ -10,15 +10,24 @@ struct ClientSession {
     let built: [Runner.Built]
     let progress: RunProgress
     let slowdown: StepSlowdown?
+    /// The run's intervals, or nil when it keeps none.
+    let intervals: IntervalClock?
     private(set) var recorder: ClientRecorder
     private var flowClients: [any FlowClient]
     private var connections: [(any Connection)?]
     private var prepared: [Bool]
 
-    init(_ client: Runner.PreparedClient, built: [Runner.Built], progress: RunProgress, slowdown: StepSlowdown?) {
+    init(
+        _ client: Runner.PreparedClient,
+        built: [Runner.Built],
+        progress: RunProgress,
+        slowdown: StepSlowdown?,
+        intervals: IntervalClock?
+    ) {
         self.built = built
         self.progress = progress
         self.slowdown = slowdown
+        self.intervals = intervals
         self.recorder = client.recorder
         self.flowClients = client.flowClients
         self.connections = Array(repeating: nil, count: built.count)
@@ -135,8 +144,13 @@ struct ClientSession {
         self.recorder.groups[group].iterations += 1
         self.recorder.firstStart = min(self.recorder.firstStart, span.start)
         self.recorder.lastEnd = max(self.recorder.lastEnd, span.end)
+        // The interval it started in (was due to, in the open model), where its latency counts from.
+        let interval = self.intervals?.index(of: span.intended ?? span.start)
         if let failure {
             self.recorder.groups[group].errors[failure, default: 0] += 1
+            if let interval {
+                self.recorder.histograms.failed(stripe: self.recorder.stripe, group: group, interval: interval)
+            }
             // A failed iteration's timings are dropped, but what it counted happened.
             self.recorder.count(group, steps)
             return
@@ -152,7 +166,7 @@ struct ClientSession {
             sample.nanoseconds = Runner.elapsed(from: span.start, to: span.end, excluding: span.setup)
             extra.append((Step(Step.exchange.name + ScenarioValidator.serviceSuffix), sample))
         }
-        self.recorder.record(group, steps, extra: extra)
+        self.recorder.record(group, steps, extra: extra, interval: interval)
         self.recorder.keepForRound(group, steps, exchange: exchange)
     }
 

@@ -9,6 +9,24 @@ public final class RunProgress: Sendable {
     private let failed = Atomic<Int>(0)
     /// When the run started (monotonic nanoseconds).
     public let startedAt: UInt64
+    private let latest = Mutex<IntervalFigures?>(nil)
+
+    /// The exchanges that started in one interval of the run, over every group, as the
+    /// interval closed (exchanges still running then are not in it yet).
+    public struct IntervalFigures: Sendable, Equatable {
+        /// Which interval (`RunIntervals`).
+        public var index: Int
+        /// Its width, in nanoseconds.
+        public var width: UInt64
+        /// Exchanges that started in it and succeeded.
+        public var exchanges: UInt64
+        /// Exchanges that started in it and failed.
+        public var errors: UInt64
+        /// Their median and 99th percentile, in nanoseconds; nil without exchanges.
+        public var p50: UInt64?
+        /// The 99th percentile.
+        public var p99: UInt64?
+    }
 
     /// A counter for `planned` iterations.
     public init(planned: Int) {
@@ -20,6 +38,13 @@ public final class RunProgress: Sendable {
     public var completed: Int { self.done.load(ordering: .relaxed) }
     /// Iterations failed so far.
     public var errors: Int { self.failed.load(ordering: .relaxed) }
+
+    /// The last interval that closed, or nil before the first (or without intervals).
+    public var lastInterval: IntervalFigures? { self.latest.withLock { $0 } }
+
+    func publish(_ figures: IntervalFigures) {
+        self.latest.withLock { $0 = figures }
+    }
 
     func finished(failed: Bool) {
         self.done.add(1, ordering: .relaxed)

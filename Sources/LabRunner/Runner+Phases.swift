@@ -48,6 +48,8 @@ extension Runner {
     /// calibration samples taken around it and between its rounds.
     struct MeasuredPhase {
         let recorders: [ClientRecorder]
+        /// The run over time; nil when it keeps no intervals.
+        let intervals: RunIntervals?
         /// When the clients began, on the wall clock.
         let clientsStartedAt: Date
         let nanoseconds: UInt64
@@ -63,10 +65,13 @@ extension Runner {
         }
     }
 
-    /// Waits until the plan's `startAt` (`lab run --start-at`), if it is still ahead; a start
-    /// already past is said on stderr, and the clients begin at once.
-    func holdUntilStart() async throws {
-        guard let startAt = self.plan.startAt else { return }
+    /// Waits until the plan's `startAt` (`lab run --start-at`), if it is still ahead, and
+    /// returns that instant on the monotonic clock: the run starts there, not when this
+    /// process woke up (a millisecond or so later), so that every shard given one instant has
+    /// one schedule and one interval grid. A start already past is said on stderr, and the
+    /// clients begin at once (nil).
+    func holdUntilStart() async throws -> UInt64? {
+        guard let startAt = self.plan.startAt else { return nil }
         let ahead = startAt.timeIntervalSinceNow
         guard ahead > 0 else {
             FileHandle.standardError.write(
@@ -75,9 +80,11 @@ extension Runner {
                         .utf8
                 )
             )
-            return
+            return nil
         }
-        try await Task.sleep(for: .seconds(ahead))
+        let due = Stopwatch.now() &+ UInt64((ahead * 1e9).rounded())
+        try await Runner.sleep(until: due)
+        return due
     }
 
     /// Runs every client of this process, with a calibration sample before and after (and
@@ -86,6 +93,7 @@ extension Runner {
     func runMeasured(
         _ server: ReachedServer,
         flows: [Built],
+        histograms: StepHistograms,
         prepared: [PreparedClient],
         memory: RunMemoryProbe
     ) async throws -> MeasuredPhase {
@@ -101,15 +109,16 @@ extension Runner {
         // A counted run counts from the clients' first iteration to their last: set-up (per-run
         // keys: one sample each, an RSA key's prime search most of a run's instructions) and
         // reporting run at Valgrind's uninstrumented speed, several times faster.
-        try await self.holdUntilStart()
+        let due = try await self.holdUntilStart()
         WorkCounter.instrument(true)
         self.slowdown?.prepareCounting()
-        let runStart = Stopwatch.now()
+        let runStart = due ?? Stopwatch.now()
         let clientsStartedAt = Date()
         let stats = scenario.server.serverStats ? server.remote : nil
-        let recorders = try await self.runClients(
+        let (recorders, intervals) = try await self.runClients(
             server.clients,
             prepared: prepared,
+            histograms: histograms,
             built: flows,
             barrier: barrier,
             checkpoints: self.checkpoints(clients: server.clients.count, memory: memory, remote: stats),
@@ -133,6 +142,7 @@ extension Runner {
         }
         return MeasuredPhase(
             recorders: recorders,
+            intervals: intervals,
             clientsStartedAt: clientsStartedAt,
             nanoseconds: runEnd &- runStart,
             calibrator: calibrator,
@@ -213,23 +223,26 @@ extension Runner {
         }
     }
 
-    /// Runs every client of this process to its end, from `runStart`; the servers are shut
-    /// down if one fails.
+    /// Runs every client of this process to its end, from `runStart`, and collects the
+    /// run's intervals meanwhile (`IntervalCollector`); the servers are shut down if one fails.
     func runClients(
         _ mine: Range<Int>,
         prepared: [PreparedClient],
+        histograms: StepHistograms,
         built flows: [Built],
         barrier: RoundBarrier?,
         checkpoints: Checkpoints,
         runStart: UInt64
-    ) async throws -> [ClientRecorder] {
+    ) async throws -> (recorders: [ClientRecorder], intervals: RunIntervals?) {
         let load = self.plan.scenario.load
         let deadline = runStart &+ load.deadline.nanoseconds
         let scheduleStart = runStart &+ self.plan.scenario.clients.rampUp.nanoseconds
         let measuredStart = scheduleStart &+ (load.model == .open ? load.warmup.nanoseconds : 0)
         for item in flows { item.flow.measuredPhaseStarts(at: measuredStart) }
+        let collector = self.intervalCollector(origin: measuredStart, histograms: histograms, flows: flows)
+        let ticker = collector.map { collector in Task { await collector.tick() } }
         do {
-            return try await withThrowingTaskGroup(of: ClientRecorder.self) { group in
+            let recorders = try await withThrowingTaskGroup(of: ClientRecorder.self) { group in
                 for (slot, index) in mine.enumerated() {
                     group.addTask {
                         try await self.runClient(
@@ -240,7 +253,8 @@ extension Runner {
                             checkpoints: checkpoints,
                             runStart: runStart,
                             scheduleStart: scheduleStart,
-                            deadline: deadline
+                            deadline: deadline,
+                            intervals: collector?.clock
                         )
                     }
                 }
@@ -249,9 +263,27 @@ extension Runner {
                 for try await recorder in group { recorders.append(recorder) }
                 return recorders
             }
+            ticker?.cancel()
+            await ticker?.value
+            return (recorders, try collector?.finish())
         } catch {
+            ticker?.cancel()
             for item in flows { await item.endpoint.shutdown() }
             throw error
         }
+    }
+
+    /// The collector of the run's intervals from `origin`, or nil when the run keeps none:
+    /// `report.interval` is 0, or the run is counted (a ticker's allocations at moments the
+    /// machine decides would move the counts of the steps after them).
+    private func intervalCollector(origin: UInt64, histograms: StepHistograms, flows: [Built]) -> IntervalCollector? {
+        let width = self.plan.scenario.report.interval.nanoseconds
+        guard width > 0, !WorkCounter.isActive else { return nil }
+        return IntervalCollector(
+            clock: IntervalClock(origin: origin, width: width),
+            histograms: histograms,
+            keys: flows.map { self.groupKey($0) },
+            progress: self.progress
+        )
     }
 }

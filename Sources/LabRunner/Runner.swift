@@ -69,7 +69,13 @@ public struct Runner: Sendable {
             let addresses = flows.compactMap(\.endpoint.address)
             if !addresses.isEmpty { serverText += " on " + addresses.joined(separator: ", ") }
         }
-        let measured = try await self.runMeasured(server, flows: flows, prepared: prepared, memory: memory)
+        let measured = try await self.runMeasured(
+            server,
+            flows: flows,
+            histograms: histograms,
+            prepared: prepared,
+            memory: memory
+        )
         var serverSide = ServerSideResult()
         if let remote = server.remote, let before = server.statsBefore {
             serverSide = await Self.serverSide(remote, before: before, transport: self.plan.scenario.server.transport)
@@ -84,6 +90,7 @@ public struct Runner: Sendable {
             serverSide: serverSide
         )
         result.metadata.clientsStartedAt = measured.clientsStartedAt
+        result.intervals = measured.intervals
         if let calibrator = measured.calibrator {
             result.calibration = Calibration(provider: calibrator.provider, samples: measured.calibrationSamples)
         }
@@ -157,13 +164,20 @@ public struct Runner: Sendable {
         checkpoints: Checkpoints,
         runStart: UInt64,
         scheduleStart: UInt64,
-        deadline: UInt64
+        deadline: UInt64,
+        intervals: IntervalClock?
     ) async throws -> ClientRecorder {
         let scenario = self.plan.scenario
         let clients = scenario.clients.count
         let offset = clients > 1 ? scenario.clients.rampUp.nanoseconds / UInt64(clients) * UInt64(index) : 0
         try await Self.sleep(until: min(runStart &+ offset, deadline))
-        var session = ClientSession(prepared, built: built, progress: self.progress, slowdown: self.slowdown)
+        var session = ClientSession(
+            prepared,
+            built: built,
+            progress: self.progress,
+            slowdown: self.slowdown,
+            intervals: intervals
+        )
         try await session.open()
         // The idle model's clients wait here for the last one; the others are counted and go on.
         await Self.arrive(at: checkpoints.ready, waiting: scenario.load.model == .idle)

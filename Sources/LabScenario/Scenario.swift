@@ -151,8 +151,14 @@ public struct ReportSpec: Sendable, Decodable {
     public var formats: [String] = ["csv", "markdown", "json"]
     /// Draw SVG charts beside the markdown report.
     public var charts: Bool = true
+    /// The width of the run's intervals (`RunIntervals`: each step's histogram per interval,
+    /// `timeseries.csv`, the over-time chart); zero keeps none.
+    public var interval: TimeSpan = .seconds(1)
 
-    static let keys = ["formats", "charts"]
+    static let keys = ["formats", "charts", "interval"]
+    /// What `interval` may be.
+    public static let intervalExpectation =
+        "\"0\" (no intervals) or a duration from \"100 ms\" to \"1 h\" such as \"1 s\" or \"10 s\""
 
     /// The defaults.
     public init() {}
@@ -173,5 +179,11 @@ public struct ReportSpec: Sendable, Decodable {
             }
         }
         self.charts = object.optional("charts", expected: "true or false") ?? self.charts
+        self.interval =
+            object.optional(
+                "interval",
+                expected: Self.intervalExpectation,
+                isValid: { $0 == .zero || (TimeSpan.milliseconds(100)...TimeSpan.seconds(3600)).contains($0) }
+            ) ?? self.interval
     }
 }
