@@ -31,8 +31,16 @@ final class StepHistograms: Sendable {
         var times: [Step: Histogram<UInt64>] = [:]
         var errors: UInt64 = 0
 
-        mutating func record(_ step: Step, _ sample: StepSample) {
-            self.times[step, default: StepHistograms.intervalHistogram()].record(sample.nanoseconds)
+        mutating func record(
+            _ entries: [(step: Step, sample: StepSample)],
+            _ extra: [(step: Step, sample: StepSample)]
+        ) {
+            for (step, sample) in entries {
+                self.times[step, default: StepHistograms.intervalHistogram()].record(sample.nanoseconds)
+            }
+            for (step, sample) in extra {
+                self.times[step, default: StepHistograms.intervalHistogram()].record(sample.nanoseconds)
+            }
         }
 
         /// Adds `other` (the same group and interval, from another stripe).
@@ -86,9 +94,8 @@ final class StepHistograms: Sendable {
             for (step, sample) in entries { state.groups[group].record(step, sample) }
             for (step, sample) in extra { state.groups[group].record(step, sample) }
             guard let interval else { return }
-            let key = IntervalKey(group: group, index: interval)
-            for (step, sample) in entries { state.intervals[key, default: IntervalSlot()].record(step, sample) }
-            for (step, sample) in extra { state.intervals[key, default: IntervalSlot()].record(step, sample) }
+            // One lookup, the slot modified in place.
+            state.intervals[IntervalKey(group: group, index: interval), default: IntervalSlot()].record(entries, extra)
         }
     }
 

@@ -38,17 +38,24 @@ struct ProgressDisplay: Sendable {
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
         let fraction = min(1, Double(done) / Double(planned))
         let remaining = rate > 0 ? Double(planned - min(done, planned)) / rate : 0
-        let stats =
+        let counts =
             "\(done)/\(planned) \(Int(fraction * 100))%  \(Int(rate))/s  errors \(self.progress.errors)  "
             + (final ? "done in \(Self.clock(elapsed))" : rate > 0 ? "ETA \(Self.clock(remaining))" : "ETA --")
-            + (self.progress.lastInterval.map { "  " + Self.describe($0) } ?? "")
+        let live = self.progress.lastInterval.map { "  " + Self.describe($0) } ?? ""
         if self.isTerminal {
-            let width = 30
+            // A line longer than the terminal wraps, and the next redraw (back to the start of
+            // the line) then leaves the wrapped part behind: the bar shrinks to make room, then
+            // the last interval's figures go, and what still does not fit is cut.
+            let columns = Self.terminalColumns()
+            let fixed = columns - 1 - self.scenario.name.count - 2
+            let stats = fixed - counts.count - live.count >= 8 ? counts + live : counts
+            let width = min(30, max(fixed - stats.count, 8))
             let filled = Int(fraction * Double(width))
             let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-            FileHandleOutput.standardError("\r\u{1B}[K\(self.scenario.name) \(bar) \(stats)")
+            let line = "\(self.scenario.name) \(bar) \(stats)"
+            FileHandleOutput.standardError("\r\u{1B}[K" + String(line.prefix(max(columns - 1, 20))))
         } else {
-            FileHandleOutput.standardError("progress: \(self.scenario.name) \(stats)\n")
+            FileHandleOutput.standardError("progress: \(self.scenario.name) \(counts)\(live)\n")
         }
     }
 
@@ -61,6 +68,13 @@ struct ProgressDisplay: Sendable {
         let rate = Double(interval.exchanges) / width.seconds
         return "last \(width): p50 \(TimeSpan.format(nanoseconds: Double(p50)))  "
             + "p99 \(TimeSpan.format(nanoseconds: Double(p99)))  \(Int(rate.rounded()))/s  \(interval.errors) failed"
+    }
+
+    /// The terminal's width in columns (80 if it does not say).
+    static func terminalColumns() -> Int {
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
     }
 
     static func clock(_ seconds: Double) -> String {

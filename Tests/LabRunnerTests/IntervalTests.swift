@@ -180,6 +180,36 @@ import Testing
         #expect(run.errors.contains("last 1 s: p50 "), "\(run.errors)")
     }
 
+    @Test(
+        "On a terminal the progress line fits its width: the last interval's figures when there is room, none when not",
+        arguments: [70, 160]
+    )
+    func progressLineFitsTheTerminal(columns: Int) async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("steady.json")
+        try #"""
+        { "name": "steady", "load": { "model": "open", "rate": 100, "duration": "2500 ms" },
+          "flows": [ { "flow": "cx", "suite": "x25519" } ] }
+        """#.write(to: file, atomically: true, encoding: .utf8)
+        // script(1) gives the lab a terminal of `columns` columns (stty), and records it.
+        let command = "stty cols \(columns); exec '\(CLITests.lab.path)' run '\(file.path)' --out '\(folder.path)/out'"
+        let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"])
+        #expect(run.status == 0, "\(run.errors)")
+        // Each redraw starts with a carriage return and a clear-line escape; the last one ends
+        // the line, and the summary follows.
+        // (The terminal ends lines with CR LF, one Character in Swift: made LF first.)
+        let draws = run.output.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\r")
+            .map { String($0.replacingOccurrences(of: "\u{1B}[K", with: "").prefix { $0 != "\n" }) }
+            .filter { $0.hasPrefix("steady ") }
+        #expect(draws.count >= 10, "\(draws.count) redraws")
+        for draw in draws {
+            #expect(draw.count < columns, "\(draw.count) characters: \(draw)")
+        }
+        let live = draws.contains { $0.contains("last 1 s: p50 ") && $0.contains(" p99 ") }
+        #expect(live == (columns > 100), "the last interval's figures shown: \(live)")
+    }
+
     @Test("Two shards started with one --start-at, merged: their intervals line up, and the stall is at second 3")
     func mergedShardsLineUp() async throws {
         let folder = try CLITests.temporaryFolder()
