@@ -26,6 +26,9 @@ public enum TestTier: String, CaseIterable, Sendable {
     case compareAcceptance = "compare-acceptance"
     /// `lab check`'s acceptance, judged on real timings: alone.
     case checkAcceptance = "check-acceptance"
+    /// The run over time, judged second by second on open-model schedules: alone (in the
+    /// integration pass a lab fell more than a second behind its schedule).
+    case intervalsAcceptance = "intervals-acceptance"
 
     /// The environment variable that names the tiers to run.
     public static let variable = "LAB_TEST_TIERS"
