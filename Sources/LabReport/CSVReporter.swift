@@ -61,7 +61,12 @@ public struct CSVReporter: Reporter {
         let groups = intervals.groups.keys.sorted()
         var series: [(key: GroupKey, step: Step, points: [RunIntervals.Point])] = []
         for key in groups {
-            for step in intervals.steps(of: key) {
+            var steps = intervals.steps(of: key)
+            // A group whose every iteration failed has no histogram, but its failures have a row.
+            if !steps.contains(.exchange), intervals.groups[key]?.values.contains(where: { $0.errors > 0 }) == true {
+                steps.append(.exchange)
+            }
+            for step in steps {
                 series.append((key, step, intervals.points(key, step, over: indices)))
             }
         }

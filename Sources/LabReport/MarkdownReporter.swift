@@ -110,7 +110,7 @@ public struct MarkdownReporter: Reporter {
                 lines += [
                     "### Over time", "",
                     "Each group's exchanges by the interval they started in: p50 and p99 above, exchanges per second"
-                        + " below (every step, interval by interval: `timeseries.csv`).",
+                        + " below (every step, interval by interval, in `timeseries.csv` of the csv format).",
                     "", "![Exchange latency and rate over time](\(Self.timelineChartName))", "",
                 ]
             }

@@ -138,6 +138,13 @@ public enum RunMerge {
                 "The intervals are left out: \(without.joined(separator: ", ")) kept none (report.interval 0, a counted run, or an older lab)."
             )
         }
+        guard Set(kept.map(\.width)).count == 1 else {
+            let widths = zip(kept, sources).map { "\($1): \(TimeSpan(nanoseconds: $0.width))" }
+            return (
+                nil,
+                "The intervals are left out: the shards' intervals are of different widths (\(widths.joined(separator: ", "))); give every shard the same report.interval."
+            )
+        }
         let (merged, offset) = try RunIntervals.merged(kept, sources: sources)
         guard offset > Double(merged.width) / 1e9 / 10 else { return (merged, nil) }
         return (

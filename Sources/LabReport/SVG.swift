@@ -43,6 +43,19 @@ struct SVG {
         )
     }
 
+    /// A filled circle, with `attributes` (name, value) added to the element.
+    mutating func circle(
+        x: Double,
+        y: Double,
+        radius: Double,
+        fill: String,
+        attributes: [(name: String, value: String)] = []
+    ) {
+        var element = "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(radius))\" fill=\"\(fill)\""
+        for (name, value) in attributes { element += " \(name)=\"\(Self.escape(value))\"" }
+        self.elements.append(element + "/>")
+    }
+
     /// An open line through `points`, with `attributes` (name, value) added to the element.
     mutating func polyline(
         _ points: [(x: Double, y: Double)],

@@ -143,14 +143,26 @@ struct TimelineChart {
                     }
                 }
                 for (part, run) in runs.enumerated() where !run.isEmpty {
+                    let attributes = [
+                        ("id", "\(name)-\(series.slug)-\(part)"),
+                        ("data-intervals", run.map { String($0.index) }.joined(separator: " ")),
+                    ]
+                    // A line through one point draws nothing: a dot instead.
+                    if run.count == 1, let point = run.first {
+                        svg.circle(
+                            x: px(point.index),
+                            y: py(point[keyPath: value]),
+                            radius: dash == nil ? 3 : 2,
+                            fill: colour,
+                            attributes: attributes
+                        )
+                        continue
+                    }
                     svg.polyline(
                         run.map { (px($0.index), py($0[keyPath: value])) },
                         stroke: colour,
                         dash: dash,
-                        attributes: [
-                            ("id", "\(name)-\(series.slug)-\(part)"),
-                            ("data-intervals", run.map { String($0.index) }.joined(separator: " ")),
-                        ]
+                        attributes: attributes
                     )
                 }
             }

@@ -17,6 +17,11 @@ public import LabCore
 public struct RunIntervals: Sendable, Equatable {
     /// The interval histograms' precision.
     public static let significantDigits = SignificantDigits.two
+    /// The widths a run may keep (`report.interval`), in nanoseconds.
+    public static let widths: ClosedRange<UInt64> = 100_000_000...3_600_000_000_000
+    /// The last interval index kept: a year of 100 ms intervals (a document claiming more is
+    /// refused, rather than made into a time line of that many rows).
+    public static let maximumIndex = 315_360_000
 
     /// Each interval's width, in nanoseconds.
     public var width: UInt64
@@ -170,10 +175,21 @@ public struct RunIntervals: Sendable, Equatable {
         var largest = 0.0
         for (run, source) in zip(runs, sources) {
             let gap = run.origin.timeIntervalSince(origin)
-            let shift = Int((gap / width).rounded())
+            guard let shift = Int(exactly: (gap / width).rounded()), shift <= Self.maximumIndex else {
+                throw LabError(
+                    .invalidScenario,
+                    "\(source) began \(TimeSpan.format(nanoseconds: gap * 1e9)) after \(sources[0]): too far apart to put their intervals on one time line"
+                )
+            }
             largest = Swift.max(largest, abs(gap - Double(shift) * width))
             for (group, slices) in run.groups {
                 for (index, slice) in slices {
+                    guard index + shift <= Self.maximumIndex else {
+                        throw LabError(
+                            .invalidScenario,
+                            "\(source): interval \(index + shift) is past the last one kept"
+                        )
+                    }
                     do {
                         try merged.add(slice, group: group, index: index + shift)
                     } catch let error as LabError {
@@ -246,11 +262,11 @@ extension RunIntervals: Codable {
         func corrupt(_ message: String) -> DecodingError {
             DecodingError.dataCorruptedError(forKey: .groups, in: container, debugDescription: message)
         }
-        guard self.width > 0 else {
+        guard Self.widths.contains(self.width) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .widthNanoseconds,
                 in: container,
-                debugDescription: "an interval width above zero"
+                debugDescription: "expected an interval width from 100 ms to 1 h, found \(self.width) ns"
             )
         }
         self.groups = [:]
@@ -261,6 +277,9 @@ extension RunIntervals: Codable {
             var slices: [Int: Slice] = [:]
             for (position, interval) in entry.intervals.enumerated() {
                 let path = "[\(groupIndex)].intervals[\(position)]"
+                guard (0...Self.maximumIndex).contains(interval.index) else {
+                    throw corrupt("\(path).index: expected 0 to \(Self.maximumIndex), found \(interval.index)")
+                }
                 guard slices[interval.index] == nil else {
                     throw corrupt("\(path): interval \(interval.index) appears twice")
                 }

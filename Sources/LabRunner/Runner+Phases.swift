@@ -239,7 +239,11 @@ extension Runner {
         let scheduleStart = runStart &+ self.plan.scenario.clients.rampUp.nanoseconds
         let measuredStart = scheduleStart &+ (load.model == .open ? load.warmup.nanoseconds : 0)
         for item in flows { item.flow.measuredPhaseStarts(at: measuredStart) }
-        let collector = self.intervalCollector(origin: measuredStart, histograms: histograms, flows: flows)
+        // Interval 0 starts with the first measured sample: in the open model the first due
+        // after the warm-up; in the closed model the first client's start, since each client
+        // measures from the end of its own warm-up, the first ones well inside the ramp-up.
+        let intervalOrigin = load.model == .open ? measuredStart : runStart
+        let collector = self.intervalCollector(origin: intervalOrigin, histograms: histograms, flows: flows)
         let ticker = collector.map { collector in Task { await collector.tick() } }
         do {
             let recorders = try await withThrowingTaskGroup(of: ClientRecorder.self) { group in

@@ -168,13 +168,56 @@ import Testing
         #expect(missing.notes.contains { $0.contains("b kept none") }, "\(missing.notes)")
         var wide = Self.intervals()
         wide.width = 10_000_000_000
-        #expect {
-            try RunMerge.merge(
-                [Self.result(Self.intervals(), shard: "1/2"), Self.result(wide, shard: "2/2")],
-                sources: ["a", "b"]
+        let widths = try RunMerge.merge(
+            [Self.result(Self.intervals(), shard: "1/2"), Self.result(wide, shard: "2/2")],
+            sources: ["a", "b"]
+        )
+        #expect(widths.result.intervals == nil)
+        #expect(widths.notes.contains { $0.contains("different widths (a: 1 s, b: 10 s)") }, "\(widths.notes)")
+    }
+
+    @Test("A document with an interval width or index out of range is refused, naming the path")
+    func refusesOutOfRange() throws {
+        for (width, index, expected) in [
+            (UInt64(1_000), 0, "expected an interval width from 100 ms to 1 h"),
+            (UInt64(1_000_000_000), -1, "intervals[0].index: expected 0 to"),
+            (UInt64(1_000_000_000), Int.max, "intervals[0].index: expected 0 to"),
+        ] {
+            let intervals = RunIntervals(
+                width: width,
+                origin: Self.origin,
+                groups: [Self.key: [index: Self.slice(count: 1, nanoseconds: 5)]]
             )
-        } throws: { error in
-            ((error as? LabError)?.message ?? "").contains("only intervals of one width merge")
+            let data = try ResultsDocument(Self.result(intervals)).encoded()
+            #expect {
+                try ResultsDocument.decode(data)
+            } throws: { error in
+                ((error as? LabError)?.message ?? "").contains(expected)
+            }
         }
+    }
+
+    @Test("A group whose every iteration failed still has its failures in timeseries.csv")
+    func failuresWithoutSamples() throws {
+        var intervals = Self.intervals()
+        let failing = GroupKey(flow: "cx", suite: "x25519", provider: "openssl", transport: "in-process")
+        intervals.groups[failing] = [1: RunIntervals.Slice(errors: 7)]
+        let text = try #require(CSVReporter().renderTimeseries(Self.result(intervals)))
+        #expect(
+            text.contains("\n1,2026-01-01T00:00:01.000Z,1.000,cx,x25519,openssl,in-process,exchange,0,7,0.0,"),
+            "\(text)"
+        )
+    }
+
+    @Test("The over-time chart draws a lone interval as a dot, and a run of them as a line")
+    func loneIntervalIsADot() throws {
+        let files = MarkdownReporter(options: ReportOptions()).render(Self.result(Self.intervals()))
+        let svg = try #require(files.first { $0.name == MarkdownReporter.timelineChartName }?.text)
+        // Intervals 0 and 1 have exchanges, 2 none, 3 some: a line, a gap, a dot.
+        #expect(svg.contains("id=\"p50-cx-x25519-swift-crypto-in-process-0\" data-intervals=\"0 1\""))
+        #expect(
+            svg.contains("<circle ")
+                && svg.contains("id=\"p50-cx-x25519-swift-crypto-in-process-1\" data-intervals=\"3\"")
+        )
     }
 }

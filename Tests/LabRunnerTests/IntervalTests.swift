@@ -62,6 +62,37 @@ import Testing
         #expect(after.count > stalled.count)
     }
 
+    @Test(
+        "Interval 0 starts with the first measured sample: the first client's start (closed), after ramp-up and warm-up (open)"
+    )
+    func whereIntervalZeroStarts() async throws {
+        // Closed: each client measures from the end of its own warm-up, the first one at once.
+        let closed = try await Self.run(
+            #"""
+            { "name": "origin-closed", "clients": { "count": 3, "rampUp": "600 ms" },
+              "load": { "iterations": 30 }, "flows": [ { "flow": "cx", "suite": "x25519" } ],
+              "report": { "interval": "200 ms" } }
+            """#
+        )
+        let closedStart = try #require(closed.metadata.clientsStartedAt)
+        let closedOrigin = try #require(closed.intervals).origin
+        #expect(
+            abs(closedOrigin.timeIntervalSince(closedStart)) < 0.05,
+            "origin \(closedOrigin), clients \(closedStart)"
+        )
+        // Open: the first exchange is due after the 300 ms ramp-up and the 200 ms warm-up.
+        let open = try await Self.run(
+            #"""
+            { "name": "origin-open", "clients": { "count": 3, "rampUp": "300 ms" },
+              "load": { "model": "open", "rate": 50, "duration": "1 s", "warmup": "200 ms" },
+              "flows": [ { "flow": "cx", "suite": "x25519" } ], "report": { "interval": "200 ms" } }
+            """#
+        )
+        let openStart = try #require(open.metadata.clientsStartedAt)
+        let openOrigin = try #require(open.intervals).origin
+        #expect(abs(openOrigin.timeIntervalSince(openStart) - 0.5) < 0.05, "origin \(openOrigin), clients \(openStart)")
+    }
+
     @Test("report.interval \"0\" keeps no intervals")
     func noIntervals() async throws {
         let result = try await Runner(
