@@ -9,7 +9,7 @@ FROM swift:6.3-bookworm AS build
 # hadolint ignore=DL3008
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libssl-dev libavahi-compat-libdnssd-dev libjemalloc-dev libsqlite3-dev pkg-config \
+        libssl-dev libavahi-compat-libdnssd-dev libjemalloc-dev libsqlite3-dev libargon2-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # .git comes along: the build records the commit it was made from (lab --version).
@@ -21,7 +21,7 @@ FROM debian:bookworm-slim
 # hadolint ignore=DL3008
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libssl3 libavahi-compat-libdnssd1 libjemalloc2 libsqlite3-0 ca-certificates \
+        libssl3 libavahi-compat-libdnssd1 libjemalloc2 libsqlite3-0 libargon2-1 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --create-home --home-dir /lab lab
 COPY --from=build /out/lab /usr/local/bin/lab

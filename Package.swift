@@ -167,12 +167,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Argon2's reference implementation (libargon2), for the argon2id password KDF.
+        .systemLibrary(
+            name: "CLabArgon2",
+            providers: [.apt(["libargon2-dev"])]
+        ),
         // The messaging service (msg/1): accounts in SQLite through GRDB, password KDFs, lockout
         // policies, captchas, end-to-end encrypted chats, and the flows that load and attack it.
         .target(
             name: "LabMessaging",
             dependencies: [
-                "LabCore", "LabWire",
+                "LabCore", "LabWire", "CLabArgon2",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -14,6 +14,7 @@ apt_packages=(
   valgrind                        # counted runs (lab run --counted) and valgrind/callgrind.h, which the build includes
   binutils                        # objcopy: counted runs strip the debug information Valgrind 3.19 cannot read
   libsqlite3-dev                  # the messaging service's store (GRDB on the system SQLite)
+  libargon2-dev                   # the argon2id password KDF: Argon2's reference implementation
   sqlite3                         # the sqlite3 command line (the tests read the store independently)
   pkg-config                      # SwiftPM finds the system libraries with it
   python3 python3-pip             # the independent Python peer used by the tests

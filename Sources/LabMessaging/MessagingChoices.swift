@@ -33,6 +33,7 @@ public enum MessagingChoices {
         ),
         NamedChoice("pbkdf2-sha256", "PBKDF2-HMAC-SHA256, 600,000 iterations (OWASP 2023; --pbkdf2-iterations)"),
         NamedChoice("scrypt", "scrypt, N = 2^17, r = 8, p = 1 (OWASP; --scrypt-log-n)", isDefault: true),
+        NamedChoice("argon2id", "Argon2id, m = 19 MiB, t = 2, p = 1 (OWASP's first choice; --argon2-memory-kib)"),
     ]
 
     /// `LockoutPolicy`: how wrong passwords are answered.

@@ -4,7 +4,7 @@ import Foundation
 import LabCore
 
 /// How the service turns a password into what it stores: `sha512-salted` (the reference
-/// app's, insecure), `pbkdf2-sha256` or `scrypt`. Timed as the `kdf` step.
+/// app's, insecure), `pbkdf2-sha256`, `scrypt` or `argon2id`. Timed as the `kdf` step.
 ///
 /// Each stored hash records its KDF and parameters (`StoredPassword.kdf`), so a service
 /// configured with another KDF still verifies the passwords stored under the old one.
@@ -15,6 +15,9 @@ public enum PasswordKDF: Sendable, Hashable, CustomStringConvertible {
     case pbkdf2SHA256(iterations: Int)
     /// scrypt with a 16-byte salt and a 32-byte output.
     case scrypt(logN: Int, r: Int, p: Int)
+    /// Argon2id (RFC 9106, version 1.3) with a 16-byte salt and a 32-byte output: m KiB of
+    /// memory, t passes, p lanes.
+    case argon2id(memoryKiB: Int, iterations: Int, parallelism: Int)
 
     /// The plugin names scenario files use (`MessagingChoices.kdfs`).
     public static let names = MessagingChoices.kdfs.map(\.name)
@@ -22,6 +25,10 @@ public enum PasswordKDF: Sendable, Hashable, CustomStringConvertible {
     public static let defaultPBKDF2Iterations = 600_000
     /// The default: scrypt with N = 2^17, r = 8, p = 1 (OWASP's first scrypt setting).
     public static let `default` = PasswordKDF.scrypt(logN: 17, r: 8, p: 1)
+    /// OWASP's first Argon2id setting: m = 19 MiB, t = 2, p = 1.
+    public static let defaultArgon2id = PasswordKDF.argon2id(memoryKiB: 19_456, iterations: 2, parallelism: 1)
+    /// The memory an `argon2id` scenario or `lab serve` may give it, in KiB (64 KiB to 4 GiB).
+    public static let argon2MemoryRange = 64...4_194_304
 
     /// The KDF called `name` with its default parameters, or nil.
     public init?(name: String) {
@@ -29,6 +36,7 @@ public enum PasswordKDF: Sendable, Hashable, CustomStringConvertible {
         case "sha512-salted": self = .sha512Salted
         case "pbkdf2-sha256": self = .pbkdf2SHA256(iterations: Self.defaultPBKDF2Iterations)
         case "scrypt": self = .default
+        case "argon2id": self = .defaultArgon2id
         default: return nil
         }
     }
@@ -39,6 +47,7 @@ public enum PasswordKDF: Sendable, Hashable, CustomStringConvertible {
         case .sha512Salted: "sha512-salted"
         case .pbkdf2SHA256: "pbkdf2-sha256"
         case .scrypt: "scrypt"
+        case .argon2id: "argon2id"
         }
     }
 
@@ -46,12 +55,13 @@ public enum PasswordKDF: Sendable, Hashable, CustomStringConvertible {
     public var isInsecure: Bool { self == .sha512Salted }
 
     /// The name with its parameters, as stored beside each hash: `pbkdf2-sha256:600000`,
-    /// `scrypt:17:8:1`, `sha512-salted`.
+    /// `scrypt:17:8:1`, `argon2id:19456:2:1` (m in KiB, t, p), `sha512-salted`.
     public var description: String {
         switch self {
         case .sha512Salted: "sha512-salted"
         case .pbkdf2SHA256(let iterations): "pbkdf2-sha256:\(iterations)"
         case .scrypt(let logN, let r, let p): "scrypt:\(logN):\(r):\(p)"
+        case .argon2id(let memory, let iterations, let parallelism): "argon2id:\(memory):\(iterations):\(parallelism)"
         }
     }
 
@@ -69,6 +79,12 @@ public enum PasswordKDF: Sendable, Hashable, CustomStringConvertible {
                 (1...30).contains(logN), r >= 1, p >= 1
             else { return nil }
             self = .scrypt(logN: logN, r: r, p: p)
+        case "argon2id" where parts.count == 4:
+            guard let memory = Int(parts[1]), let iterations = Int(parts[2]), let parallelism = Int(parts[3]),
+                Self.argon2MemoryRange.contains(memory), (1...100).contains(iterations), (1...64).contains(parallelism),
+                memory >= 8 * parallelism
+            else { return nil }
+            self = .argon2id(memoryKiB: memory, iterations: iterations, parallelism: parallelism)
         default:
             return nil
         }
@@ -80,13 +96,13 @@ public enum PasswordKDF: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .sha512Salted:
             return Array(SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined().utf8)
-        case .pbkdf2SHA256, .scrypt:
+        case .pbkdf2SHA256, .scrypt, .argon2id:
             return SecureRandom.bytes(16)
         }
     }
 
     /// Derives the stored hash of `password` with `salt`: 32 bytes (64 for `sha512-salted`,
-    /// whose length is SHA-512's), or `length` bytes from PBKDF2 and scrypt.
+    /// whose length is SHA-512's), or `length` bytes from PBKDF2, scrypt and Argon2id.
     public func derive(password: [UInt8], salt: [UInt8], length: Int = 32) throws -> [UInt8] {
         do {
             switch self {
@@ -114,7 +130,18 @@ public enum PasswordKDF: Sendable, Hashable, CustomStringConvertible {
                     parallelism: p
                 )
                 return key.withUnsafeBytes { Array($0) }
+            case .argon2id(let memory, let iterations, let parallelism):
+                return try Argon2id.derive(
+                    password: password,
+                    salt: salt,
+                    memoryKiB: memory,
+                    iterations: iterations,
+                    parallelism: parallelism,
+                    length: length
+                )
             }
+        } catch let error as LabError {
+            throw error
         } catch {
             throw LabError(.cryptoFailure, "The \(self) KDF failed", cause: UnderlyingError(describing: error))
         }

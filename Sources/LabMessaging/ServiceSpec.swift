@@ -7,7 +7,8 @@ import Synchronization
 public struct ServiceSpec: Sendable, Hashable {
     /// The keys it reads.
     public static let keys = [
-        "kdf", "pbkdf2Iterations", "scryptLogN", "policy", "postponeAfter", "postponeFor", "lockAfter", "freeFailures",
+        "kdf", "pbkdf2Iterations", "scryptLogN", "argon2MemoryKiB", "policy", "postponeAfter", "postponeFor",
+        "lockAfter", "freeFailures",
         "delay", "maxDelay", "captcha", "clock", "minPasswordLength",
     ]
     static let seedKeys = ["postponeAfter", "postponeFor", "lockAfter"]
@@ -48,6 +49,14 @@ public struct ServiceSpec: Sendable, Hashable {
                     isValid: { (1...10_000_000).contains($0) }
                 ) ?? PasswordKDF.defaultPBKDF2Iterations
             options.kdf = .pbkdf2SHA256(iterations: iterations)
+        case "argon2id":
+            let memory =
+                object.optional(
+                    "argon2MemoryKiB",
+                    expected: "Argon2id's memory in KiB, from 64 to 4194304",
+                    isValid: { PasswordKDF.argon2MemoryRange.contains($0) }
+                ) ?? 19_456
+            options.kdf = .argon2id(memoryKiB: memory, iterations: 2, parallelism: 1)
         default:
             let logN =
                 object.optional(
@@ -62,6 +71,9 @@ public struct ServiceSpec: Sendable, Hashable {
         }
         if kdfName != "scrypt", object.contains("scryptLogN") {
             object.problem("scryptLogN", "only for \"kdf\": \"scrypt\"")
+        }
+        if kdfName != "argon2id", object.contains("argon2MemoryKiB") {
+            object.problem("argon2MemoryKiB", "only for \"kdf\": \"argon2id\"")
         }
 
         let policy: String =

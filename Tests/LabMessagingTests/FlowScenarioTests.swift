@@ -118,6 +118,26 @@ import Testing
         )
     }
 
+    @Test("Logins and password changes against a service storing Argon2id hashes")
+    func argon2idService() async throws {
+        let argon2 = #""kdf": "argon2id", "argon2MemoryKiB": 256"#
+        let result = try await Self.run(
+            """
+            { "flow": "login", "options": { \(argon2) } },
+            { "flow": "password-change", "options": { \(argon2) } }
+            """,
+            clients: 2,
+            iterations: 4,
+            transport: "in-process"
+        )
+        #expect(result.errorCount == 0)
+        #expect(result.completedIterations == 8)
+        for group in result.groups {
+            #expect(group.key.suite == "argon2id")
+            #expect(group.steps[.kdf] != nil, "\(group.key): the kdf step ran")
+        }
+    }
+
     @Test(arguments: ["in-process", "tcp"])
     func everyFlowRunsClean(transport: String) async throws {
         let result = try await Self.run(

@@ -1,10 +1,12 @@
 import Foundation
 import LabCore
-import LabMessaging
 import LabTesting
 import Testing
 
-/// The password KDFs against published vectors and against Python's hashlib.
+@testable import LabMessaging
+
+/// The password KDFs against published vectors and against Python's hashlib (and, for
+/// Argon2id, Python's `cryptography`, whose Argon2id is not libargon2's code).
 @Suite(.tier(.unit)) struct KDFTests {
     @Test func pbkdf2MatchesWycheproof() throws {
         let file = try WycheproofFile("pbkdf2_hmacsha256_test.json")
@@ -47,10 +49,39 @@ import Testing
         #expect(derived == [UInt8](hex: expected))
     }
 
+    /// RFC 9106 §5.3's Argon2id vector: version 1.3, m = 32 KiB, t = 3, p = 4, with the
+    /// secret K and associated data X that the service's own use leaves empty.
+    @Test func argon2idMatchesRFC9106() throws {
+        let tag = try Argon2id.derive(
+            password: [UInt8](repeating: 0x01, count: 32),
+            salt: [UInt8](repeating: 0x02, count: 16),
+            secret: [UInt8](repeating: 0x03, count: 8),
+            associatedData: [UInt8](repeating: 0x04, count: 12),
+            memoryKiB: 32,
+            iterations: 3,
+            parallelism: 4,
+            length: 32
+        )
+        #expect(tag == [UInt8](hex: "0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659"))
+    }
+
+    @Test func argon2idRefusesWhatRFC9106Forbids() {
+        // A salt under 8 bytes, and less memory than 8 KiB per lane.
+        for (salt, memory) in [(4, 64), (16, 16)] {
+            #expect(throws: LabError.self) {
+                try PasswordKDF.argon2id(memoryKiB: memory, iterations: 2, parallelism: 4)
+                    .derive(password: [1, 2, 3], salt: [UInt8](repeating: 7, count: salt))
+            }
+        }
+    }
+
     /// Each KDF, as the service uses it (fresh salt, stored parameters), against hashlib.
     @Test func everyKDFMatchesPythonHashlib() async throws {
         let password = "pässwörd 🔑 ' OR '1'='1"
-        let kdfs: [PasswordKDF] = [.sha512Salted, .pbkdf2SHA256(iterations: 1000), .scrypt(logN: 10, r: 8, p: 1)]
+        let kdfs: [PasswordKDF] = [
+            .sha512Salted, .pbkdf2SHA256(iterations: 1000), .scrypt(logN: 10, r: 8, p: 1),
+            .argon2id(memoryKiB: 256, iterations: 2, parallelism: 2),
+        ]
         var lines: [String] = []
         var ours: [[UInt8]] = []
         for kdf in kdfs {
@@ -60,6 +91,7 @@ import Testing
         }
         let script = """
             import hashlib, sys
+            from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
             password = bytes.fromhex(sys.argv[1])
             for line in sys.argv[2:]:
                 kdf, salt = line.split('|')
@@ -69,6 +101,8 @@ import Testing
                     out = hashlib.sha512(password + salt).digest()
                 elif parts[0] == 'pbkdf2-sha256':
                     out = hashlib.pbkdf2_hmac('sha256', password, salt, int(parts[1]), 32)
+                elif parts[0] == 'argon2id':
+                    out = Argon2id(salt=salt, length=32, iterations=int(parts[2]), lanes=int(parts[3]), memory_cost=int(parts[1])).derive(password)
                 else:
                     out = hashlib.scrypt(password, salt=salt, n=2 ** int(parts[1]), r=int(parts[2]), p=int(parts[3]), dklen=32, maxmem=2 ** 28)
                 print(out.hex())
@@ -90,10 +124,17 @@ import Testing
     }
 
     @Test func storedFormRoundTrips() {
-        for kdf: PasswordKDF in [.sha512Salted, .pbkdf2SHA256(iterations: 600_000), .scrypt(logN: 17, r: 8, p: 1)] {
+        for kdf: PasswordKDF in [
+            .sha512Salted, .pbkdf2SHA256(iterations: 600_000), .scrypt(logN: 17, r: 8, p: 1), .defaultArgon2id,
+        ] {
             #expect(PasswordKDF(stored: kdf.description) == kdf)
         }
-        for bad in ["", "scrypt", "pbkdf2-sha256:0", "scrypt:40:8:1", "md5", "sha512-salted:1"] {
+        #expect(PasswordKDF.defaultArgon2id.description == "argon2id:19456:2:1")
+        #expect(PasswordKDF(name: "argon2id") == .argon2id(memoryKiB: 19_456, iterations: 2, parallelism: 1))
+        for bad in [
+            "", "scrypt", "pbkdf2-sha256:0", "scrypt:40:8:1", "md5", "sha512-salted:1", "argon2id", "argon2id:32:2:1",
+            "argon2id:19456:0:1", "argon2id:64:2:9", "argon2id:19456:2",
+        ] {
             #expect(PasswordKDF(stored: bad) == nil, "\(bad)")
         }
         #expect(PasswordKDF.default == .scrypt(logN: 17, r: 8, p: 1))

@@ -17,7 +17,8 @@ import Testing
     @Test(
         "lab serve refuses a wrong option value with exit 1, naming it",
         arguments: [
-            (["--kdf", "md5"], "one of 'sha512-salted', 'pbkdf2-sha256' or 'scrypt'"),
+            (["--kdf", "md5"], "one of 'sha512-salted', 'pbkdf2-sha256', 'scrypt' or 'argon2id'"),
+            (["--argon2-memory-kib", "32"], "--argon2-memory-kib must be 64...4194304"),
             (["--policy", "lenient"], "'lenient' is invalid for '--policy <policy>'. Please provide one of 'throttle'"),
             (["--idle-timeout", "soon"], "--idle-timeout"),
             (["--frame-timeout", "0 s"], "--frame-timeout must be longer than 0 s"),

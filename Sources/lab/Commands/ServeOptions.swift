@@ -107,6 +107,12 @@ struct MessagingServeOptions: ParsableArguments {
     @Option(help: "log2 of scrypt's N, with --kdf scrypt.")
     var scryptLogN = 17
 
+    @Option(
+        name: .customLong("argon2-memory-kib"),
+        help: "Argon2id's memory in KiB (t = 2, p = 1), with --kdf argon2id."
+    )
+    var argon2MemoryKiB = 19_456
+
     @Option(help: "msg/1's lockout policy, with its default thresholds.")
     var policy = ChoiceName<PolicyChoices>(LockoutPolicy.default.name)
 
@@ -134,6 +140,9 @@ struct MessagingServeOptions: ParsableArguments {
     func validate() throws {
         guard self.pbkdf2Iterations >= 1 else { throw ValidationError("--pbkdf2-iterations must be at least 1") }
         guard (1...20).contains(self.scryptLogN) else { throw ValidationError("--scrypt-log-n must be 1...20") }
+        guard PasswordKDF.argon2MemoryRange.contains(self.argon2MemoryKiB) else {
+            throw ValidationError("--argon2-memory-kib must be 64...4194304")
+        }
         if let span = self.postponeFor {
             guard self.policy.name == "seed" else { throw ValidationError("--postpone-for goes with --policy seed") }
             guard span > .zero else { throw ValidationError("--postpone-for must be longer than 0 s") }
@@ -149,6 +158,7 @@ struct MessagingServeOptions: ParsableArguments {
         switch self.kdf.name {
         case "sha512-salted": options.kdf = .sha512Salted
         case "pbkdf2-sha256": options.kdf = .pbkdf2SHA256(iterations: self.pbkdf2Iterations)
+        case "argon2id": options.kdf = .argon2id(memoryKiB: self.argon2MemoryKiB, iterations: 2, parallelism: 1)
         default: options.kdf = .scrypt(logN: self.scryptLogN, r: 8, p: 1)
         }
         options.policy = self.policy.name == "seed" ? .seedDefault : .default
