@@ -24,12 +24,12 @@ struct SocketClient: Sendable {
     /// Set when the server runs in this process: its steps come back with each answer.
     let mailbox: ServerStepMailbox?
 
-    static func security(pin: LoadedPin) throws -> Security {
+    static func security(pin: LoadedPin, settings: TLSSettings = TLSSettings()) throws -> Security {
         var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.restrict(groups: settings.groups, version: settings.version)
         // The pin check below replaces chain and host-name verification entirely; it is only
         // called when verification is on, so keep it on but without host names.
         configuration.certificateVerification = .noHostnameVerification
-        configuration.minimumTLSVersion = .tlsv12
         do {
             return Security(context: try NIOSSLContext(configuration: configuration), pin: pin)
         } catch {
@@ -47,6 +47,7 @@ struct SocketClient: Sendable {
         let start = Stopwatch.now()
         let check = self.security.map { PinCheck(pin: $0.pin) }
         let handshake = InitializerBox<EventLoopFuture<Void>>()
+        let seen = self.security == nil ? nil : HandshakeRecord()
         // Kept from the initializer: a server that answers and closes at once (busy) may have
         // the pipeline torn down before this task could look the handler up.
         let answerBox = InitializerBox<NIOLoopBound<AnswerHandler>>()
@@ -63,6 +64,8 @@ struct SocketClient: Sendable {
                     channel.eventLoop.makeCompletedFuture {
                         let pipeline = channel.pipeline.syncOperations
                         if let security, let check {
+                            // First: it reads the server's bytes before the TLS handler does.
+                            if let seen { try pipeline.addHandler(HandshakeObserver(record: seen)) }
                             try pipeline.addHandler(
                                 NIOSSLClientHandler(
                                     context: security.context,
@@ -96,7 +99,13 @@ struct SocketClient: Sendable {
         guard let answers = answerBox.get() else {
             throw LabError(.connectionClosed, "The connection to \(self.peer) closed as it opened")
         }
-        recorder.record(.connect, nanoseconds: Stopwatch.now() &- start)
+        let end = Stopwatch.now()
+        recorder.record(.connect, nanoseconds: end &- start)
+        if let seen {
+            let active = seen.activeAt
+            if active != 0, end > active { recorder.record(.handshake, nanoseconds: end &- active) }
+            for outcome in seen.negotiated?.outcomes ?? ["tls.unread"] { recorder.count(outcome, by: 1) }
+        }
         let address = ServerStepMailbox.key(channel.localAddress)
         return SocketConnection.Link(
             channel: channel,

@@ -31,6 +31,10 @@ public final class SocketServer: Sendable {
         public var maxConnections: Int
         /// The TLS identity, or nil for plain TCP.
         public var tls: TLSIdentity?
+        /// With `tls`: the key-exchange groups and the version it accepts (nil: the library's).
+        public var tlsGroups: [TLSGroup]?
+        /// With `tls`: the one version it speaks, or nil for 1.2 and 1.3.
+        public var tlsVersion: TLSVersionChoice?
         /// Where connection events go.
         public var logger: Logger
 
@@ -43,6 +47,8 @@ public final class SocketServer: Sendable {
             frameTimeout: TimeSpan = .seconds(30),
             maxConnections: Int = TransportOptions.defaultMaxConnections,
             tls: TLSIdentity? = nil,
+            tlsGroups: [TLSGroup]? = nil,
+            tlsVersion: TLSVersionChoice? = nil,
             logger: Logger = Logger(label: "lab.server")
         ) {
             self.framing = framing
@@ -52,6 +58,8 @@ public final class SocketServer: Sendable {
             self.frameTimeout = frameTimeout
             self.maxConnections = maxConnections
             self.tls = tls
+            self.tlsGroups = tlsGroups
+            self.tlsVersion = tlsVersion
             self.logger = logger
         }
     }
@@ -87,7 +95,11 @@ public final class SocketServer: Sendable {
         recording: ServerRecording?,
         mailbox: ServerStepMailbox?
     ) async throws -> SocketServer {
-        let sslContext = try Self.tlsContext(configuration.tls)
+        let sslContext = try Self.tlsContext(
+            configuration.tls,
+            groups: configuration.tlsGroups,
+            version: configuration.tlsVersion
+        )
         let connections = ConnectionSet(limit: configuration.maxConnections)
         let logger = configuration.logger
         let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
@@ -142,15 +154,20 @@ public final class SocketServer: Sendable {
         )
     }
 
-    /// The TLS server context for `identity`, or nil to serve plain TCP.
-    static func tlsContext(_ identity: TLSIdentity?) throws -> NIOSSLContext? {
+    /// The TLS server context for `identity`, offering `groups` and speaking `version`
+    /// (nil: the library's choices), or nil to serve plain TCP.
+    static func tlsContext(
+        _ identity: TLSIdentity?,
+        groups: [TLSGroup]? = nil,
+        version: TLSVersionChoice? = nil
+    ) throws -> NIOSSLContext? {
         guard let identity else { return nil }
         do {
             var tls = TLSConfiguration.makeServerConfiguration(
                 certificateChain: identity.chain.map { .certificate($0) },
                 privateKey: .privateKey(identity.privateKey)
             )
-            tls.minimumTLSVersion = .tlsv12
+            tls.restrict(groups: groups, version: version)
             return try NIOSSLContext(configuration: tls)
         } catch {
             throw LabError(
@@ -263,6 +280,23 @@ public final class SocketServer: Sendable {
             }
             group.cancelAll()
             return first
+        }
+    }
+}
+
+extension TLSConfiguration {
+    /// Offers exactly `groups`, in order, and speaks only `version` (1.2 or 1.3 when nil):
+    /// the same on the lab's servers and clients.
+    mutating func restrict(groups: [TLSGroup]?, version: TLSVersionChoice?) {
+        if let groups { self.curves = groups.map { NIOTLSCurve(rawValue: $0.codePoint) } }
+        switch version {
+        case nil:
+            self.minimumTLSVersion = .tlsv12
+        case .tls12:
+            self.minimumTLSVersion = .tlsv12
+            self.maximumTLSVersion = .tlsv12
+        case .tls13:
+            self.minimumTLSVersion = .tlsv13
         }
     }
 }

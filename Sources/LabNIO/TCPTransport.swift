@@ -60,6 +60,8 @@ public struct TCPTransport: Transport {
             frameTimeout: self.options.frameTimeout,
             maxConnections: self.options.maxConnections,
             tls: identity,
+            tlsGroups: self.options.tls.groups,
+            tlsVersion: self.options.tls.version,
             logger: self.logger
         )
     }
@@ -78,7 +80,7 @@ public struct TCPTransport: Transport {
             recording: nil,
             mailbox: mailbox
         )
-        let security = try pin.map { try SocketClient.security(pin: $0) }
+        let security = try pin.map { try SocketClient.security(pin: $0, settings: self.options.tls) }
         return SocketEndpoint(
             client: self.client(
                 host: Self.connectHost(server.host),

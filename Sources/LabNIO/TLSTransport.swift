@@ -78,7 +78,7 @@ public struct TLSTransport: Transport {
                 "A tls client needs a pin to reach \(host):\(port): set server.tls.pin to a certificate file or an SPKI SHA-256"
             )
         }
-        let security = try SocketClient.security(pin: try LoadedPin(pin))
+        let security = try SocketClient.security(pin: try LoadedPin(pin), settings: self.settings)
         return SocketEndpoint(
             client: self.base.client(host: host, port: port, security: security, mailbox: nil),
             server: nil

@@ -276,7 +276,7 @@ public struct StepStatistics: Sendable, Codable, Equatable {
 extension Step {
     /// The order steps appear in within a group: set-up, then an exchange's path, then the whole.
     public static let reportOrder: [Step] = [
-        .discover, .connect, .keygenClient, .keygenServer, .keygenSession, .encode, .decode, .wrap, .unwrap,
+        .discover, .connect, .handshake, .keygenClient, .keygenServer, .keygenSession, .encode, .decode, .wrap, .unwrap,
         .encrypt, .decrypt, .sign, .verify, .exchange,
     ]
 

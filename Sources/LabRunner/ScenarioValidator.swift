@@ -166,7 +166,7 @@ public enum ScenarioValidator {
             }
             return url.path
         }
-        var tls = TLSSettings()
+        var tls = TLSSettings(groups: spec.groups, version: spec.version)
         tls.certificateFile = spec.certificate.map { resolve($0, at: "$.server.tls.certificate") }
         tls.privateKeyFile = spec.key.map { resolve($0, at: "$.server.tls.key") }
         if let pin = spec.pin {

@@ -112,8 +112,13 @@ public struct TLSSpec: Sendable, Decodable, Hashable {
     public var key: String?
     /// What the clients trust; default: the certificate the lab's server presents.
     public var pin: PinSpec?
+    /// The key-exchange groups both sides offer, by name (`TLSGroup`); default: the TLS
+    /// library's list.
+    public var groups: [TLSGroup]?
+    /// The one TLS version both sides speak; default: whichever of 1.2 and 1.3 they agree on.
+    public var version: TLSVersionChoice?
 
-    static let keys = ["certificate", "key", "pin"]
+    static let keys = ["certificate", "key", "pin", "groups", "version"]
 
     /// No certificate, no pin: a self-signed certificate, pinned.
     public init() {}
@@ -128,6 +133,19 @@ public struct TLSSpec: Sendable, Decodable, Hashable {
         )
         self.key = object.optional("key", expected: "the path of a PEM private key", isValid: { !$0.isEmpty })
         self.pin = object.optional("pin", expected: "an object with 'certificate' or 'spkiSHA256'")
+        let names = TLSGroup.all.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        let groups: [String]? = object.optional(
+            "groups",
+            expected: "a non-empty array of distinct groups from \(names)",
+            isValid: { !$0.isEmpty && Set($0).count == $0.count && $0.allSatisfy { TLSGroup.named($0) != nil } }
+        )
+        self.groups = groups?.compactMap(TLSGroup.named)
+        let version: String? = object.optional(
+            "version",
+            expected: "\"1.2\" or \"1.3\"",
+            isValid: { TLSVersionChoice(rawValue: $0) != nil }
+        )
+        self.version = version.flatMap(TLSVersionChoice.init(rawValue:))
         if object.contains("certificate") != object.contains("key") {
             object.problem(
                 object.contains("certificate") ? "key" : "certificate",

@@ -19,6 +19,9 @@ import Testing
         arguments: [
             (["--kdf", "md5"], "one of 'sha512-salted', 'pbkdf2-sha256', 'scrypt' or 'argon2id'"),
             (["--argon2-memory-kib", "32"], "--argon2-memory-kib must be 64...4194304"),
+            (["--tls", "--tls-groups", "x25519,x448"], "--tls-groups takes distinct groups from x25519, secp256r1"),
+            (["--tls", "--tls-version", "1.1"], "--tls-version must be 1.2 or 1.3, not '1.1'"),
+            (["--tls-groups", "x25519"], "--tls-groups and --tls-version go with --tls"),
             (["--policy", "lenient"], "'lenient' is invalid for '--policy <policy>'. Please provide one of 'throttle'"),
             (["--idle-timeout", "soon"], "--idle-timeout"),
             (["--frame-timeout", "0 s"], "--frame-timeout must be longer than 0 s"),

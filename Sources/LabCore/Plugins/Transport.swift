@@ -91,13 +91,67 @@ public struct TLSSettings: Sendable, Hashable {
     public var privateKeyFile: String?
     /// What the client trusts; nil: exactly the certificate the lab's own server presents.
     public var pin: CertificatePin?
+    /// The key-exchange groups both sides offer, in order of preference; nil: the TLS
+    /// library's own list.
+    public var groups: [TLSGroup]?
+    /// The one TLS version both sides speak; nil: 1.2 or 1.3, whichever the peers agree on.
+    public var version: TLSVersionChoice?
 
     /// Settings.
-    public init(certificateFile: String? = nil, privateKeyFile: String? = nil, pin: CertificatePin? = nil) {
+    public init(
+        certificateFile: String? = nil,
+        privateKeyFile: String? = nil,
+        pin: CertificatePin? = nil,
+        groups: [TLSGroup]? = nil,
+        version: TLSVersionChoice? = nil
+    ) {
         self.certificateFile = certificateFile
         self.privateKeyFile = privateKeyFile
         self.pin = pin
+        self.groups = groups
+        self.version = version
     }
+}
+
+/// A TLS key-exchange group (RFC 8446 §4.2.7's NamedGroup), by the name scenarios use.
+public struct TLSGroup: Sendable, Hashable, CustomStringConvertible {
+    /// The name scenarios and reports use, e.g. `x25519-mlkem768`.
+    public let name: String
+    /// Its IANA code point.
+    public let codePoint: UInt16
+
+    /// X25519 (RFC 7748).
+    public static let x25519 = TLSGroup(name: "x25519", codePoint: 0x001D)
+    /// NIST P-256.
+    public static let secp256r1 = TLSGroup(name: "secp256r1", codePoint: 0x0017)
+    /// NIST P-384.
+    public static let secp384r1 = TLSGroup(name: "secp384r1", codePoint: 0x0018)
+    /// The hybrid post-quantum group: ML-KEM-768 and X25519 (IANA's X25519MLKEM768).
+    public static let x25519MLKEM768 = TLSGroup(name: "x25519-mlkem768", codePoint: 0x11EC)
+
+    /// The groups a scenario may name, in the order `lab list` shows them.
+    public static let all: [TLSGroup] = [.x25519, .secp256r1, .secp384r1, .x25519MLKEM768]
+
+    /// The group called `name`, if the lab knows it.
+    public static func named(_ name: String) -> TLSGroup? { Self.all.first { $0.name == name } }
+
+    /// The name of the group with `codePoint`: a known one's, else `0x` and four hex digits.
+    public static func name(of codePoint: UInt16) -> String {
+        if let known = Self.all.first(where: { $0.codePoint == codePoint }) { return known.name }
+        let hex = String(codePoint, radix: 16)
+        return "0x" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+
+    /// The name.
+    public var description: String { self.name }
+}
+
+/// The TLS version a scenario may hold both sides to.
+public enum TLSVersionChoice: String, Sendable, Hashable, CaseIterable {
+    /// TLS 1.2 only.
+    case tls12 = "1.2"
+    /// TLS 1.3 only.
+    case tls13 = "1.3"
 }
 
 /// The one server identity a pinned client accepts.

@@ -46,6 +46,17 @@ struct ListenerOptions: ParsableArguments {
     @Option(help: "The TLS certificate's private key (PEM).")
     var tlsKey: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The key-exchange groups TLS accepts, comma-separated, in order of preference (default: the library's).",
+            valueName: "x25519,secp256r1,secp384r1,x25519-mlkem768"
+        )
+    )
+    var tlsGroups: String?
+
+    @Option(help: "The one TLS version to speak, 1.2 or 1.3 (default: either).")
+    var tlsVersion: String?
+
     func validate() throws {
         guard (0...65535).contains(self.port) else { throw ValidationError("--port must be 0...65535") }
         guard self.maxFrameBytes >= 1 else { throw ValidationError("--max-frame-bytes must be at least 1") }
@@ -54,6 +65,21 @@ struct ListenerOptions: ParsableArguments {
         guard self.maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
         if (self.tlsCertificate == nil) != (self.tlsKey == nil) {
             throw ValidationError("--tls-certificate and --tls-key go together")
+        }
+        if let groups = self.tlsGroups {
+            let names = groups.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard !names.isEmpty, names.allSatisfy({ TLSGroup.named($0) != nil }), Set(names).count == names.count
+            else {
+                throw ValidationError(
+                    "--tls-groups takes distinct groups from \(TLSGroup.all.map(\.name).joined(separator: ", ")), comma-separated; not '\(groups)'"
+                )
+            }
+        }
+        if let version = self.tlsVersion, TLSVersionChoice(rawValue: version) == nil {
+            throw ValidationError("--tls-version must be 1.2 or 1.3, not '\(version)'")
+        }
+        if !self.useTLS, self.tlsGroups != nil || self.tlsVersion != nil {
+            throw ValidationError("--tls-groups and --tls-version go with --tls")
         }
     }
 
@@ -68,6 +94,8 @@ struct ListenerOptions: ParsableArguments {
         var tls = TLSSettings()
         tls.certificateFile = self.tlsCertificate
         tls.privateKeyFile = self.tlsKey
+        tls.groups = self.tlsGroups.map { $0.split(separator: ",").compactMap { TLSGroup.named(String($0)) } }
+        tls.version = self.tlsVersion.flatMap(TLSVersionChoice.init(rawValue:))
         return TransportOptions(
             framing: self.framing,
             maxFrameBytes: self.maxFrameBytes,

@@ -1,0 +1,127 @@
+import Foundation
+import Histogram
+import LabCore
+import LabNIO
+import LabResults
+import LabTesting
+import Testing
+
+/// The `tls` transport's key exchange, chosen (`server.tls.groups`, `--tls-groups`,
+/// `server.tls.version`) and recorded: what the lab's client reads off the handshake is
+/// checked against an independent peer, the `openssl` command line, in both directions.
+@Suite(.tier(.integration)) struct TLSGroupTests {
+    /// The outcomes one connection of the lab's client counted.
+    static func connect(to port: Int, pin: CertificatePin, groups: [TLSGroup]? = nil) async throws -> StepTimings {
+        let transport = try TLSTransport(options: TransportOptions(tls: TLSSettings(pin: pin, groups: groups)))
+        var recorder = StepTimings()
+        let connection = try await transport.remote(host: "127.0.0.1", port: port).connect(recorder: &recorder)
+        await connection.close()
+        return recorder
+    }
+
+    @Test(
+        "Against openssl s_server, the lab's client records the version, group and cipher the server chose",
+        arguments: [
+            // The server's only cipher suite in each, so that its choice is known.
+            (
+                ["-groups", "X25519", "-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256"], "1.3", "x25519",
+                "TLS_CHACHA20_POLY1305_SHA256"
+            ),
+            (
+                ["-groups", "P-256", "-ciphersuites", "TLS_AES_256_GCM_SHA384"], "1.3", "secp256r1",
+                "TLS_AES_256_GCM_SHA384"
+            ),
+            // TLS 1.2 names its group in the ServerKeyExchange (the certificates are ECDSA P-256).
+            (
+                ["-groups", "P-384", "-tls1_2", "-cipher", "ECDHE-ECDSA-AES256-GCM-SHA384"], "1.2", "secp384r1",
+                "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+            ),
+        ]
+    )
+    func readsWhatAnIndependentServerChose(
+        options: [String],
+        version: String,
+        group: String,
+        cipher: String
+    ) async throws {
+        let certificates = try await TestCertificates()
+        defer { certificates.cleanUp() }
+        let server = try ServerProcess(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            [
+                "s_server", "-accept", "127.0.0.1:0", "-cert", certificates.certificate("server"), "-key",
+                certificates.key("server"), "-www",
+            ] + options
+        )
+        defer { server.terminate() }
+        let accept = try await server.line(startingWith: "ACCEPT", timeout: .seconds(10))
+        let port = try #require(Int(accept.split(separator: ":").last ?? ""), "s_server printed '\(accept)'")
+        // The client offers all four groups (the server's choice among them is the point).
+        let recorder = try await Self.connect(
+            to: port,
+            pin: .certificateFile(certificates.certificate("server")),
+            groups: [.x25519MLKEM768, .x25519, .secp256r1, .secp384r1]
+        )
+        #expect(recorder.outcomes["tls.version.\(version)"] == 1, "\(recorder.outcomes)")
+        #expect(recorder.outcomes["tls.group.\(group)"] == 1, "\(recorder.outcomes)")
+        #expect(recorder.outcomes["tls.cipher.\(cipher)"] == 1, "\(recorder.outcomes)")
+        #expect(recorder.steps.contains(.handshake) && recorder.steps.contains(.connect))
+        let handshake = try #require(recorder.total(.handshake))
+        #expect(handshake > 0 && handshake <= recorder.total(.connect)!, "the handshake is a part of connect")
+    }
+
+    @Test(
+        "lab serve --tls-groups: openssl s_client and the lab's client see the same group",
+        arguments: [("x25519", "Server Temp Key: X25519"), ("secp256r1", "Server Temp Key: ECDH, prime256v1")]
+    )
+    func serveGroupsAsOpenSSLSeesThem(group: String, opensslSays: String) async throws {
+        let certificates = try await TestCertificates()
+        defer { certificates.cleanUp() }
+        let (server, address) = try await LabProcess.serve([
+            "--tls-certificate", certificates.certificate("server"), "--tls-key", certificates.key("server"),
+            "--tls-groups", group, "--suites", "x25519",
+        ])
+        defer { server.terminate() }
+        // It offers all three it can speak; its input ends at once, and so does it.
+        let client = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/timeout"),
+            [
+                "20", "/bin/sh", "-c",
+                "openssl s_client -connect 127.0.0.1:\(address.port) -groups X25519:P-256:P-384 < /dev/null",
+            ]
+        )
+        #expect(client.output.contains(opensslSays), "s_client: \(client.output)")
+        let recorder = try await Self.connect(
+            to: address.port,
+            pin: .certificateFile(certificates.certificate("server"))
+        )
+        #expect(recorder.outcomes["tls.group.\(group)"] == 1, "\(recorder.outcomes)")
+        // A client that offers only another group cannot agree with this server at all.
+        let other: TLSGroup = group == "x25519" ? .secp256r1 : .x25519
+        await #expect(throws: LabError.self) {
+            _ = try await Self.connect(
+                to: address.port,
+                pin: .certificateFile(certificates.certificate("server")),
+                groups: [other]
+            )
+        }
+    }
+
+    @Test("A tls run with x25519 and one with x25519-mlkem768 both verify, each recording its group and handshake")
+    func hybridAndClassicRuns() async throws {
+        for group in ["x25519", "x25519-mlkem768"] {
+            let result = try await TestPlan.run(
+                """
+                { "name": "tls-\(group)", "server": { "transport": "tls", "tls": { "groups": ["\(group)"] } },
+                  "clients": { "count": 2 }, "load": { "iterations": 5 },
+                  "flows": [ { "flow": "cx", "suite": "x25519" } ] }
+                """
+            )
+            #expect(result.errorCount == 0 && result.completedIterations == 10)
+            let client = try #require(result.groups.first { !$0.isServerSide })
+            #expect(client.outcomes["tls.group.\(group)"] == 2, "one handshake per client: \(client.outcomes)")
+            #expect(client.outcomes["tls.version.1.3"] == 2)
+            #expect(client.steps[.handshake]?.totalCount == 2)
+        }
+    }
+}
