@@ -2,6 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabNIO
+import LabReport
 import LabResults
 import LabTesting
 import Testing
@@ -122,6 +123,39 @@ import Testing
             #expect(client.outcomes["tls.group.\(group)"] == 2, "one handshake per client: \(client.outcomes)")
             #expect(client.outcomes["tls.version.1.3"] == 2)
             #expect(client.steps[.handshake]?.totalCount == 2)
+        }
+    }
+
+    @Test("lab compare puts the two groups' handshakes side by side: one row per run, 30 samples each")
+    func compareHandshakeCost() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for group in ["x25519", "x25519-mlkem768"] {
+            let run = try await ChildProcess.run(
+                LabProcess.executable,
+                [
+                    "run", "Scenarios/tls-handshake.json", "--set", "clients.count=30", "--set", "clients.rampUp=\"300 ms\"",
+                    "--set", "server.tls.groups=[\"\(group)\"]", "--out", folder.path + "/\(group)", "--quiet",
+                ],
+                in: RepositoryPaths.root
+            )
+            #expect(run.status == 0, "\(group): \(run.errors)")
+        }
+        let compare = try await ChildProcess.run(
+            LabProcess.executable,
+            ["compare", folder.path + "/x25519", folder.path + "/x25519-mlkem768", "--out", folder.path + "/compare"],
+            in: RepositoryPaths.root
+        )
+        #expect(compare.status == 0, "\(compare.errors)")
+        let csv = try String(contentsOf: folder.appendingPathComponent("compare/comparison.csv"), encoding: .utf8)
+        let rows = csv.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let handshakes = rows.filter { $0.count > 7 && $0[4] == "handshake" }
+        #expect(handshakes.count == 2, "a row per run: \(handshakes)")
+        #expect(handshakes.allSatisfy { $0[7] == "30" }, "30 handshakes each: \(handshakes)")
+        for (group, name) in [("x25519", "x25519"), ("x25519-mlkem768", "x25519-mlkem768")] {
+            let result = try ResultsDocument.load(from: folder.appendingPathComponent("\(group)/results.json"))
+            #expect(result.groups.first?.outcomes["tls.group.\(name)"] == 30)
         }
     }
 }
