@@ -48,8 +48,9 @@ public struct Step: Hashable, Sendable, Comparable, CustomStringConvertible {
     public static let exchange = Step("exchange")
     /// Opening a connection to the server: TCP connect, plus the TLS handshake over `tls`.
     public static let connect = Step("connect")
-    /// The TLS handshake alone, inside `connect` over `tls`: from the TCP connection's start
-    /// to the handshake's end (the pin checked).
+    /// The TLS handshake alone, inside `connect` over `tls`: from the moment the TCP
+    /// connection is active to the handshake's completion (the pin checked), both taken on
+    /// the connection's event loop.
     public static let handshake = Step("handshake")
     /// Finding the server by DNS-SD: browse, resolve and address lookup.
     public static let discover = Step("discover")

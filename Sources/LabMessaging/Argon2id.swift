@@ -16,35 +16,42 @@ enum Argon2id {
         parallelism: Int,
         length: Int
     ) throws -> [UInt8] {
+        // Sizes past UInt32 would be cut short by the C structure: refused, not truncated.
+        guard length >= 4, let outputLength = UInt32(exactly: length),
+            let passwordLength = UInt32(exactly: password.count), let saltLength = UInt32(exactly: salt.count),
+            let secretLength = UInt32(exactly: secret.count), let dataLength = UInt32(exactly: associatedData.count),
+            let passes = UInt32(exactly: iterations), let memory = UInt32(exactly: memoryKiB),
+            let lanes = UInt32(exactly: parallelism)
+        else {
+            throw LabError(.cryptoFailure, "Argon2id: a length or parameter out of range (length \(length))")
+        }
         var output = [UInt8](repeating: 0, count: length)
-        var password = password
-        var salt = salt
-        var secret = secret
-        var associatedData = associatedData
+        // The inputs are read in place (libargon2 writes them only with its clearing flags, not
+        // set here), so the password is not copied.
         let status = output.withUnsafeMutableBufferPointer { out in
-            password.withUnsafeMutableBufferPointer { pwd in
-                salt.withUnsafeMutableBufferPointer { salt in
-                    secret.withUnsafeMutableBufferPointer { secret in
-                        associatedData.withUnsafeMutableBufferPointer { data in
+            password.withUnsafeBufferPointer { pwd in
+                salt.withUnsafeBufferPointer { salt in
+                    secret.withUnsafeBufferPointer { secret in
+                        associatedData.withUnsafeBufferPointer { data in
                             var context = argon2_context(
                                 out: out.baseAddress,
-                                outlen: UInt32(clamping: out.count),
-                                pwd: pwd.baseAddress,
-                                pwdlen: UInt32(clamping: pwd.count),
-                                salt: salt.baseAddress,
-                                saltlen: UInt32(clamping: salt.count),
-                                secret: secret.baseAddress,
-                                secretlen: UInt32(clamping: secret.count),
-                                ad: data.baseAddress,
-                                adlen: UInt32(clamping: data.count),
-                                t_cost: UInt32(clamping: iterations),
-                                m_cost: UInt32(clamping: memoryKiB),
-                                lanes: UInt32(clamping: parallelism),
-                                threads: UInt32(clamping: parallelism),
+                                outlen: outputLength,
+                                pwd: pwd.baseAddress.map(UnsafeMutablePointer.init(mutating:)),
+                                pwdlen: passwordLength,
+                                salt: salt.baseAddress.map(UnsafeMutablePointer.init(mutating:)),
+                                saltlen: saltLength,
+                                secret: secret.baseAddress.map(UnsafeMutablePointer.init(mutating:)),
+                                secretlen: secretLength,
+                                ad: data.baseAddress.map(UnsafeMutablePointer.init(mutating:)),
+                                adlen: dataLength,
+                                t_cost: passes,
+                                m_cost: memory,
+                                lanes: lanes,
+                                threads: lanes,
                                 version: UInt32(ARGON2_VERSION_13.rawValue),
                                 allocate_cbk: nil,
                                 free_cbk: nil,
-                                flags: 0  // ARGON2_DEFAULT_FLAGS: the inputs (copies here) are not wiped
+                                flags: 0  // ARGON2_DEFAULT_FLAGS: the inputs are not wiped
                             )
                             return argon2_ctx(&context, Argon2_id)
                         }

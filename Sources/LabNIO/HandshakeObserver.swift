@@ -38,12 +38,16 @@ struct NegotiatedTLS: Sendable, Equatable {
 /// When a client connection became active, and what its handshake negotiated: written on
 /// the channel's event loop, read by the task that awaits the handshake.
 final class HandshakeRecord: Sendable {
-    private let state = Mutex<(activeAt: UInt64, negotiated: NegotiatedTLS?)>((0, nil))
+    private let state = Mutex<(activeAt: UInt64, doneAt: UInt64, negotiated: NegotiatedTLS?)>((0, 0, nil))
 
-    var activeAt: UInt64 { self.state.withLock { $0.activeAt } }
+    /// The handshake's time, active to completed, both on the event loop; nil until both are known.
+    var handshakeNanoseconds: UInt64? {
+        self.state.withLock { $0.activeAt != 0 && $0.doneAt > $0.activeAt ? $0.doneAt - $0.activeAt : nil }
+    }
     var negotiated: NegotiatedTLS? { self.state.withLock { $0.negotiated } }
 
     func becameActive(at instant: UInt64) { self.state.withLock { $0.activeAt = instant } }
+    func completed(at instant: UInt64) { self.state.withLock { $0.doneAt = instant } }
     func negotiated(_ result: NegotiatedTLS) { self.state.withLock { $0.negotiated = result } }
 }
 
@@ -52,7 +56,8 @@ final class HandshakeRecord: Sendable {
 /// supported_versions extension in TLS 1.3), cipher suite and, in TLS 1.3, the key_share's
 /// group; in TLS 1.2 the group is the ServerKeyExchange's named curve. The TLS library keeps
 /// these to itself; the bytes on the wire say them, independently of it. Every byte is passed
-/// on unchanged; the handler stops looking at the first record it cannot read in the clear.
+/// on unchanged; the handler stops looking at the first record it cannot read in the clear
+/// (or past 64 KiB of handshake), and then leaves the pipeline.
 final class HandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -66,6 +71,9 @@ final class HandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
     private var seen: NegotiatedTLS? = nil
     private var helloRetry = false
     private var finished = false
+    /// The most handshake bytes kept waiting for a message to complete: a certificate chain
+    /// fits many times over; a server that declares more is not read further.
+    static let limit = 65_536
 
     /// SHA-256("HelloRetryRequest"): the random of a ServerHello that is a HelloRetryRequest.
     static let helloRetryRandom: [UInt8] = [
@@ -87,8 +95,10 @@ final class HandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
             var bytes = self.unwrapInboundIn(data)
             self.pending.writeBuffer(&bytes)
             self.readRecords()
+            if self.pending.readableBytes + self.handshake.readableBytes > Self.limit { self.finish() }
         }
         context.fireChannelRead(data)
+        if self.finished { context.pipeline.syncOperations.removeHandler(context: context, promise: nil) }
     }
 
     /// Cuts `pending` into TLS records and reads the handshake ones.
@@ -104,8 +114,11 @@ final class HandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
             case 22:  // handshake
                 self.handshake.writeBuffer(&fragment)
                 self.readHandshake()
-            case 20:  // change_cipher_spec (TLS 1.3's compatibility one among them): nothing to read
-                continue
+            case 20:
+                // TLS 1.3's compatibility change_cipher_spec before the ServerHello (after a
+                // HelloRetryRequest) is nothing; one after it (TLS 1.2 resumption) means the
+                // rest is encrypted.
+                if self.seen != nil { self.finish() }
             default:  // application data (encrypted from here in TLS 1.3) or an alert
                 self.finish()
             }

@@ -75,7 +75,7 @@ struct SocketClient: Sendable {
                             )
                             let promise = channel.eventLoop.makePromise(of: Void.self)
                             handshake.set(promise.futureResult)
-                            try pipeline.addHandler(HandshakeWaiter(promise: promise))
+                            try pipeline.addHandler(HandshakeWaiter(promise: promise, record: seen))
                         }
                         try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(framing: framing)))
                         try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: framing)))
@@ -102,8 +102,7 @@ struct SocketClient: Sendable {
         let end = Stopwatch.now()
         recorder.record(.connect, nanoseconds: end &- start)
         if let seen {
-            let active = seen.activeAt
-            if active != 0, end > active { recorder.record(.handshake, nanoseconds: end &- active) }
+            if let handshake = seen.handshakeNanoseconds { recorder.record(.handshake, nanoseconds: handshake) }
             for outcome in seen.negotiated?.outcomes ?? ["tls.unread"] { recorder.count(outcome, by: 1) }
         }
         let address = ServerStepMailbox.key(channel.localAddress)
@@ -242,13 +241,18 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     private var promise: EventLoopPromise<Void>?
+    /// Where the completion's moment goes (the `handshake` step ends there, not when the
+    /// awaiting task next runs).
+    private let record: HandshakeRecord?
 
-    init(promise: EventLoopPromise<Void>) {
+    init(promise: EventLoopPromise<Void>, record: HandshakeRecord? = nil) {
         self.promise = promise
+        self.record = record
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
+            self.record?.completed(at: Stopwatch.now())
             self.promise?.succeed()
             self.promise = nil
         }

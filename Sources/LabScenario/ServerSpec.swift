@@ -74,7 +74,9 @@ public struct ServerSpec: Sendable, Decodable {
             ?? self.discoveryTimeout
         self.idleTimeout =
             object.optional("idleTimeout", expected: TimeSpan.positive, isValid: { $0 > .zero }) ?? self.idleTimeout
-        self.tls = object.optional("tls", expected: "an object with 'certificate', 'key' and 'pin'") ?? self.tls
+        self.tls =
+            object.optional("tls", expected: "an object with 'certificate', 'key', 'pin', 'groups' and 'version'")
+            ?? self.tls
         self.database = object.optional("database", expected: "a file path", isValid: { !$0.isEmpty })
         self.serverStats = object.optional("serverStats", expected: "true or false") ?? self.serverStats
         if object.contains("serverStats"), self.startsServer {
@@ -146,6 +148,12 @@ public struct TLSSpec: Sendable, Decodable, Hashable {
             isValid: { TLSVersionChoice(rawValue: $0) != nil }
         )
         self.version = version.flatMap(TLSVersionChoice.init(rawValue:))
+        if self.version == .tls12, let groups = self.groups, groups.allSatisfy(\.isPostQuantum) {
+            object.problem(
+                "groups",
+                "TLS 1.2 has no post-quantum group: add a classical one or drop \"version\": \"1.2\""
+            )
+        }
         if object.contains("certificate") != object.contains("key") {
             object.problem(
                 object.contains("certificate") ? "key" : "certificate",

@@ -66,6 +66,16 @@ import Testing
     }
 
     @Test func argon2idRefusesWhatRFC9106Forbids() {
+        #expect(throws: LabError.self) {
+            try Argon2id.derive(
+                password: [1],
+                salt: [UInt8](repeating: 2, count: 16),
+                memoryKiB: 64,
+                iterations: 1,
+                parallelism: 1,
+                length: -1
+            )
+        }
         // A salt under 8 bytes, and less memory than 8 KiB per lane.
         for (salt, memory) in [(4, 64), (16, 16)] {
             #expect(throws: LabError.self) {

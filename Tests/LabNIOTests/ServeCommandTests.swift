@@ -22,6 +22,10 @@ import Testing
             (["--tls", "--tls-groups", "x25519,x448"], "--tls-groups takes distinct groups from x25519, secp256r1"),
             (["--tls", "--tls-version", "1.1"], "--tls-version must be 1.2 or 1.3, not '1.1'"),
             (["--tls-groups", "x25519"], "--tls-groups and --tls-version go with --tls"),
+            (
+                ["--tls", "--tls-groups", "x25519-mlkem768", "--tls-version", "1.2"],
+                "--tls-version 1.2 has no post-quantum group: add a classical one to --tls-groups"
+            ),
             (["--policy", "lenient"], "'lenient' is invalid for '--policy <policy>'. Please provide one of 'throttle'"),
             (["--idle-timeout", "soon"], "--idle-timeout"),
             (["--frame-timeout", "0 s"], "--frame-timeout must be longer than 0 s"),

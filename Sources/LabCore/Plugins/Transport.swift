@@ -91,8 +91,8 @@ public struct TLSSettings: Sendable, Hashable {
     public var privateKeyFile: String?
     /// What the client trusts; nil: exactly the certificate the lab's own server presents.
     public var pin: CertificatePin?
-    /// The key-exchange groups both sides offer, in order of preference; nil: the TLS
-    /// library's own list.
+    /// The key-exchange groups both sides offer (a client in this order; a server accepts the
+    /// set, and picks by the client's order); nil: the TLS library's own list.
     public var groups: [TLSGroup]?
     /// The one TLS version both sides speak; nil: 1.2 or 1.3, whichever the peers agree on.
     public var version: TLSVersionChoice?
@@ -128,6 +128,9 @@ public struct TLSGroup: Sendable, Hashable, CustomStringConvertible {
     public static let secp384r1 = TLSGroup(name: "secp384r1", codePoint: 0x0018)
     /// The hybrid post-quantum group: ML-KEM-768 and X25519 (IANA's X25519MLKEM768).
     public static let x25519MLKEM768 = TLSGroup(name: "x25519-mlkem768", codePoint: 0x11EC)
+
+    /// Whether TLS 1.2 cannot use it (the TLS libraries offer post-quantum groups in 1.3 only).
+    public var isPostQuantum: Bool { self == .x25519MLKEM768 }
 
     /// The groups a scenario may name, in the order `lab list` shows them.
     public static let all: [TLSGroup] = [.x25519, .secp256r1, .secp384r1, .x25519MLKEM768]

@@ -48,7 +48,7 @@ struct ListenerOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "The key-exchange groups TLS accepts, comma-separated, in order of preference (default: the library's).",
+            "The key-exchange groups TLS accepts, comma-separated (default: the library's); the client's order picks among them.",
             valueName: "x25519,secp256r1,secp384r1,x25519-mlkem768"
         )
     )
@@ -77,6 +77,12 @@ struct ListenerOptions: ParsableArguments {
         }
         if let version = self.tlsVersion, TLSVersionChoice(rawValue: version) == nil {
             throw ValidationError("--tls-version must be 1.2 or 1.3, not '\(version)'")
+        }
+        if self.tlsVersion == TLSVersionChoice.tls12.rawValue,
+            let groups = self.tlsGroups?.split(separator: ",").compactMap({ TLSGroup.named(String($0)) }),
+            groups.allSatisfy(\.isPostQuantum)
+        {
+            throw ValidationError("--tls-version 1.2 has no post-quantum group: add a classical one to --tls-groups")
         }
         if !self.useTLS, self.tlsGroups != nil || self.tlsVersion != nil {
             throw ValidationError("--tls-groups and --tls-version go with --tls")
