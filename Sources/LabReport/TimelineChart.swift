@@ -85,8 +85,19 @@ struct TimelineChart {
             size: 12
         )
 
-        self.drawLatency(&svg, top: latencyTop, bottom: latencyBottom, left: left, right: right, px: px)
-        self.drawRate(&svg, top: rateTop, bottom: rateBottom, left: left, right: right, px: px)
+        let latency = Panel(
+            title: "Exchange latency (log scale)",
+            top: latencyTop,
+            bottom: latencyBottom,
+            left: left,
+            right: right
+        )
+        self.drawLatency(&svg, in: latency, px: px)
+        self.drawRate(
+            &svg,
+            in: Panel(title: "Exchanges per second", top: rateTop, bottom: rateBottom, left: left, right: right),
+            px: px
+        )
 
         // The legend: a colour per group, then the line styles.
         for (index, series) in self.series.enumerated() {
@@ -103,19 +114,27 @@ struct TimelineChart {
         return svg.rendered(title: self.title)
     }
 
+    /// Where one of the chart's two panels sits, and its heading.
+    private struct Panel {
+        let title: String
+        let top: Double
+        let bottom: Double
+        let left: Double
+        let right: Double
+
+        /// The heading and the two axes.
+        func frame(_ svg: inout SVG) {
+            svg.text(self.title, x: self.left, y: self.top - 10, size: 12, bold: true)
+            svg.line(self.left, self.top, self.left, self.bottom, stroke: "#555")
+            svg.line(self.left, self.bottom, self.right, self.bottom, stroke: "#555")
+        }
+    }
+
     /// The latency panel: p50 and p99 per group, logarithmic.
-    private func drawLatency(
-        _ svg: inout SVG,
-        top: Double,
-        bottom: Double,
-        left: Double,
-        right: Double,
-        px: (Int) -> Double
-    ) {
+    private func drawLatency(_ svg: inout SVG, in panel: Panel, px: (Int) -> Double) {
+        let (top, bottom, left, right) = (panel.top, panel.bottom, panel.left, panel.right)
         let values = self.series.flatMap(\.points).filter { $0.count > 0 }.flatMap { [$0.p50, $0.p99] }
-        svg.text("Exchange latency (log scale)", x: left, y: top - 10, size: 12, bold: true)
-        svg.line(left, top, left, bottom, stroke: "#555")
-        svg.line(left, bottom, right, bottom, stroke: "#555")
+        panel.frame(&svg)
         guard let lowest = values.min(), let highest = values.max() else { return }
         let yLow = NiceNumbers.floor(Swift.max(lowest, 1))
         var yHigh = NiceNumbers.ceiling(highest)
@@ -170,17 +189,9 @@ struct TimelineChart {
     }
 
     /// The rate panel: exchanges per second per group, linear from 0.
-    private func drawRate(
-        _ svg: inout SVG,
-        top: Double,
-        bottom: Double,
-        left: Double,
-        right: Double,
-        px: (Int) -> Double
-    ) {
-        svg.text("Exchanges per second", x: left, y: top - 10, size: 12, bold: true)
-        svg.line(left, top, left, bottom, stroke: "#555")
-        svg.line(left, bottom, right, bottom, stroke: "#555")
+    private func drawRate(_ svg: inout SVG, in panel: Panel, px: (Int) -> Double) {
+        let (top, bottom, left, right) = (panel.top, panel.bottom, panel.left, panel.right)
+        panel.frame(&svg)
         let highest = self.series.flatMap(\.points).map(\.perSecond).max() ?? 0
         let tickStep = NiceNumbers.ceiling(Swift.max(highest, 1) / 4)
         let axisMax = (Swift.max(highest, 1) / tickStep).rounded(.up) * tickStep
