@@ -71,6 +71,10 @@ public protocol StepRecorder {
     /// or not (warm-up iterations are left out), and set-up's counts (making a client,
     /// connecting, `FlowClient.prepare`) always. Recorders that only time ignore counts.
     mutating func count(_ outcome: String, by amount: UInt64)
+    /// Records one round trip of `step`: `sent` bytes out and `received` bytes back, counted
+    /// as they cross the transport (whole frames, length headers included; for `handshake`,
+    /// the TLS records). Called by connections, not by flows. Recorders that only time ignore it.
+    mutating func transferred(_ step: Step, sent: Int, received: Int)
     /// Whether `workToAdd(to:)` may return more than 0: only a recorder that slows steps on
     /// purpose (the runner's under `lab run --test-slowdown`) says yes.
     var addsWork: Bool { get }
@@ -95,6 +99,10 @@ extension StepRecorder {
     /// Ignores the count: a recorder that only times.
     @inlinable
     public mutating func count(_ outcome: String, by amount: UInt64) {}
+
+    /// Ignores the bytes: a recorder that only times.
+    @inlinable
+    public mutating func transferred(_ step: Step, sent: Int, received: Int) {}
 
     /// No added work.
     @inlinable
@@ -123,6 +131,8 @@ public struct StepTimings: StepRecorder, Sendable {
     public var entries: [(step: Step, nanoseconds: UInt64)] { self.samples.map { ($0.step, $0.sample.nanoseconds) } }
     /// Each outcome counted, and its total.
     public private(set) var outcomes: [String: UInt64] = [:]
+    /// Each step's bytes on the wire (`StepRecorder.transferred`).
+    public private(set) var traffic: [Step: StepTraffic] = [:]
 
     /// An empty record.
     public init() {}
@@ -140,6 +150,13 @@ public struct StepTimings: StepRecorder, Sendable {
     /// Adds `amount` to the count of `outcome`.
     public mutating func count(_ outcome: String, by amount: UInt64) {
         self.outcomes[outcome, default: 0] &+= amount
+    }
+
+    /// Adds one round trip of `step`'s bytes.
+    public mutating func transferred(_ step: Step, sent: Int, received: Int) {
+        self.traffic[step, default: StepTraffic()].add(
+            StepTraffic(roundTrips: 1, sent: UInt64(max(0, sent)), received: UInt64(max(0, received)))
+        )
     }
 
     /// The distinct steps recorded.

@@ -253,7 +253,7 @@ struct CXFlowClient<C: CryptoProvider>: FlowClient {
 
     mutating func iterate<R: StepRecorder>(over connection: any Connection, recorder: inout R) async throws {
         let request = try self.client.makeRequest(recorder: &recorder)
-        let response = try await connection.request(request, recorder: &recorder)
+        let response = try await connection.request(request, step: .exchange, recorder: &recorder)
         _ = try self.client.open(response, recorder: &recorder)
     }
 }

@@ -25,7 +25,7 @@ public struct MessagingClient: Sendable {
         var request = PropertyListDictionary()
         request.set(MsgKey.op, string: op.rawValue)
         try fill(&request)
-        let response = try await self.connection.request(try request.encoded(), recorder: &recorder)
+        let response = try await self.connection.request(try request.encoded(), step: op.step, recorder: &recorder)
         let answer = try PropertyListDictionary(decoding: response)
         if try answer.optionalBool(MsgKey.ok) == true { return .success(answer) }
         let code = try answer.string(MsgKey.error)

@@ -20,3 +20,24 @@ extension Step {
     /// The server's write transaction of a rekey.
     public static let store = Step("store")
 }
+
+extension MsgOp {
+    /// The step a request of this op counts its bytes under (`StepRecorder.transferred`): the
+    /// timed step that sends it (`login`, `send`, …), or for an op no step times on its own
+    /// (`publishKey`, `openChat`, …), the op's name in the reports' spelling (`publish-key`).
+    public var step: Step {
+        switch self {
+        case .captcha: .captcha
+        case .register: .register
+        case .login: .login
+        case .changePassword: .passwordChange
+        case .send: .send
+        case .fetch: .fetch
+        case .rekey: .rekey
+        case .publishKey: Step("publish-key")
+        case .peerKey: Step("peer-key")
+        case .openChat: Step("open-chat")
+        case .logout: Step("logout")
+        }
+    }
+}

@@ -39,6 +39,18 @@ struct NegotiatedTLS: Sendable, Equatable {
 /// the channel's event loop, read by the task that awaits the handshake.
 final class HandshakeRecord: Sendable {
     private let state = Mutex<(activeAt: UInt64, doneAt: UInt64, negotiated: NegotiatedTLS?)>((0, 0, nil))
+    /// The connection's bytes so far, as the socket carries them (`WireCounter`).
+    private let sentBytes = Atomic<Int>(0)
+    private let receivedBytes = Atomic<Int>(0)
+    /// The bytes each way when the handshake completed.
+    private let atCompletion = Mutex<(sent: Int, received: Int)?>(nil)
+
+    /// The handshake's bytes each way (TLS records, from the ClientHello to the client's
+    /// Finished); nil until it completed.
+    var handshakeBytes: (sent: Int, received: Int)? { self.atCompletion.withLock { $0 } }
+
+    func sent(_ count: Int) { self.sentBytes.add(count, ordering: .relaxed) }
+    func received(_ count: Int) { self.receivedBytes.add(count, ordering: .relaxed) }
 
     /// The handshake's time, active to completed, both on the event loop; nil until both are known.
     var handshakeNanoseconds: UInt64? {
@@ -47,7 +59,11 @@ final class HandshakeRecord: Sendable {
     var negotiated: NegotiatedTLS? { self.state.withLock { $0.negotiated } }
 
     func becameActive(at instant: UInt64) { self.state.withLock { $0.activeAt = instant } }
-    func completed(at instant: UInt64) { self.state.withLock { $0.doneAt = instant } }
+    func completed(at instant: UInt64) {
+        self.state.withLock { $0.doneAt = instant }
+        let wire = (self.sentBytes.load(ordering: .relaxed), self.receivedBytes.load(ordering: .relaxed))
+        self.atCompletion.withLock { $0 = wire }
+    }
     func negotiated(_ result: NegotiatedTLS) { self.state.withLock { $0.negotiated = result } }
 }
 
@@ -203,5 +219,30 @@ final class HandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
         case 0x0303: "1.2"
         default: NegotiatedTLS.hex(version)
         }
+    }
+}
+
+/// Counts a connection's bytes as the socket carries them, first in the pipeline (below TLS):
+/// what the `handshake` step's traffic is measured with.
+final class WireCounter: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let record: HandshakeRecord
+
+    init(record: HandshakeRecord) {
+        self.record = record
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        self.record.received(Self.unwrapInboundIn(data).readableBytes)
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        self.record.sent(Self.unwrapOutboundIn(data).readableBytes)
+        context.write(data, promise: promise)
     }
 }

@@ -65,7 +65,10 @@ struct SocketClient: Sendable {
                         let pipeline = channel.pipeline.syncOperations
                         if let security, let check {
                             // First: it reads the server's bytes before the TLS handler does.
-                            if let seen { try pipeline.addHandler(HandshakeObserver(record: seen)) }
+                            if let seen {
+                                try pipeline.addHandler(WireCounter(record: seen))
+                                try pipeline.addHandler(HandshakeObserver(record: seen))
+                            }
                             try pipeline.addHandler(
                                 NIOSSLClientHandler(
                                     context: security.context,
@@ -103,6 +106,7 @@ struct SocketClient: Sendable {
         recorder.record(.connect, nanoseconds: end &- start)
         if let seen {
             if let handshake = seen.handshakeNanoseconds { recorder.record(.handshake, nanoseconds: handshake) }
+            if let bytes = seen.handshakeBytes { recorder.transferred(.handshake, sent: bytes.sent, received: bytes.received) }
             for outcome in seen.negotiated?.outcomes ?? ["tls.unread"] { recorder.count(outcome, by: 1) }
         }
         let address = ServerStepMailbox.key(channel.localAddress)
@@ -167,7 +171,7 @@ final class SocketConnection: Connection {
         self.link = Mutex(link)
     }
 
-    func request<R: StepRecorder>(_ body: [UInt8], recorder: inout R) async throws -> [UInt8] {
+    func request<R: StepRecorder>(_ body: [UInt8], step: Step, recorder: inout R) async throws -> [UInt8] {
         guard var link = self.link.withLock({ $0 }) else {
             throw LabError(.connectionClosed, "The connection to \(self.client.peer) was closed by the client")
         }
@@ -199,6 +203,9 @@ final class SocketConnection: Connection {
                 recorder.record(step, sample: sample)
             }
         }
+        // The frames as the socket carried them: the length header, then the body.
+        let header = self.client.framing.style.headerBytes
+        recorder.transferred(step, sent: header + body.count, received: header + response.readableBytes)
         return Array(response.readableBytesView)
     }
 

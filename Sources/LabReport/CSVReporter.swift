@@ -4,7 +4,8 @@ public import LabResults
 
 /// Writes `results.csv`: one row per group and step, times in microseconds; when flows
 /// counted outcomes, `outcomes.csv`: one row per group and outcome; and when the run kept
-/// intervals, `timeseries.csv`: one row per interval, group and step.
+/// intervals, `timeseries.csv`: one row per interval, group and step; when bytes were
+/// counted, `traffic.csv`: one row per group, phase and step that sent.
 public struct CSVReporter: Reporter {
     /// `csv`.
     public static let name = "csv"
@@ -19,6 +20,17 @@ public struct CSVReporter: Reporter {
     public static let columns = [
         "flow", "suite", "provider", "transport", "step", "count", "errors", "min_us", "p50_us", "p90_us", "p99_us",
         "p99_9_us", "max_us", "mean_us", "stddev_us", "ops_per_s",
+    ]
+
+    /// The file this reporter writes when any group counted bytes on the wire.
+    public static let trafficFileName = "traffic.csv"
+
+    /// The header of `traffic.csv`, in order: the group, `measured` or `setup`, the step (an
+    /// `iteration` row per measured group adds up its steps, per measured iteration), round trips
+    /// (iterations, on the `iteration` row), total bytes each way and per round trip.
+    public static let trafficColumns = [
+        "flow", "suite", "provider", "transport", "phase", "step", "round_trips", "sent_bytes", "received_bytes",
+        "sent_per_round_trip", "received_per_round_trip",
     ]
 
     /// The header of `outcomes.csv`, in order.
@@ -44,6 +56,10 @@ public struct CSVReporter: Reporter {
         if let outcomes = self.renderOutcomes(result) {
             written.append(directory.appendingPathComponent(Self.outcomesFileName))
             try writeText(outcomes, to: written.last!)
+        }
+        if let traffic = self.renderTraffic(result) {
+            written.append(directory.appendingPathComponent(Self.trafficFileName))
+            try writeText(traffic, to: written.last!)
         }
         if let timeseries = self.renderTimeseries(result) {
             written.append(directory.appendingPathComponent(Self.timeseriesFileName))
@@ -116,6 +132,34 @@ public struct CSVReporter: Reporter {
                 let fields =
                     [key.flow, key.suite, key.provider, key.transport, outcome].map(Self.quoted) + [String(count)]
                 lines.append(fields.joined(separator: ","))
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The text of `traffic.csv`: per group (in order), its measured iteration's sum, then each
+    /// step that sent, measured then in set-up; nil when no group counted bytes.
+    public func renderTraffic(_ result: RunResult) -> String? {
+        guard result.groups.contains(where: { !$0.traffic.isEmpty || !$0.setupTraffic.isEmpty }) else { return nil }
+        var lines = [Self.trafficColumns.joined(separator: ",")]
+        func line(_ key: GroupKey, _ phase: String, _ step: String, _ traffic: StepTraffic) {
+            let trips = Double(max(1, traffic.roundTrips))
+            let fields =
+                [key.flow, key.suite, key.provider, key.transport, phase, step].map(Self.quoted)
+                + [String(traffic.roundTrips), String(traffic.sent), String(traffic.received)]
+                + [Numbers.fixed(Double(traffic.sent) / trips, 1), Numbers.fixed(Double(traffic.received) / trips, 1)]
+            lines.append(fields.joined(separator: ","))
+        }
+        for group in result.groups {
+            if !group.traffic.isEmpty {
+                var total = group.traffic.values.reduce(into: StepTraffic()) { $0.add($1) }
+                total.roundTrips = group.iterations
+                line(group.key, "measured", "iteration", total)
+            }
+            for (phase, traffic) in [("measured", group.traffic), ("setup", group.setupTraffic)] {
+                for (step, counted) in traffic.sorted(by: { Step.reportOrdering($0.key, $1.key) }) {
+                    line(group.key, phase, step.name, counted)
+                }
             }
         }
         return lines.joined(separator: "\n") + "\n"

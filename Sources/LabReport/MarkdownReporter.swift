@@ -93,6 +93,7 @@ public struct MarkdownReporter: Reporter {
             for group in result.groups where group.key.flow == flow { lines += Self.table(result, group) }
         }
         lines += Self.outcomes(result)
+        lines += Self.traffic(result)
         lines += Self.memory(result)
         lines += Self.calibration(result)
         if self.charts {

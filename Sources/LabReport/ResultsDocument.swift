@@ -1,6 +1,6 @@
 public import Foundation
 import Histogram
-import LabCore
+public import LabCore
 public import LabResults
 
 /// The contents of `results.json`: a whole `RunResult`, histograms included, so runs can be merged and compared.
@@ -56,6 +56,15 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         public var steps: [StepEntry]
         /// Outcome counts by name; absent (empty) in documents written before flows counted outcomes.
         public var outcomes: [String: UInt64] = [:]
+        /// Bytes on the wire by step name, over the measured iterations (`GroupResult.traffic`);
+        /// absent (empty) when nothing was counted.
+        public var traffic: [String: StepTraffic] = [:]
+        /// Bytes on the wire by step name during set-up (`GroupResult.setupTraffic`).
+        public var setupTraffic: [String: StepTraffic] = [:]
+
+        enum CodingKeys: String, CodingKey {
+            case key, flowKind, insecure, errors, iterations, steps, outcomes, traffic, setupTraffic
+        }
     }
 
     /// One step's figures and histogram.
@@ -114,9 +123,19 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                         counts: detail?.counts
                     )
                 },
-                outcomes: group.outcomes
+                outcomes: group.outcomes,
+                traffic: Self.named(group.traffic),
+                setupTraffic: Self.named(group.setupTraffic)
             )
         }
+    }
+
+    private static func named(_ traffic: [Step: StepTraffic]) -> [String: StepTraffic] {
+        Dictionary(uniqueKeysWithValues: traffic.map { ($0.key.name, $0.value) })
+    }
+
+    private static func stepped(_ traffic: [String: StepTraffic]) -> [Step: StepTraffic] {
+        Dictionary(uniqueKeysWithValues: traffic.map { (Step($0.key), $0.value) })
     }
 
     /// The run this document describes; throws if the format is unknown or a histogram is invalid.
@@ -159,6 +178,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                 outcomes: group.outcomes
             )
             result.details = details
+            result.traffic = Self.stepped(group.traffic)
+            result.setupTraffic = Self.stepped(group.setupTraffic)
             return result
         }
         var result = RunResult(
@@ -332,5 +353,21 @@ extension ResultsDocument.Group {
         self.iterations = try container.decode(UInt64.self, forKey: .iterations)
         self.steps = try container.decode([ResultsDocument.StepEntry].self, forKey: .steps)
         self.outcomes = try container.decodeIfPresent([String: UInt64].self, forKey: .outcomes) ?? [:]
+        self.traffic = try container.decodeIfPresent([String: StepTraffic].self, forKey: .traffic) ?? [:]
+        self.setupTraffic = try container.decodeIfPresent([String: StepTraffic].self, forKey: .setupTraffic) ?? [:]
+    }
+
+    /// Encodes a group, leaving out the traffic blocks when nothing was counted.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.key, forKey: .key)
+        try container.encode(self.flowKind, forKey: .flowKind)
+        try container.encode(self.insecure, forKey: .insecure)
+        try container.encode(self.errors, forKey: .errors)
+        try container.encode(self.iterations, forKey: .iterations)
+        try container.encode(self.steps, forKey: .steps)
+        try container.encode(self.outcomes, forKey: .outcomes)
+        if !self.traffic.isEmpty { try container.encode(self.traffic, forKey: .traffic) }
+        if !self.setupTraffic.isEmpty { try container.encode(self.setupTraffic, forKey: .setupTraffic) }
     }
 }

@@ -49,6 +49,13 @@ public struct GroupResult: Sendable {
     /// What each step's samples show beside their times (`StepDetail`); empty for groups a
     /// server elsewhere reported and for documents written before runs kept it.
     public var details: [Step: StepDetail] = [:]
+    /// Bytes on the wire by the step that sent them (`StepTraffic`), over the measured
+    /// iterations, failed ones included; empty where nothing was counted (a server's own
+    /// report, documents written before runs counted bytes).
+    public var traffic: [Step: StepTraffic] = [:]
+    /// Bytes on the wire during set-up: connections opened before the first iteration (a TLS
+    /// `handshake`'s records) and each client's `prepare` (msg/1's `register`).
+    public var setupTraffic: [Step: StepTraffic] = [:]
 
     /// A group with no measurements yet.
     public init(
@@ -105,6 +112,16 @@ public struct GroupResult: Sendable {
                 self.details[step]!.merge(detail)
             }
         }
+        for (step, traffic) in other.traffic { self.traffic[step, default: StepTraffic()].add(traffic) }
+        for (step, traffic) in other.setupTraffic { self.setupTraffic[step, default: StepTraffic()].add(traffic) }
+    }
+
+    /// The bytes each way of one measured iteration, on average (every sending step's, failed
+    /// iterations included); nil when nothing was counted.
+    public var bytesPerIteration: (sent: Double, received: Double)? {
+        guard self.iterations > 0, !self.traffic.isEmpty else { return nil }
+        let total = self.traffic.values.reduce(into: StepTraffic()) { $0.add($1) }
+        return (Double(total.sent) / Double(self.iterations), Double(total.received) / Double(self.iterations))
     }
 }
 

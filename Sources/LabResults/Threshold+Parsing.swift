@@ -59,7 +59,54 @@ extension Threshold {
         if rest == "errors" {
             return Self.parseErrors(target)
         }
+        if let bytes = Self.parseBytes(rest, steps: steps, target) { return bytes }
         return Self.parseStep(rest, steps: steps, target)
+    }
+
+    /// `bytes.<direction>` or `<step>.bytes.<direction>` of `target`'s flow, or nil when `rest`
+    /// is not a bytes metric (`<step>.bytes.…` of a step the flow does not have is one, with
+    /// its problem).
+    private static func parseBytes(_ rest: Substring, steps: [Step], _ target: Target) -> Result<Threshold, ThresholdProblem>? {
+        let parts = rest.split(separator: ".", omittingEmptySubsequences: false)
+        guard let word = parts.lastIndex(of: Substring(Self.bytesWord)), word == parts.count - 2 || word == parts.count - 1 else {
+            return nil
+        }
+        // A step may have dots in its name (`keygen.client`): everything before `bytes` is it.
+        let stepName = parts[..<word].joined(separator: ".")
+        let directions = Direction.allCases.map(\.rawValue).joined(separator: ", ")
+        guard word == parts.count - 2, let direction = Direction(rawValue: String(parts[word + 1])) else {
+            return .failure(
+                ThresholdProblem(
+                    inMetric: true,
+                    "expected a direction after '\(Self.bytesWord).' (\(directions)), found '\(parts.count > word + 1 ? String(parts[word + 1]) : "")'"
+                )
+            )
+        }
+        var step: Step? = nil
+        if !stepName.isEmpty {
+            guard steps.contains(Step(stepName)) else {
+                let names = steps.map(\.name)
+                return .failure(
+                    ThresholdProblem(
+                        inMetric: true,
+                        "no step '\(stepName)' in flow '\(target.flow ?? "")'\(suggestion(for: stepName, in: names)) (steps: \(names.joined(separator: ", ")))"
+                    )
+                )
+            }
+            step = Step(stepName)
+        }
+        let condition = target.condition
+        return Self.parseCondition(condition).flatMap { comparison, number, unit in
+            guard let scale = ByteSize.scale(of: unit) else {
+                return .failure(
+                    ThresholdProblem(
+                        inMetric: false,
+                        "expected a size in bytes such as \"< 4 KiB\" (units B, kB, KiB, MB, MiB; none: bytes), found unit '\(unit)'"
+                    )
+                )
+            }
+            return .success(target.threshold(.bytes(step, direction), comparison, bound: number * scale))
+        }
     }
 
     /// `efficiency`, against a share such as `>= 90%`.

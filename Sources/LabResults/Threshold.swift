@@ -7,7 +7,10 @@ public import LabCore
 /// percentage), `errors` (all flows), `<flow>.errors`, `<flow>.<step>.<stat>`, `outcomes.<name>`
 /// (all flows) or `<flow>.outcomes.<name>`, where `<flow>` is an entry's label or a flow
 /// plugin's name (matching all its entries), optionally narrowed with
-/// `{suite=…,provider=…,transport=…}`. Stats: `count`, `min`, `p50`, `p90`, `p99`, `p99.9`,
+/// `{suite=…,provider=…,transport=…}`; `<flow>.bytes.<direction>` (bytes on the wire per
+/// measured iteration) and `<flow>.<step>.bytes.<direction>` (per round trip of the step, set-up's
+/// included), with directions `sent`, `received` and `total`, against a size (`"< 4 KiB"`; a
+/// plain number is bytes). Stats: `count`, `min`, `p50`, `p90`, `p99`, `p99.9`,
 /// `max`, `mean`, `stddev`, `ops` (per second). An outcome is a count a flow records with
 /// `StepRecorder.count` (letters, digits, `_`, `-`, `.`), summed over the matching groups;
 /// one never counted is 0, since flows need not declare them. Conditions: an operator
@@ -34,7 +37,27 @@ public struct Threshold: Sendable, Equatable {
         case outcome(String)
         /// The run's exchanges per second as a share of its primitive bound (`PrimitiveBound`).
         case efficiency
+        /// Bytes on the wire (`StepTraffic`): per measured iteration when `step` is nil, per
+        /// round trip of `step` otherwise.
+        case bytes(Step?, Direction)
     }
+
+    /// Which way bytes went, for `bytes` metrics.
+    public enum Direction: String, Sendable, CaseIterable {
+        case sent, received, total
+
+        /// This direction's bytes of `traffic`.
+        public func bytes(_ traffic: StepTraffic) -> UInt64 {
+            switch self {
+            case .sent: traffic.sent
+            case .received: traffic.received
+            case .total: traffic.total
+            }
+        }
+    }
+
+    /// The word that introduces bytes in a metric: `<flow>.bytes.sent`, `<flow>.<step>.bytes.sent`.
+    static let bytesWord = "bytes"
 
     /// A comparison operator.
     public enum Comparison: String, Sendable, CaseIterable {
@@ -137,6 +160,23 @@ public struct Threshold: Sendable, Equatable {
             guard !groups.isEmpty else { return self.outcome("no data", nil, "count") }
             let count = groups.reduce(UInt64(0)) { $0 &+ ($1.outcomes[name] ?? 0) }
             return self.outcome("\(count)", Double(count), "count")
+        case .bytes(let step, let direction):
+            var traffic = StepTraffic()
+            var per: UInt64 = 0
+            for group in groups {
+                if let step {
+                    for source in [group.traffic, group.setupTraffic] {
+                        if let counted = source[step] { traffic.add(counted) }
+                    }
+                } else {
+                    for counted in group.traffic.values { traffic.add(counted) }
+                    per &+= group.iterations
+                }
+            }
+            if step != nil { per = traffic.roundTrips }
+            guard per > 0, traffic.total > 0 else { return self.outcome("no data", nil, "bytes") }
+            let value = Double(direction.bytes(traffic)) / Double(per)
+            return self.outcome(ByteSize.format(value), value, "bytes")
         case .efficiency:
             guard let bound = PrimitiveBound(result) else { return self.outcome("no data", nil, "fraction") }
             return self.outcome(

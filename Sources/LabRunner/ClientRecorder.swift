@@ -182,6 +182,9 @@ struct ClientRecorder: Sendable {
         var iterations: UInt64 = 0
         /// Outcome counts (`StepRecorder.count`), by name.
         var outcomes: [String: UInt64] = [:]
+        /// Bytes on the wire by step: measured iterations' (failed ones included), and set-up's.
+        var traffic: [Step: StepTraffic] = [:]
+        var setupTraffic: [Step: StepTraffic] = [:]
     }
 
     var groups: [Group]
@@ -226,6 +229,16 @@ struct ClientRecorder: Sendable {
         self.roundSamples[round][group][.exchange, default: []].append(exchange)
     }
 
+    /// Adds `steps`' bytes on the wire to the group's: a measured iteration's, or set-up's.
+    mutating func addTraffic(_ group: Int, _ steps: IterationSteps, measured: Bool) {
+        guard !steps.traffic.isEmpty else { return }
+        if measured {
+            steps.traffic.add(into: &self.groups[group].traffic)
+        } else {
+            steps.traffic.add(into: &self.groups[group].setupTraffic)
+        }
+    }
+
     /// Adds `steps`' outcome counts alone (a failed iteration's timings are not kept, its counts are).
     mutating func count(_ group: Int, _ steps: IterationSteps) {
         for (outcome, amount) in steps.outcomes {
@@ -239,6 +252,8 @@ struct ClientRecorder: Sendable {
 struct IterationSteps: StepRecorder {
     var entries: [(step: Step, sample: StepSample)] = []
     var outcomes: [String: UInt64] = [:]
+    /// Bytes on the wire, by the step that sent them.
+    var traffic = TrafficLog()
     /// Test-only: the run's slowed steps (`Plan.slowdowns`), nil in every normal run.
     let slowdown: StepSlowdown?
     /// The group the iteration runs (a slowed step is slowed by its own group's amount).
@@ -284,6 +299,10 @@ struct IterationSteps: StepRecorder {
 
     mutating func count(_ outcome: String, by amount: UInt64) {
         self.outcomes[outcome, default: 0] &+= amount
+    }
+
+    mutating func transferred(_ step: Step, sent: Int, received: Int) {
+        self.traffic.add(step, sent: sent, received: received)
     }
 }
 

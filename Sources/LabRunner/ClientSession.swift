@@ -42,6 +42,7 @@ struct ClientSession {
             var steps = IterationSteps()
             self.connections[group] = try? await item.endpoint.connect(recorder: &steps)
             self.recorder.record(group, steps)
+            self.recorder.addTraffic(group, steps, measured: false)
             guard let connection = self.connections[group] else { continue }
             do {
                 _ = try await self.prepare(group, over: connection)
@@ -65,10 +66,12 @@ struct ClientSession {
             try await self.flowClients[group].prepare(over: connection, recorder: &steps)
         } catch {
             self.recorder.count(group, steps)
+            self.recorder.addTraffic(group, steps, measured: false)
             throw error
         }
         let elapsed = Stopwatch.now() &- start
         self.recorder.record(group, steps)
+        self.recorder.addTraffic(group, steps, measured: false)
         self.prepared[group] = true
         return elapsed
     }
@@ -144,6 +147,8 @@ struct ClientSession {
         self.recorder.groups[group].iterations += 1
         self.recorder.firstStart = min(self.recorder.firstStart, span.start)
         self.recorder.lastEnd = max(self.recorder.lastEnd, span.end)
+        // What a failed iteration sent went on the wire all the same.
+        self.recorder.addTraffic(group, steps, measured: true)
         // The interval it started in (was due to, in the open model), where its latency counts from.
         let interval = self.intervals?.index(of: span.intended ?? span.start)
         if let failure {

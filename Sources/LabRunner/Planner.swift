@@ -155,8 +155,11 @@ struct Planner {
     /// transport's, the flow's, and in the open model each exchange's service time.
     func steps(of planned: [PlannedFlow]) -> [String: [Step]] {
         let spec = self.scenario.server
-        let usesNetwork = self.plugins.transports.type(named: spec.transport)?.usesNetwork ?? false
-        let transportSteps: [Step] = (spec.discover != nil ? [.discover] : []) + (usesNetwork ? [.connect] : [])
+        let transport = self.plugins.transports.type(named: spec.transport)
+        let usesNetwork = transport?.usesNetwork ?? false
+        let transportSteps: [Step] =
+            (spec.discover != nil ? [.discover] : []) + (usesNetwork ? [.connect] : [])
+            + (transport?.usesTLS == true ? [.handshake] : [])
         var steps: [String: [Step]] = [:]
         for flow in planned {
             let service =

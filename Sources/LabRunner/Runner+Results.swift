@@ -145,6 +145,7 @@ extension Runner {
                 group.details[step, default: StepDetail()].record(sample)
             }
             group.outcomes = item.setupSteps.outcomes
+            group.setupTraffic = item.setupSteps.traffic
             return group
         }
         for (index, steps) in histograms.merged().enumerated() where index < built.count {
@@ -160,16 +161,17 @@ extension Runner {
         groups += serverSide.groups
         for recorder in recorders {
             for (index, measured) in recorder.groups.enumerated() {
-                groups[index].merge(
-                    GroupResult(
-                        key: groups[index].key,
-                        flowKind: groups[index].flowKind,
-                        insecure: groups[index].insecure,
-                        errors: measured.errors,
-                        iterations: measured.iterations,
-                        outcomes: measured.outcomes
-                    )
+                var counts = GroupResult(
+                    key: groups[index].key,
+                    flowKind: groups[index].flowKind,
+                    insecure: groups[index].insecure,
+                    errors: measured.errors,
+                    iterations: measured.iterations,
+                    outcomes: measured.outcomes
                 )
+                counts.traffic = measured.traffic
+                counts.setupTraffic = measured.setupTraffic
+                groups[index].merge(counts)
             }
         }
         return groups

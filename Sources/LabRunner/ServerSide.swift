@@ -15,7 +15,7 @@ enum ServerSide {
             let connection = try await endpoint.connect(recorder: &ignored)
             let answer: [UInt8]
             do {
-                answer = try await connection.request(try ServerStatsMessage.request(), recorder: &ignored)
+                answer = try await connection.request(try ServerStatsMessage.request(), step: Step("server-stats"), recorder: &ignored)
             } catch {
                 await connection.close()
                 throw error

@@ -50,13 +50,17 @@ final class InProcessConnection: Connection {
         self.framing = framing
     }
 
-    func request<R: StepRecorder>(_ body: [UInt8], recorder: inout R) async throws -> [UInt8] {
+    func request<R: StepRecorder>(_ body: [UInt8], step: Step, recorder: inout R) async throws -> [UInt8] {
         if self.closedByClient.withLock({ $0 }) {
             throw LabError(.connectionClosed, "The connection is closed: closed by the client")
         }
-        let requestBody = try FrameParser.singleFrame(try self.framing.frame(body), framing: self.framing)
+        let request = try self.framing.frame(body)
+        let requestBody = try FrameParser.singleFrame(request, framing: self.framing)
         let answer = await self.handler.respond(to: requestBody, recorder: &recorder)
-        return try FrameParser.singleFrame(try self.framing.frame(answer.body), framing: self.framing)
+        let response = try self.framing.frame(answer.body)
+        let responseBody = try FrameParser.singleFrame(response, framing: self.framing)
+        recorder.transferred(step, sent: request.count, received: response.count)
+        return responseBody
     }
 
     func close() async {

@@ -11,7 +11,8 @@ import Testing
         let limit = 2 << 20
         try await TransportConformance.roundTrips(
             try TransportConformance.make(transport, options: TransportOptions(framing: framing, maxFrameBytes: limit)),
-            maxFrameBytes: limit
+            maxFrameBytes: limit,
+            framing: framing
         )
     }
 

@@ -62,8 +62,10 @@ public enum TransportConformance {
         if !condition { throw ConformanceFailure(description: message()) }
     }
 
-    /// Bodies of many sizes, up to the frame limit, come back intact, in order, on one connection.
-    public static func roundTrips(_ transport: any Transport, maxFrameBytes: Int) async throws {
+    /// Bodies of many sizes, up to the frame limit, come back intact, in order, on one
+    /// connection; each round trip's bytes are counted as the given step's, whole frames:
+    /// the framing's header and the body, each way.
+    public static func roundTrips(_ transport: any Transport, maxFrameBytes: Int, framing: FramingStyle) async throws {
         let endpoint = try await transport.serve(ReversingHandler())
         try await withEndpoint(endpoint) { endpoint in
             var setup = StepTimings()
@@ -72,8 +74,12 @@ public enum TransportConformance {
             for size in [1, 2, 427, 65_535, 65_536, 1 << 20, maxFrameBytes] {
                 let body = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
                 var recorder = StepTimings()
-                let answer = try await connection.request(body, recorder: &recorder)
+                let step = Step("probe-\(size)")
+                let answer = try await connection.request(body, step: step, recorder: &recorder)
                 try expect(answer == body.reversed(), "a \(size)-byte body did not come back reversed")
+                let frame = UInt64(framing.headerBytes + size)
+                let expected = [step: StepTraffic(roundTrips: 1, sent: frame, received: frame)]
+                try expect(recorder.traffic == expected, "a \(size)-byte body counted \(recorder.traffic); expected \(expected)")
             }
             await connection.close()
         }
@@ -93,6 +99,17 @@ public enum TransportConformance {
                 setup.steps == expected,
                 "connect recorded \(setup.steps.map(\.name)); expected \(expected.map(\.name).sorted())"
             )
+            // Only a TLS handshake puts bytes on the wire before the first request: its records.
+            let handshake = setup.traffic[.handshake]
+            if type(of: transport).usesTLS {
+                try expect(
+                    setup.traffic.keys.sorted() == [.handshake] && handshake?.roundTrips == 1
+                        && (handshake?.sent ?? 0) > 0 && (handshake?.received ?? 0) > 0,
+                    "a TLS connect counted \(setup.traffic); expected one handshake's bytes each way"
+                )
+            } else {
+                try expect(setup.traffic.isEmpty, "connect counted \(setup.traffic); expected no bytes")
+            }
             for size in 1...5 {
                 var recorder = StepTimings()
                 _ = try await connection.request(Array(repeating: 7, count: size), recorder: &recorder)

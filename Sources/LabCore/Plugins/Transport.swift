@@ -177,10 +177,11 @@ public protocol TransportEndpoint: Sendable {
 
 /// One client's connection: request bodies out, response bodies back, framed on the way.
 public protocol Connection: Sendable {
-    /// Sends one request body and waits for its response body.
+    /// Sends one request body and waits for its response body; the round trip's framed bytes
+    /// go to `recorder` as `step`'s (`StepRecorder.transferred`), once the answer is whole.
     ///
     /// When the server runs in this process its steps are recorded into `recorder` too.
-    func request<R: StepRecorder>(_ body: [UInt8], recorder: inout R) async throws -> [UInt8]
+    func request<R: StepRecorder>(_ body: [UInt8], step: Step, recorder: inout R) async throws -> [UInt8]
     /// Closes the connection.
     func close() async
 }

@@ -278,6 +278,13 @@ struct Run: AsyncParsableCommand {
     }
 }
 
+extension String {
+    /// The text without the spaces at its end.
+    fileprivate var trimmingTrailingSpaces: String {
+        String(self.reversed().drop { $0 == " " }.reversed())
+    }
+}
+
 /// The few lines `lab run` prints at the end: the exchange figures per group and the thresholds.
 enum Summary {
     static func text(_ result: RunResult) -> String {
@@ -290,7 +297,8 @@ enum Summary {
         let suiteWidth = max(8, result.groups.map(\.key.suite.count).max() ?? 0) + 1
         let providerWidth = max(8, result.groups.map(\.key.provider.count).max() ?? 0) + 1
         var header = "  " + "flow".padding(flowWidth) + "suite".padding(suiteWidth)
-        header += "provider".padding(providerWidth) + "exchange p50".padding(14) + "p99".padding(14) + "ops/s"
+        header += "provider".padding(providerWidth) + "exchange p50".padding(14) + "p99".padding(14) + "ops/s".padding(10)
+        header += "bytes out / in"
         lines.append(header)
         for group in result.groups {
             guard let statistics = result.statistics(group, .exchange) else { continue }
@@ -298,8 +306,11 @@ enum Summary {
             line += group.key.provider.padding(providerWidth)
             line += TimeSpan.format(nanoseconds: statistics.p50).padding(14)
             line += TimeSpan.format(nanoseconds: statistics.p99).padding(14)
-            line += TimeSpan.trimmed((statistics.opsPerSecond * 10).rounded() / 10)
-            lines.append(line + (group.insecure ? "  (insecure)" : ""))
+            line += TimeSpan.trimmed((statistics.opsPerSecond * 10).rounded() / 10).padding(10)
+            if let bytes = group.bytesPerIteration {
+                line += "\(ByteSize.format(bytes.sent)) / \(ByteSize.format(bytes.received))"
+            }
+            lines.append(line.trimmingTrailingSpaces + (group.insecure ? "  (insecure)" : ""))
         }
         if let memory = MarkdownReporter.memorySummary(result) { lines.append("  memory: " + memory) }
         for outcome in result.thresholds {

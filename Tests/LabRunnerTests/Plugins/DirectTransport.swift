@@ -29,7 +29,7 @@ struct DirectTransport: Transport {
     struct DirectConnection: Connection {
         let handler: any FrameHandler
 
-        func request<R: StepRecorder>(_ body: [UInt8], recorder: inout R) async throws -> [UInt8] {
+        func request<R: StepRecorder>(_ body: [UInt8], step: Step, recorder: inout R) async throws -> [UInt8] {
             DirectTransport.carried.add(1, ordering: .relaxed)
             return await self.handler.respond(to: body, recorder: &recorder).body
         }
