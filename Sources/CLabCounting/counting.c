@@ -275,6 +275,14 @@ int c_lab_process_involuntary_switches(uint64_t *involuntary_switches) {
     return 0;
 }
 
+int c_lab_process_cpu(uint64_t *user_nanoseconds, uint64_t *system_nanoseconds) {
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) != 0) return errno;
+    *user_nanoseconds = (uint64_t)usage.ru_utime.tv_sec * 1000000000u + (uint64_t)usage.ru_utime.tv_usec * 1000u;
+    *system_nanoseconds = (uint64_t)usage.ru_stime.tv_sec * 1000000000u + (uint64_t)usage.ru_stime.tv_usec * 1000u;
+    return 0;
+}
+
 // Valgrind 3.19 crashes ("the 'impossible' happened", SEGV_ACCERR) on every Swift program
 // with an async `main`: libdispatch's `_dispatch_sig_thread` passes `sigsuspend` a mask in
 // read-only memory, and Valgrind writes to the mask it is given. Defined here, in the

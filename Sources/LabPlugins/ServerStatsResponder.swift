@@ -78,6 +78,8 @@ public struct ServerStatsResponder: FrameHandler {
             stats.heap = sample.heap
             stats.openConnections = sample.connections
         }
+        stats.cpu = ProcessCPU.now()
+        stats.clockNanoseconds = Stopwatch.now()
         return stats
     }
 

@@ -77,6 +77,7 @@ public struct MarkdownReporter: Reporter {
                 "",
             ]
         }
+        if let warning = result.cpu?.warning { lines += ["> ⚠️ **Generator saturated.** \(warning)", ""] }
         lines += Self.summary(result)
         lines += Self.thresholds(result)
         var flows: [String] = []
@@ -206,6 +207,7 @@ public struct MarkdownReporter: Reporter {
                 )
             )
         }
+        rows += Self.cpuRows(result)
         if let serverSide = metadata.serverSide { rows.append(("Server side", serverSide)) }
         if let server = metadata.serverMachine {
             rows.append(("Server host", "\(server.hostname): \(server.cpu), \(server.cores) cores, \(server.kernel)"))

@@ -111,6 +111,14 @@ public enum RunMerge {
             result.memory = nil
             notes.append("The memory block is left out: not every run measured its heap.")
         }
+        // CPU adds up over the processes; how busy each one's cores were does not.
+        let cpus = runs.compactMap(\.cpu)
+        if cpus.count == runs.count, var cpu = cpus.first {
+            for other in cpus.dropFirst() { cpu.merge(other) }
+            result.cpu = cpu
+        } else if !cpus.isEmpty {
+            notes.append("The CPU block is left out: not every run measured its CPU time.")
+        }
         return Merged(result: result, notes: notes, missingShards: missingShards)
     }
 

@@ -39,6 +39,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
     /// The run over time (`RunIntervals`): each group's step histograms and failures per
     /// interval; absent when not kept.
     public var intervals: RunIntervals?
+    /// Where the run's CPU time went (`RunCPU`); absent in documents written before runs measured it.
+    public var cpu: RunCPU?
 
     /// One group's measurements.
     public struct Group: Codable, Sendable, Equatable {
@@ -103,6 +105,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         self.rounds = result.rounds.isEmpty ? nil : result.rounds
         self.memory = result.memory
         self.intervals = result.intervals
+        self.cpu = result.cpu
         self.groups = result.groups.map { group in
             Group(
                 key: group.key,
@@ -198,6 +201,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         result.rounds = self.rounds ?? []
         result.memory = self.memory
         result.intervals = self.intervals
+        result.cpu = self.cpu
         return result
     }
 

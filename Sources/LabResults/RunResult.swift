@@ -200,6 +200,8 @@ public struct RunResult: Sendable {
     /// The run over time (`RunIntervals`); nil when `report.interval` is 0, in a counted run,
     /// and in results written before runs kept intervals.
     public var intervals: RunIntervals? = nil
+    /// Where the run's CPU time went (`RunCPU`); nil in results written before runs measured it.
+    public var cpu: RunCPU? = nil
 
     /// A result given directly.
     public init(

@@ -1,6 +1,6 @@
 public import Foundation
 public import Histogram
-import LabCore
+public import LabCore
 
 /// What a server measured of its own work, as the `serverStats` request returns it: per
 /// group (a cx/1 suite, a msg/1 op) the requests answered, the error answers by code and a
@@ -27,6 +27,11 @@ public struct ServerStats: Codable, Sendable, Equatable {
     public var heap: HeapSnapshot? = nil
     /// Connections open when it answered (the request's own included); nil from an older lab.
     public var openConnections: Int? = nil
+    /// The server process's CPU time when it answered; nil from an older lab.
+    public var cpu: ProcessCPU? = nil
+    /// The server's monotonic clock when it answered, in nanoseconds: two answers' difference
+    /// is the time between them on the server's clock; nil from an older lab.
+    public var clockNanoseconds: UInt64? = nil
 
     /// One group's totals.
     public struct Group: Codable, Sendable, Equatable {

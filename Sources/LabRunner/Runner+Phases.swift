@@ -53,6 +53,8 @@ extension Runner {
         /// When the clients began, on the wall clock.
         let clientsStartedAt: Date
         let nanoseconds: UInt64
+        /// The process's CPU time over `nanoseconds`.
+        let cpu: ProcessCPU?
         let calibrator: Calibrator?
         let first: CalibrationSample?
         let last: CalibrationSample?
@@ -115,6 +117,7 @@ extension Runner {
         let runStart = due ?? Stopwatch.now()
         let clientsStartedAt = Date()
         let stats = scenario.server.serverStats ? server.remote : nil
+        let cpuStart = ProcessCPU.now()
         let (recorders, intervals) = try await self.runClients(
             server.clients,
             prepared: prepared,
@@ -125,6 +128,7 @@ extension Runner {
             runStart: runStart
         )
         let runEnd = Stopwatch.now()
+        let cpu = ProcessCPU.now().flatMap { end in cpuStart.map { end.since($0) } }
         WorkCounter.instrument(false)
         if let failure = WorkCounter.failure {
             for item in flows { await item.endpoint.shutdown() }
@@ -145,6 +149,7 @@ extension Runner {
             intervals: intervals,
             clientsStartedAt: clientsStartedAt,
             nanoseconds: runEnd &- runStart,
+            cpu: cpu,
             calibrator: calibrator,
             first: firstSample,
             last: lastSample,

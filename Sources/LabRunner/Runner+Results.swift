@@ -38,6 +38,8 @@ extension Runner {
         var note: String? = nil
         var machine: MachineInfo? = nil
         var provider: ProviderInfo? = nil
+        /// The server's CPU over the run, if it reports it.
+        var cpu: RunCPU.Server? = nil
     }
 
     static func serverSide(
@@ -53,7 +55,8 @@ extension Runner {
                 note:
                     "measured by the server (\(later.provider.name) on \(later.machine.hostname)), fetched with serverStats before and after the run: the `server` groups",
                 machine: later.machine,
-                provider: later.provider
+                provider: later.provider,
+                cpu: try ServerSide.cpu(before: earlier, after: later)
             )
         } catch let error as LabError {
             return ServerSideResult(note: "not reported: \(error.message)")

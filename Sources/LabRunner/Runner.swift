@@ -91,6 +91,16 @@ public struct Runner: Sendable {
         )
         result.metadata.clientsStartedAt = measured.clientsStartedAt
         result.intervals = measured.intervals
+        if let cpu = measured.cpu {
+            result.cpu = RunCPU(
+                process: cpu,
+                wallNanoseconds: measured.nanoseconds,
+                cores: ProcessInfo.processInfo.activeProcessorCount,
+                iterations: UInt64(measured.recorders.reduce(0) { $0 + $1.measured + $1.warmup }),
+                includesServer: server.remote == nil,
+                server: serverSide.cpu
+            )
+        }
         if let calibrator = measured.calibrator {
             result.calibration = Calibration(provider: calibrator.provider, samples: measured.calibrationSamples)
         }

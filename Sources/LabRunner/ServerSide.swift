@@ -29,6 +29,24 @@ enum ServerSide {
         }
     }
 
+    /// The server's CPU between `before` and `after`, over the requests it answered meanwhile
+    /// (its `serverStats` answers left out); nil from a server that does not report its CPU.
+    static func cpu(before: ServerStats, after: ServerStats) throws -> RunCPU.Server? {
+        guard let cpuBefore = before.cpu, let cpuAfter = after.cpu, let clockBefore = before.clockNanoseconds,
+            let clockAfter = after.clockNanoseconds, clockAfter >= clockBefore
+        else { return nil }
+        let added = try after.subtracting(before)
+        let requests = added.groups.filter { $0.name != ServerStatsMessage.op }.reduce(UInt64(0)) {
+            $0 &+ $1.answered &+ $1.errors.values.reduce(0, &+)
+        }
+        return RunCPU.Server(
+            process: cpuAfter.since(cpuBefore),
+            requests: requests,
+            wallNanoseconds: clockAfter - clockBefore,
+            cores: after.machine.cores
+        )
+    }
+
     /// The report groups of what the server did between `before` and `after`: one `server`
     /// group per server group (suite or msg/1 op), keyed by the server's provider.
     static func groups(before: ServerStats, after: ServerStats, transport: String) throws -> [GroupResult] {

@@ -53,4 +53,8 @@ int c_lab_thread_usage(uint64_t *cpu_nanoseconds, uint64_t *involuntary_switches
 /// 0 on success.
 int c_lab_process_involuntary_switches(uint64_t *involuntary_switches);
 
+/// The whole process's CPU time so far, in user mode and in the kernel, in nanoseconds
+/// (`getrusage(RUSAGE_SELF)`: every thread's, ended ones included); 0 on success.
+int c_lab_process_cpu(uint64_t *user_nanoseconds, uint64_t *system_nanoseconds);
+
 #endif

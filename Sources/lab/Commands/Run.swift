@@ -313,6 +313,13 @@ enum Summary {
             lines.append(line.trimmingTrailingSpaces + (group.insecure ? "  (insecure)" : ""))
         }
         if let memory = MarkdownReporter.memorySummary(result) { lines.append("  memory: " + memory) }
+        if let cpu = result.cpu {
+            if let text = MarkdownReporter.processCPU(cpu) {
+                lines.append("  cpu: " + text + (cpu.includesServer ? ", clients and server" : ", clients"))
+            }
+            if let server = cpu.server, let text = MarkdownReporter.serverCPU(server) { lines.append("  server cpu: " + text) }
+            if let warning = cpu.warning { lines.append("  warning: " + warning) }
+        }
         for outcome in result.thresholds {
             let verdict = outcome.passed ? "met   " : "MISSED"
             lines.append("  \(verdict) \(outcome.metric) \(outcome.condition) (observed \(outcome.observed))")

@@ -1,0 +1,100 @@
+import Foundation
+import LabCore
+import LabReport
+import LabResults
+import LabTesting
+import Testing
+
+/// CPU per exchange: the lab's process and a server elsewhere, each its own, and the warning
+/// a saturated generator earns. Every run is a `lab` process of its own: the test process's
+/// CPU is shared with every suite running beside it.
+@Suite(.tier(.integration)) struct CPUTests {
+    /// Runs `lab run` on `scenario` in `folder`; returns what it printed and its results.
+    static func run(
+        _ scenario: String,
+        named name: String,
+        in folder: URL
+    ) async throws -> (output: String, result: RunResult) {
+        let file = folder.appendingPathComponent("\(name).json")
+        try scenario.write(to: file, atomically: true, encoding: .utf8)
+        let out = folder.appendingPathComponent(name)
+        let run = try await ChildProcess.run(LabProcess.executable, ["run", file.path, "--out", out.path])
+        #expect(run.status == 0, "\(name): exit \(run.status), \(run.errors)")
+        let data = try Data(contentsOf: out.appendingPathComponent("results.json"))
+        return (run.output, try ResultsDocument.decode(data).runResult())
+    }
+
+    /// Logins against `lab serve` with PBKDF2 of `iterations`: the server's KDF is work the
+    /// client never does.
+    static func logins(pbkdf2 iterations: Int, in folder: URL) async throws -> RunCPU {
+        let (server, address) = try await LabProcess.serve([
+            "--kdf", "pbkdf2-sha256", "--pbkdf2-iterations", "\(iterations)", "--db",
+            folder.appendingPathComponent("msg-\(iterations).sqlite").path,
+        ])
+        defer { server.terminate() }
+        let (_, result) = try await Self.run(
+            """
+            { "name": "logins", "server": { "transport": "tcp", "address": "\(address)" },
+              "clients": { "count": 2 }, "load": { "iterations": 10, "warmupIterations": 1 },
+              "flows": [ { "flow": "login" } ], "report": { "formats": ["json"] } }
+            """,
+            named: "logins-\(iterations)",
+            in: folder
+        )
+        #expect(result.errorCount == 0)
+        let cpu = try #require(result.cpu)
+        #expect(!cpu.includesServer && cpu.iterations == 22, "\(cpu)")
+        return cpu
+    }
+
+    @Test("A server's extra CPU per request shows in the server's CPU per request, not in the client's")
+    func serverWorkIsTheServers() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let light = try await Self.logins(pbkdf2: 1, in: folder)
+        let heavy = try await Self.logins(pbkdf2: 50_000, in: folder)
+        let lightServer = try #require(light.server?.microsecondsPerRequest)
+        let heavyServer = try #require(heavy.server?.microsecondsPerRequest)
+        let lightClient = try #require(light.microsecondsPerIteration)
+        let heavyClient = try #require(heavy.microsecondsPerIteration)
+        // Every request of the run, each client's registration and logins: the same count both times.
+        #expect(light.server?.requests == heavy.server?.requests && (light.server?.requests ?? 0) >= 22)
+        #expect(heavyServer >= 3 * lightServer, "server: \(lightServer) µs, then \(heavyServer) µs per request")
+        #expect(
+            heavyClient - lightClient < (heavyServer - lightServer) / 4,
+            "client: \(lightClient) µs, then \(heavyClient) µs per iteration; server: \(lightServer), then \(heavyServer)"
+        )
+    }
+
+    @Test("More clients than the generator can drive print the saturation warning; one client does not")
+    func saturationWarning() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        func scenario(clients: Int, iterations: Int) -> String {
+            """
+            { "name": "load", "server": { "transport": "in-process" }, "clients": { "count": \(clients) },
+              "load": { "iterations": \(iterations) }, "flows": [ { "flow": "cx", "suite": "x25519" } ],
+              "report": { "formats": ["json", "markdown"] } }
+            """
+        }
+        // Each in-process client keeps one core busy: four per core are more than it has.
+        let (busy, crowded) = try await Self.run(
+            scenario(clients: 4 * cores, iterations: 150),
+            named: "crowded",
+            in: folder
+        )
+        let cpu = try #require(crowded.cpu)
+        #expect(cpu.saturated && cpu.includesServer && cpu.cores == cores, "\(cpu)")
+        #expect(busy.contains("warning: The lab's process (clients and the server it runs) used"), "\(busy)")
+        let report = try String(contentsOf: folder.appendingPathComponent("crowded/report.md"), encoding: .utf8)
+        #expect(report.contains("> ⚠️ **Generator saturated.**"))
+        #expect(report.contains("| CPU (clients and server) | "))
+        // One client can keep one core busy, never more; with one core there is no such run.
+        guard cores >= 2 else { return }
+        let (calm, alone) = try await Self.run(scenario(clients: 1, iterations: 300), named: "alone", in: folder)
+        let single = try #require(alone.cpu)
+        #expect(!single.saturated && (single.demand ?? 1) < 0.75, "\(single)")
+        #expect(!calm.contains("warning:"), "\(calm)")
+    }
+}
