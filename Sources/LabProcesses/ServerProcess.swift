@@ -123,6 +123,16 @@ public final class ServerProcess: Sendable {
         }
     }
 
+    /// Waits until stdout holds at least `count` complete lines and returns the first
+    /// `count`; throws if stdout closes first or after `timeout`.
+    public func lines(count: Int, timeout: Duration) async throws -> [String] {
+        let joined = try await self.wait(for: "\(count) lines on stdout", timeout: timeout) { state in
+            if state.lines.count >= count { return .ready(state.lines.prefix(count).joined(separator: "\n")) }
+            return state.outputClosed ? .failed("closed stdout after \(state.lines.count) lines") : .waiting
+        }
+        return joined.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
     /// Waits until stderr (the server's log) contains `text`; throws if stderr closes first or
     /// after `timeout`.
     public func errors(containing text: String, timeout: Duration) async throws {
