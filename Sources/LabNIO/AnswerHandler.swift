@@ -13,7 +13,14 @@ import NIOCore
 final class AnswerHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
-    typealias Waiter = UnsafeContinuation<ByteBuffer, any Error>
+    typealias Waiter = UnsafeContinuation<Answer, any Error>
+
+    /// A request's answer, and whether the request itself went out: not when the server had
+    /// answered before any request (a `busy` refusal), which is then this request's answer.
+    struct Answer {
+        var body: ByteBuffer
+        var requestSent: Bool
+    }
 
     private let peer: String
     private let timeout: TimeSpan
@@ -50,7 +57,7 @@ final class AnswerHandler: ChannelInboundHandler {
         if let early = self.early {
             self.early = nil
             self.sentAny = true
-            waiter.resume(returning: early)
+            waiter.resume(returning: Answer(body: early, requestSent: false))
             return
         }
         guard let context, self.ended == nil else {
@@ -87,7 +94,7 @@ final class AnswerHandler: ChannelInboundHandler {
         }
         self.waiter = nil
         self.deadline = nil
-        waiter.resume(returning: answer)
+        waiter.resume(returning: Answer(body: answer, requestSent: true))
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -183,9 +183,9 @@ final class SocketConnection: Connection {
         let channel = link.channel
         let answers = link.answers
         let frame = ByteBuffer(bytes: body)
-        let response: ByteBuffer
+        let answer: AnswerHandler.Answer
         do {
-            response = try await withUnsafeThrowingContinuation { continuation in
+            answer = try await withUnsafeThrowingContinuation { continuation in
                 if channel.eventLoop.inEventLoop {
                     answers.value.send(frame, to: continuation)
                 } else {
@@ -203,10 +203,15 @@ final class SocketConnection: Connection {
                 recorder.record(step, sample: sample)
             }
         }
-        // The frames as the socket carried them: the length header, then the body.
+        // The frames as the socket carried them: the length header, then the body; none sent
+        // when the server had refused the connection before any request.
         let header = self.client.framing.style.headerBytes
-        recorder.transferred(step, sent: header + body.count, received: header + response.readableBytes)
-        return Array(response.readableBytesView)
+        recorder.transferred(
+            step,
+            sent: answer.requestSent ? header + body.count : 0,
+            received: header + answer.body.readableBytes
+        )
+        return Array(answer.body.readableBytesView)
     }
 
     /// Whether the server answered before any request (a `busy` refusal) on a connection it

@@ -35,7 +35,7 @@ import Testing
         let (_, result) = try await Self.run(
             """
             { "name": "logins", "server": { "transport": "tcp", "address": "\(address)" },
-              "clients": { "count": 2 }, "load": { "iterations": 10, "warmupIterations": 1 },
+              "clients": { "count": 2 }, "load": { "iterations": 30, "warmupIterations": 1 },
               "flows": [ { "flow": "login" } ], "report": { "formats": ["json"] } }
             """,
             named: "logins-\(iterations)",
@@ -43,7 +43,7 @@ import Testing
         )
         #expect(result.errorCount == 0)
         let cpu = try #require(result.cpu)
-        #expect(!cpu.includesServer && cpu.iterations == 22, "\(cpu)")
+        #expect(!cpu.includesServer && cpu.iterations == 62, "\(cpu)")
         return cpu
     }
 
@@ -58,10 +58,13 @@ import Testing
         let lightClient = try #require(light.microsecondsPerIteration)
         let heavyClient = try #require(heavy.microsecondsPerIteration)
         // Every request of the run, each client's registration and logins: the same count both times.
-        #expect(light.server?.requests == heavy.server?.requests && (light.server?.requests ?? 0) >= 22)
+        #expect(light.server?.requests == heavy.server?.requests && (light.server?.requests ?? 0) >= 62)
         #expect(heavyServer >= 3 * lightServer, "server: \(lightServer) µs, then \(heavyServer) µs per request")
+        // The client's share does not follow: under a quarter of the server's increase, and
+        // less than twice what it was (its CPU time, unlike its wall time, does not grow with
+        // the machine's load, but steal time is charged to it).
         #expect(
-            heavyClient - lightClient < (heavyServer - lightServer) / 4,
+            heavyClient - lightClient < (heavyServer - lightServer) / 4 && heavyClient < 2 * lightClient,
             "client: \(lightClient) µs, then \(heavyClient) µs per iteration; server: \(lightServer), then \(heavyServer)"
         )
     }
