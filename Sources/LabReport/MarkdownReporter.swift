@@ -14,6 +14,8 @@ public struct MarkdownReporter: Reporter {
     public static let throughputChartName = "throughput.svg"
     /// The over-time chart's file name (`TimelineChart`), written when the run kept intervals.
     public static let timelineChartName = "timeline.svg"
+    /// The capacity chart's file name (`CapacityChart`), written for a run with stages.
+    public static let capacityChartName = "capacity.svg"
 
     /// Whether to draw SVG charts and link them from a Charts section.
     public var charts: Bool
@@ -49,6 +51,13 @@ public struct MarkdownReporter: Reporter {
         }
         files.append((Self.throughputChartName, Self.throughputChart(result).render()))
         if let timeline = Self.timelineChart(result) { files.append((Self.timelineChartName, timeline.render())) }
+        let capacities = Capacity.of(result)
+        if !capacities.isEmpty {
+            let chart = CapacityChart(title: "Capacity: throughput and latency against offered load", capacities: capacities) {
+                Self.label($0)
+            }
+            files.append((Self.capacityChartName, chart.render()))
+        }
         return files
     }
 
@@ -94,6 +103,7 @@ public struct MarkdownReporter: Reporter {
             for group in result.groups where group.key.flow == flow { lines += Self.table(result, group) }
         }
         lines += Self.outcomes(result)
+        lines += Self.capacity(result, chart: self.charts ? Self.capacityChartName : nil)
         lines += Self.traffic(result)
         lines += Self.memory(result)
         lines += Self.calibration(result)

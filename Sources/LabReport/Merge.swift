@@ -111,6 +111,10 @@ public enum RunMerge {
             result.memory = nil
             notes.append("The memory block is left out: not every run measured its heap.")
         }
+        // Shards of one run share their stages; whole runs pooled together keep them only if alike.
+        if let stages = runs.first?.stages, runs.allSatisfy({ $0.stages == stages }), result.intervals != nil {
+            result.stages = stages
+        }
         // CPU adds up over the processes; how busy each one's cores were does not.
         let cpus = runs.compactMap(\.cpu)
         if cpus.count == runs.count, var cpu = cpus.first {

@@ -41,6 +41,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
     public var intervals: RunIntervals?
     /// Where the run's CPU time went (`RunCPU`); absent in documents written before runs measured it.
     public var cpu: RunCPU?
+    /// An open load's stages (`LoadStages`); absent without.
+    public var stages: LoadStages?
 
     /// One group's measurements.
     public struct Group: Codable, Sendable, Equatable {
@@ -106,6 +108,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         self.memory = result.memory
         self.intervals = result.intervals
         self.cpu = result.cpu
+        self.stages = result.stages
         self.groups = result.groups.map { group in
             Group(
                 key: group.key,
@@ -202,6 +205,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         result.memory = self.memory
         result.intervals = self.intervals
         result.cpu = self.cpu
+        result.stages = self.stages
         return result
     }
 

@@ -104,8 +104,9 @@ public struct RunCPU: Codable, Sendable, Equatable {
     public var warning: String? {
         guard self.saturated else { return nil }
         guard self.cores != nil else {
-            return "A shard's process was saturated while its clients ran: clients waited for a core, so the latencies and "
-                + "rates measure the generator as much as the server. Run fewer clients per shard, or more shards."
+            return "A shard's process was saturated while its clients ran: clients waited for a core, so the "
+                + "latencies and rates measure the generator as much as the server. Run fewer clients per shard, "
+                + "or more shards."
         }
         var used = self.share.map { "\(Int(($0 * 100).rounded()))% of its \(self.cores ?? 0) cores" } ?? "all its cores"
         if let wait = self.process.waitingNanoseconds, let cores = self.cores, self.wallNanoseconds > 0, wait > 0 {

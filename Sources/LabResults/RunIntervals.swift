@@ -36,11 +36,15 @@ public struct RunIntervals: Sendable, Equatable {
         public var steps: [Step: SparseHistogram]
         /// Failed iterations that started in the interval.
         public var errors: UInt64
+        /// Iterations that ended, successfully, in the interval, wherever they started: the
+        /// throughput the server delivered then (0 in documents written before runs kept it).
+        public var completed: UInt64
 
         /// A slice given directly.
-        public init(steps: [Step: SparseHistogram] = [:], errors: UInt64 = 0) {
+        public init(steps: [Step: SparseHistogram] = [:], errors: UInt64 = 0, completed: UInt64 = 0) {
             self.steps = steps
             self.errors = errors
+            self.completed = completed
         }
 
         /// Iterations that started in the interval: the `exchange` step's samples and the failures.
@@ -51,6 +55,7 @@ public struct RunIntervals: Sendable, Equatable {
         /// Adds `other`'s samples and failures; throws if a histogram is not in the interval layout.
         public mutating func add(_ other: Slice) throws {
             self.errors += other.errors
+            self.completed += other.completed
             for (step, sparse) in other.steps {
                 guard let existing = self.steps[step] else {
                     self.steps[step] = sparse
@@ -221,6 +226,7 @@ extension RunIntervals: Codable {
         var index: Int
         var start: Date
         var errors: UInt64
+        var completed: UInt64?
         var steps: [StepEntry]
     }
 
@@ -242,6 +248,7 @@ extension RunIntervals: Codable {
                         index: index,
                         start: self.start(of: index),
                         errors: slice.errors,
+                        completed: slice.completed > 0 ? slice.completed : nil,
                         steps: slice.steps.sorted { Step.reportOrdering($0.key, $1.key) }.map {
                             StepEntry(step: $0.key.name, histogram: $0.value)
                         }
@@ -283,7 +290,7 @@ extension RunIntervals: Codable {
                 guard slices[interval.index] == nil else {
                     throw corrupt("\(path): interval \(interval.index) appears twice")
                 }
-                var slice = Slice(errors: interval.errors)
+                var slice = Slice(errors: interval.errors, completed: interval.completed ?? 0)
                 for (stepIndex, step) in interval.steps.enumerated() {
                     guard slice.steps[Step(step.step)] == nil else {
                         throw corrupt("\(path).steps[\(stepIndex)]: step '\(step.step)' appears twice")

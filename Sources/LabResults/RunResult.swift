@@ -202,6 +202,8 @@ public struct RunResult: Sendable {
     public var intervals: RunIntervals? = nil
     /// Where the run's CPU time went (`RunCPU`); nil in results written before runs measured it.
     public var cpu: RunCPU? = nil
+    /// An open load's stages (`load.stages`), for the capacity report; nil without.
+    public var stages: LoadStages? = nil
 
     /// A result given directly.
     public init(

@@ -30,6 +30,8 @@ final class StepHistograms: Sendable {
     struct IntervalSlot: Sendable {
         var times: [Step: Histogram<UInt64>] = [:]
         var errors: UInt64 = 0
+        /// Iterations that ended, successfully, in this interval.
+        var completed: UInt64 = 0
 
         mutating func record(
             _ entries: [(step: Step, sample: StepSample)],
@@ -46,6 +48,7 @@ final class StepHistograms: Sendable {
         /// Adds `other` (the same group and interval, from another stripe).
         mutating func add(_ other: IntervalSlot) {
             self.errors += other.errors
+            self.completed += other.completed
             for (step, histogram) in other.times {
                 if self.times[step] == nil { self.times[step] = histogram } else { self.times[step]!.add(histogram) }
             }
@@ -81,13 +84,14 @@ final class StepHistograms: Sendable {
     func stripe(for index: Int) -> Int { index % self.stripes.count }
 
     /// Records `entries` (and `extra`, if any) into `group`'s histograms in `stripe`, and into
-    /// its histograms of interval `interval` if given (a measured iteration's, with intervals on).
+    /// its histograms of interval `interval` if given (a measured iteration's, with intervals
+    /// on), counting it as completed in interval `ended`.
     func record(
         stripe: Int,
         group: Int,
         _ entries: [(step: Step, sample: StepSample)],
         _ extra: [(step: Step, sample: StepSample)] = [],
-        interval: Int? = nil
+        interval: (started: Int, ended: Int)? = nil
     ) {
         guard !entries.isEmpty || !extra.isEmpty else { return }
         self.stripes[stripe].state.withLock { state in
@@ -95,7 +99,8 @@ final class StepHistograms: Sendable {
             for (step, sample) in extra { state.groups[group].record(step, sample) }
             guard let interval else { return }
             // One lookup, the slot modified in place.
-            state.intervals[IntervalKey(group: group, index: interval), default: IntervalSlot()].record(entries, extra)
+            state.intervals[IntervalKey(group: group, index: interval.started), default: IntervalSlot()].record(entries, extra)
+            state.intervals[IntervalKey(group: group, index: interval.ended), default: IntervalSlot()].completed += 1
         }
     }
 
@@ -213,7 +218,7 @@ struct ClientRecorder: Sendable {
         _ group: Int,
         _ steps: IterationSteps,
         extra: [(step: Step, sample: StepSample)] = [],
-        interval: Int? = nil
+        interval: (started: Int, ended: Int)? = nil
     ) {
         self.histograms.record(stripe: self.stripe, group: group, steps.entries, extra, interval: interval)
         self.count(group, steps)

@@ -171,7 +171,12 @@ struct ClientSession {
             sample.nanoseconds = Runner.elapsed(from: span.start, to: span.end, excluding: span.setup)
             extra.append((Step(Step.exchange.name + ScenarioValidator.serviceSuffix), sample))
         }
-        self.recorder.record(group, steps, extra: extra, interval: interval)
+        self.recorder.record(
+            group,
+            steps,
+            extra: extra,
+            interval: interval.map { ($0, self.intervals?.index(of: span.end) ?? $0) }
+        )
         self.recorder.keepForRound(group, steps, exchange: exchange)
     }
 

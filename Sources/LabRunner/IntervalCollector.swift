@@ -72,7 +72,11 @@ final class IntervalCollector: Sendable {
         if let published { self.publish(published, from: taken) }
         self.state.withLock { state in
             for (key, slot) in taken {
-                let slice = RunIntervals.Slice(steps: slot.times.mapValues(SparseHistogram.init), errors: slot.errors)
+                let slice = RunIntervals.Slice(
+                    steps: slot.times.mapValues(SparseHistogram.init),
+                    errors: slot.errors,
+                    completed: slot.completed
+                )
                 if state.series[key.group]?[key.index] == nil {
                     state.series[key.group, default: [:]][key.index] = slice
                     continue

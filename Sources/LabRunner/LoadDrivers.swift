@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabScenario
 
 /// How one client spreads its exchanges over time: one driver per load model, each run over
 /// a `ClientSession` with the client's `WeightedPicker`.
@@ -54,21 +55,22 @@ struct ClosedLoad: LoadDriver {
 }
 
 /// `open`: exchanges on a fixed schedule, whatever the answers' times: exchange j of the
-/// run starts at `scheduleStart + j / rate`, and client k of N takes j = k, k + N, k + 2N, …
+/// run starts at `scheduleStart + j / rate` (with stages, at its stage's rate from the
+/// stage's start: `OpenSchedule`), and client k of N takes j = k, k + N, k + 2N, …
 /// An exchange is timed from when it should have started (coordinated omission is counted).
 struct OpenLoad: LoadDriver {
     let client: Int
     let clients: Int
-    let total: Int
-    let rate: Double
+    let schedule: OpenSchedule
     let scheduleStart: UInt64
     let warmupEnd: UInt64
     let deadline: UInt64
 
     func drive(_ session: inout ClientSession, picker: inout WeightedPicker) async throws {
         var sequence = self.client
-        while sequence < self.total {
-            let intended = self.scheduleStart &+ UInt64((Double(sequence) / self.rate * 1e9).rounded())
+        let total = self.schedule.total
+        while sequence < total {
+            let intended = self.scheduleStart &+ self.schedule.offset(of: sequence)
             // A client that has fallen behind stops at the deadline too, backlog or not.
             if intended >= self.deadline || Stopwatch.now() >= self.deadline {
                 session.stoppedByDeadline()

@@ -74,7 +74,33 @@ struct Planner {
                 )
             )
         }
+        self.checkStages()
         return (options, provider)
+    }
+
+    /// An open load's stages are measured on the run's intervals: each must span whole ones.
+    mutating func checkStages() {
+        let load = self.scenario.load
+        guard load.model == .open, !load.stages.isEmpty else { return }
+        let width = self.scenario.report.interval.nanoseconds
+        guard width > 0 else {
+            self.problems.append(
+                ScenarioProblem(
+                    path: "$.report.interval",
+                    message: "expected intervals with load.stages (each stage is measured on them), found \"0\""
+                )
+            )
+            return
+        }
+        for (index, stage) in load.stages.enumerated() where stage.duration.nanoseconds % width != 0 {
+            self.problems.append(
+                ScenarioProblem(
+                    path: "$.load.stages[\(index)].duration",
+                    message:
+                        "expected a whole number of report.interval (\(self.scenario.report.interval)), found \"\(stage.duration)\""
+                )
+            )
+        }
     }
 
     /// Each flow entry checked and planned, in file order; an entry with a problem is left out.

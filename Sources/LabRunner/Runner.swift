@@ -27,7 +27,7 @@ public struct Runner: Sendable {
     }
 
     static func openExchanges(_ load: LoadSpec) -> Int {
-        Int((load.rate * load.duration.seconds).rounded(.down))
+        load.schedule.total
     }
 
     /// The indices of the clients this run runs: all, or its shard's.
@@ -91,7 +91,9 @@ public struct Runner: Sendable {
         )
         result.metadata.clientsStartedAt = measured.clientsStartedAt
         result.intervals = measured.intervals
-        if let cpu = measured.cpu {
+        result.stages = Self.stages(self.plan.scenario.load)
+        // A counted run's CPU is Valgrind's, tens of times the lab's own: no figure.
+        if let cpu = measured.cpu, !WorkCounter.isActive {
             result.cpu = RunCPU(
                 process: cpu,
                 wallNanoseconds: measured.nanoseconds,
@@ -217,8 +219,7 @@ public struct Runner: Sendable {
             return OpenLoad(
                 client: client,
                 clients: self.plan.scenario.clients.count,
-                total: Self.openExchanges(load),
-                rate: load.rate,
+                schedule: load.schedule,
                 scheduleStart: scheduleStart,
                 warmupEnd: scheduleStart &+ load.warmup.nanoseconds,
                 deadline: deadline
@@ -246,6 +247,10 @@ public struct Runner: Sendable {
         case .closed:
             "closed: \(load.iterations) iterations per client"
                 + (load.warmupIterations > 0 ? " after \(load.warmupIterations) warm-up" : "")
+        case .open where !load.stages.isEmpty:
+            "open: stages "
+                + load.stages.map { "\(TimeSpan.trimmed($0.rate))/s for \($0.duration)" }.joined(separator: ", ")
+                + (load.warmup > .zero ? " after \(load.warmup) warm-up at the first rate" : "")
         case .open:
             "open: \(TimeSpan.trimmed(load.rate))/s for \(load.duration)"
                 + (load.warmup > .zero ? " (first \(load.warmup) warm-up)" : "")
@@ -253,8 +258,19 @@ public struct Runner: Sendable {
         }
     }
 
+    /// The stages of an open load, from the end of its warm-up (the intervals' origin).
+    static func stages(_ load: LoadSpec) -> LoadStages? {
+        guard load.model == .open, !load.stages.isEmpty else { return nil }
+        var start: UInt64 = 0
+        let stages = load.stages.map { stage in
+            defer { start += stage.duration.nanoseconds }
+            return LoadStages.Stage(rate: stage.rate, startNanoseconds: start, durationNanoseconds: stage.duration.nanoseconds)
+        }
+        return LoadStages(stages: stages, kneeP99Nanoseconds: load.kneeP99?.nanoseconds)
+    }
+
     static func openWarmupExchanges(_ load: LoadSpec) -> Int {
         // Exchanges whose intended start falls inside the warm-up: j / rate < warmup.
-        min(Self.openExchanges(load), Int((load.rate * load.warmup.seconds).rounded(.up)))
+        load.schedule.warmupExchanges
     }
 }

@@ -31,6 +31,36 @@ public struct ClientsSpec: Sendable, Decodable {
     }
 }
 
+/// One stage of an open load with `stages`: a plateau of arrival `rate` held for `duration`.
+public struct LoadStage: Sendable, Decodable, Equatable {
+    /// New exchanges per second, over all clients.
+    public var rate: Double
+    /// How long the stage lasts.
+    public var duration: TimeSpan
+
+    static let keys = ["rate", "duration"]
+
+    /// A stage.
+    public init(rate: Double, duration: TimeSpan) {
+        self.rate = rate
+        self.duration = duration
+    }
+
+    /// Decodes strictly.
+    public init(from decoder: any Decoder) throws {
+        let object = ScenarioObject(decoder, keys: Self.keys)
+        self.rate =
+            object.required(
+                "rate",
+                expected: "a rate above 0 and at most 1000000 per second",
+                isValid: { $0 > 0 && $0 <= 1_000_000 }
+            ) ?? 1
+        self.duration =
+            object.required("duration", expected: "a duration above zero, such as \"5 s\"", isValid: { $0 > .zero })
+            ?? .seconds(1)
+    }
+}
+
 /// The load models.
 public enum LoadModel: String, Sendable, Codable, CaseIterable {
     /// Each client runs its iterations back to back.
@@ -64,17 +94,27 @@ public struct LoadSpec: Sendable, Decodable {
     public var warmup: TimeSpan = .zero
     /// Both: the run stops cleanly, keeping what it measured, once this much time has passed.
     public var deadline: TimeSpan = .seconds(600)
+    /// Open: plateaus of arrival rate, one after another after the warm-up (which runs at the
+    /// first stage's rate), instead of one `rate` for `duration`; each stage is measured on
+    /// its own, for the capacity report. Empty: one rate.
+    public var stages: [LoadStage] = []
+    /// Open, with stages: the p99 a stage must stay under (with no errors and its arrivals
+    /// served) to count as sustained; the capacity report's knee is where it stops being so.
+    public var kneeP99: TimeSpan? = nil
 
-    static let keys = ["model", "iterations", "warmupIterations", "rounds", "rate", "duration", "warmup", "deadline"]
+    static let keys = [
+        "model", "iterations", "warmupIterations", "rounds", "rate", "duration", "warmup", "stages", "kneeP99",
+        "deadline",
+    ]
     static let closedOnly = ["iterations", "warmupIterations", "rounds"]
-    static let openOnly = ["rate", "duration", "warmup"]
+    static let openOnly = ["rate", "duration", "warmup", "stages", "kneeP99"]
 
     /// The parameters that `model` does not take.
     static func foreign(to model: LoadModel) -> [String] {
         switch model {
         case .closed: Self.openOnly
         case .open: Self.closedOnly
-        case .idle: Self.closedOnly + ["rate", "warmup"]
+        case .idle: Self.closedOnly + ["rate", "warmup", "stages", "kneeP99"]
         }
     }
 
@@ -155,7 +195,13 @@ public struct LoadSpec: Sendable, Decodable {
                 "expected at most as many rounds as iterations (\(self.iterations)), found \(self.rounds)"
             )
         }
-        if self.model == .open {
+        self.warmup = object.optional("warmup", expected: TimeSpan.expectation) ?? self.warmup
+        if self.model == .open, object.contains("stages") {
+            self.decodeStages(object)
+        } else if self.model == .open {
+            if object.contains("kneeP99") {
+                object.problem("kneeP99", "only with \"stages\": the knee is between stages")
+            }
             self.rate =
                 object.required(
                     "rate",
@@ -175,8 +221,7 @@ public struct LoadSpec: Sendable, Decodable {
                     isValid: { $0 > .zero }
                 ) ?? .seconds(1)
         }
-        self.warmup = object.optional("warmup", expected: TimeSpan.expectation) ?? self.warmup
-        if self.model == .open, self.warmup >= self.duration, self.duration > .zero {
+        if self.model == .open, self.stages.isEmpty, self.warmup >= self.duration, self.duration > .zero {
             object.problem(
                 "warmup",
                 "expected a warm-up shorter than the duration (\(self.duration)), found \"\(self.warmup)\""
@@ -190,7 +235,7 @@ public struct LoadSpec: Sendable, Decodable {
                 "expected a deadline after the idle model's duration (\(self.duration)), found \"\(self.deadline)\""
             )
         }
-        if self.model == .open, object.contains("rate"), object.contains("duration") {
+        if self.model == .open, self.stages.isEmpty, object.contains("rate"), object.contains("duration") {
             let measured = self.rate * (self.duration.seconds - self.warmup.seconds)
             if measured < 1 {
                 object.problem(
@@ -198,12 +243,103 @@ public struct LoadSpec: Sendable, Decodable {
                     "expected rate × (duration − warmup) of at least one measured exchange, found \(TimeSpan.trimmed(self.rate))/s for \(self.duration) (warm-up \(self.warmup))"
                 )
             }
-            if self.duration >= self.deadline {
-                object.problem(
-                    "deadline",
-                    "expected a deadline after the open model's duration (\(self.duration)), found \"\(self.deadline)\""
-                )
-            }
         }
+        if self.model == .open, self.duration >= self.deadline, self.duration > .zero {
+            object.problem(
+                "deadline",
+                "expected a deadline after the open model's duration (\(self.duration)), found \"\(self.deadline)\""
+            )
+        }
+    }
+
+    /// The open model's schedule: when each exchange of the run is due.
+    public var schedule: OpenSchedule { OpenSchedule(self) }
+
+    /// `stages`, with `kneeP99`: the run's `rate` is the first stage's (the warm-up's), its
+    /// `duration` the warm-up and every stage; `rate` and `duration` themselves are refused.
+    private mutating func decodeStages(_ object: ScenarioObject) {
+        for key in ["rate", "duration"] where object.contains(key) {
+            object.problem(key, "not with \"stages\": each stage has its rate and duration")
+        }
+        self.stages =
+            object.optional(
+                "stages",
+                expected: "1 to 100 stages, each { \"rate\": per second, \"duration\": \"5 s\" }",
+                isValid: { (1...100).contains($0.count) }
+            ) ?? []
+        self.kneeP99 = object.optional(
+            "kneeP99",
+            expected: "a p99 above zero, such as \"20 ms\"",
+            isValid: { $0 > .zero }
+        )
+        guard let first = self.stages.first else {
+            self.rate = 1
+            self.duration = .seconds(1)
+            return
+        }
+        self.rate = first.rate
+        let total = self.stages.reduce(self.warmup.nanoseconds) { $0 + $1.duration.nanoseconds }
+        self.duration = TimeSpan(nanoseconds: total)
+    }
+}
+
+/// When each exchange of an open load is due, from the schedule's start: one rate for the
+/// whole duration, or the warm-up at the first stage's rate, then each stage at its own.
+public struct OpenSchedule: Sendable, Equatable {
+    /// A stretch of the schedule at one rate: its start (nanoseconds from the schedule's
+    /// start), its first exchange's number, how many exchanges it has, and its rate.
+    public struct Segment: Sendable, Equatable {
+        public var offset: UInt64
+        public var first: Int
+        public var count: Int
+        public var rate: Double
+        public var duration: UInt64
+    }
+
+    /// The segments in order; with stages, the warm-up (if any) then one per stage.
+    public let segments: [Segment]
+    /// Exchanges due before the warm-up's end.
+    public let warmupExchanges: Int
+
+    init(_ load: LoadSpec) {
+        guard !load.stages.isEmpty else {
+            // One rate: exchange j is due at j / rate, for every j / rate < duration.
+            let count = Int((load.rate * load.duration.seconds).rounded(.down))
+            self.segments = [
+                Segment(offset: 0, first: 0, count: count, rate: load.rate, duration: load.duration.nanoseconds)
+            ]
+            self.warmupExchanges = min(count, Int((load.rate * load.warmup.seconds).rounded(.up)))
+            return
+        }
+        var segments: [Segment] = []
+        var offset: UInt64 = 0
+        var first = 0
+        let warmup = load.warmup > .zero ? [LoadStage(rate: load.stages[0].rate, duration: load.warmup)] : []
+        let parts = warmup + load.stages
+        for part in parts {
+            let count = Int((part.rate * part.duration.seconds).rounded(.down))
+            segments.append(
+                Segment(
+                    offset: offset,
+                    first: first,
+                    count: count,
+                    rate: part.rate,
+                    duration: part.duration.nanoseconds
+                )
+            )
+            offset += part.duration.nanoseconds
+            first += count
+        }
+        self.segments = segments
+        self.warmupExchanges = load.warmup > .zero ? segments[0].count : 0
+    }
+
+    /// Every exchange of the run.
+    public var total: Int { self.segments.last.map { $0.first + $0.count } ?? 0 }
+
+    /// When exchange `sequence` is due, in nanoseconds from the schedule's start.
+    public func offset(of sequence: Int) -> UInt64 {
+        let segment = self.segments.last { $0.first <= sequence } ?? self.segments[0]
+        return segment.offset &+ UInt64((Double(sequence - segment.first) / segment.rate * 1e9).rounded())
     }
 }

@@ -50,7 +50,10 @@ import Testing
         #expect(clientsCounted.count == clients)
         // Every ClientHello of one configuration has one size: so has each client's flight.
         #expect(Set(counted.map(\.sent)).count == 1, "\(counted)")
-        #expect(handshake.sent == UInt64(clientsCounted.reduce(0) { $0 + $1.sent }), "lab \(handshake), relay \(counted)")
+        #expect(
+            handshake.sent == UInt64(clientsCounted.reduce(0) { $0 + $1.sent }),
+            "lab \(handshake), relay \(counted)"
+        )
         // The server's flights vary by a byte or two (its signature's DER): each one counted.
         #expect(
             handshake.received == UInt64(clientsCounted.reduce(0) { $0 + $1.received }),

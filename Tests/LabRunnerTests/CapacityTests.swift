@@ -1,0 +1,72 @@
+import Foundation
+import LabCore
+import LabReport
+import LabResults
+import LabTesting
+import Testing
+
+/// The capacity curve: a ramping arrival rate (`load.stages`) against `lab serve`, whose
+/// logins are held to one KDF worker, so the server has a capacity of its own (about 1 / the
+/// KDF's time) that the clients reach; the knee found, found again, and marked on the chart.
+@Suite(.tier(.intervalsAcceptance)) struct CapacityTests {
+    /// Rates 8/s to 60/s, 4/s apart, 1 s each, after 2 s of warm-up (the clients' own
+    /// registrations take the KDF worker then).
+    static func scenario(address: String) -> String {
+        let stages = stride(from: 8, through: 60, by: 4).map { "{ \"rate\": \($0), \"duration\": \"1 s\" }" }
+        return """
+            { "name": "capacity", "server": { "transport": "tcp", "address": "\(address)" }, "clients": { "count": 48 },
+              "load": { "model": "open", "warmup": "2 s", "stages": [\(stages.joined(separator: ", "))], "kneeP99": "100 ms",
+                        "deadline": "60 s" },
+              "flows": [ { "flow": "login" } ], "report": { "formats": ["json", "markdown"] } }
+            """
+    }
+
+    @Test("A ramping arrival rate against lab serve finds a knee, twice within 10%, and the chart marks it")
+    func kneeIsFoundAndRepeats() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, address) = try await LabProcess.serve([
+            "--kdf", "pbkdf2-sha256", "--pbkdf2-iterations", "100000", "--kdf-workers", "1", "--db",
+            folder.appendingPathComponent("msg.sqlite").path,
+        ])
+        defer { server.terminate() }
+        let file = folder.appendingPathComponent("capacity.json")
+        try Self.scenario(address: "\(address)").write(to: file, atomically: true, encoding: .utf8)
+        var knees: [Double] = []
+        for attempt in 1...2 {
+            let out = folder.appendingPathComponent("run-\(attempt)")
+            let run = try await CLITests.lab(["run", file.path, "--out", out.path, "--quiet"])
+            #expect(run.status == 0, "\(run.errors)")
+            let result = try ResultsDocument.load(from: out.appendingPathComponent("results.json"))
+            let capacity = try #require(Capacity.of(result).first { $0.key.flow == "login" })
+            #expect(capacity.points.count == 14)
+            let knee = try #require(capacity.knee, "no knee: \(capacity.points)")
+            // The stages on either side: one held the bound, the next did not.
+            #expect(capacity.points[knee.below].sustained == true && capacity.points[knee.above].sustained == false)
+            #expect(
+                knee.rate >= capacity.points[knee.below].offered && knee.rate <= capacity.points[knee.above].offered
+            )
+            // Past the knee the server serves no more than it can: throughput stops following the offer.
+            let last = try #require(capacity.points.last)
+            #expect(last.throughput < 0.9 * last.offered, "\(capacity.points)")
+            knees.append(knee.rate)
+
+            let chart = try String(
+                contentsOf: out.appendingPathComponent(MarkdownReporter.capacityChartName),
+                encoding: .utf8
+            )
+            let marked = try #require(
+                chart.firstRange(of: "data-rate=\"").map { chart[$0.upperBound...].prefix { $0 != "\"" } },
+                "the chart marks no knee"
+            )
+            #expect(
+                abs((Double(marked) ?? 0) - knee.rate) <= 0.05,
+                "the chart marks the knee at \(marked), not \(knee.rate)"
+            )
+            let report = try String(contentsOf: out.appendingPathComponent("report.md"), encoding: .utf8)
+            #expect(report.contains("**Knee: "), "report.md names the knee")
+        }
+        let (low, high) = (knees.min() ?? 0, knees.max() ?? 0)
+        #expect(high - low <= 0.1 * high, "knees \(knees)")
+    }
+}
