@@ -16,6 +16,8 @@ public struct MarkdownReporter: Reporter {
     public static let timelineChartName = "timeline.svg"
     /// The capacity chart's file name (`CapacityChart`), written for a run with stages.
     public static let capacityChartName = "capacity.svg"
+    /// The matrix chart's file name (`MatrixChart`), written for a run with a matrix.
+    public static let matrixChartName = "matrix.svg"
 
     /// Whether to draw SVG charts and link them from a Charts section.
     public var charts: Bool
@@ -58,6 +60,7 @@ public struct MarkdownReporter: Reporter {
             }
             files.append((Self.capacityChartName, chart.render()))
         }
+        if let figures = MatrixFigures.of(result) { files.append((Self.matrixChartName, MatrixChart(figures: figures).render())) }
         return files
     }
 
@@ -104,6 +107,7 @@ public struct MarkdownReporter: Reporter {
         }
         lines += Self.outcomes(result)
         lines += Self.capacity(result, chart: self.charts ? Self.capacityChartName : nil)
+        lines += Self.matrix(result, chart: self.charts ? Self.matrixChartName : nil)
         lines += Self.traffic(result)
         lines += Self.memory(result)
         lines += Self.calibration(result)

@@ -43,6 +43,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
     public var cpu: RunCPU?
     /// An open load's stages (`LoadStages`); absent without.
     public var stages: LoadStages?
+    /// The matrix chart's figure (`RunResult.matrixMetric`); absent without a matrix.
+    public var matrixMetric: String?
 
     /// One group's measurements.
     public struct Group: Codable, Sendable, Equatable {
@@ -65,9 +67,11 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         public var traffic: [String: StepTraffic] = [:]
         /// Bytes on the wire by step name during set-up (`GroupResult.setupTraffic`).
         public var setupTraffic: [String: StepTraffic] = [:]
+        /// A matrix cell's values (`GroupResult.parameters`); absent (empty) otherwise.
+        public var parameters: [String: String] = [:]
 
         enum CodingKeys: String, CodingKey {
-            case key, flowKind, insecure, errors, iterations, steps, outcomes, traffic, setupTraffic
+            case key, flowKind, insecure, errors, iterations, steps, outcomes, traffic, setupTraffic, parameters
         }
     }
 
@@ -109,6 +113,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         self.intervals = result.intervals
         self.cpu = result.cpu
         self.stages = result.stages
+        self.matrixMetric = result.matrixMetric
         self.groups = result.groups.map { group in
             Group(
                 key: group.key,
@@ -131,7 +136,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                 },
                 outcomes: group.outcomes,
                 traffic: Self.named(group.traffic),
-                setupTraffic: Self.named(group.setupTraffic)
+                setupTraffic: Self.named(group.setupTraffic),
+                parameters: group.parameters
             )
         }
     }
@@ -186,6 +192,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
             result.details = details
             result.traffic = Self.stepped(group.traffic)
             result.setupTraffic = Self.stepped(group.setupTraffic)
+            result.parameters = group.parameters
             return result
         }
         var result = RunResult(
@@ -206,6 +213,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         result.intervals = self.intervals
         result.cpu = self.cpu
         result.stages = self.stages
+        result.matrixMetric = self.matrixMetric
         return result
     }
 
@@ -363,6 +371,7 @@ extension ResultsDocument.Group {
         self.outcomes = try container.decodeIfPresent([String: UInt64].self, forKey: .outcomes) ?? [:]
         self.traffic = try container.decodeIfPresent([String: StepTraffic].self, forKey: .traffic) ?? [:]
         self.setupTraffic = try container.decodeIfPresent([String: StepTraffic].self, forKey: .setupTraffic) ?? [:]
+        self.parameters = try container.decodeIfPresent([String: String].self, forKey: .parameters) ?? [:]
     }
 
     /// Encodes a group, leaving out the traffic blocks when nothing was counted.
@@ -377,5 +386,6 @@ extension ResultsDocument.Group {
         try container.encode(self.outcomes, forKey: .outcomes)
         if !self.traffic.isEmpty { try container.encode(self.traffic, forKey: .traffic) }
         if !self.setupTraffic.isEmpty { try container.encode(self.setupTraffic, forKey: .setupTraffic) }
+        if !self.parameters.isEmpty { try container.encode(self.parameters, forKey: .parameters) }
     }
 }

@@ -104,7 +104,7 @@ public struct RunCPU: Codable, Sendable, Equatable {
     public var warning: String? {
         guard self.saturated else { return nil }
         guard self.cores != nil else {
-            return "A shard's process was saturated while its clients ran: clients waited for a core, so the "
+            return "A shard's process was saturated while its clients ran: it had no core to spare, so the "
                 + "latencies and rates measure the generator as much as the server. Run fewer clients per shard, "
                 + "or more shards."
         }
@@ -116,7 +116,7 @@ public struct RunCPU: Codable, Sendable, Equatable {
             }
         }
         let what = self.includesServer ? "The lab's process (clients and the server it runs)" : "The load generator"
-        return "\(what) used \(used) while the clients ran: clients waited for a core, so the latencies and rates "
+        return "\(what) used \(used) while the clients ran: it had no core to spare, so the latencies and rates "
             + "measure the generator as much as the server. Run fewer clients, or split them over processes or hosts "
             + "(lab run --shard K/N, then lab merge)."
     }

@@ -56,6 +56,9 @@ public struct GroupResult: Sendable {
     /// Bytes on the wire during set-up: connections opened before the first iteration (a TLS
     /// `handshake`'s records) and each client's `prepare` (msg/1's `register`).
     public var setupTraffic: [Step: StepTraffic] = [:]
+    /// For a group made from a matrix (`"matrix"` in a flow entry), its combination's values
+    /// by key (`suite`, `options.payloadBytes`), as text; empty otherwise.
+    public var parameters: [String: String] = [:]
 
     /// A group with no measurements yet.
     public init(
@@ -112,6 +115,7 @@ public struct GroupResult: Sendable {
                 self.details[step]!.merge(detail)
             }
         }
+        if self.parameters.isEmpty { self.parameters = other.parameters }
         for (step, traffic) in other.traffic { self.traffic[step, default: StepTraffic()].add(traffic) }
         for (step, traffic) in other.setupTraffic { self.setupTraffic[step, default: StepTraffic()].add(traffic) }
     }
@@ -204,6 +208,9 @@ public struct RunResult: Sendable {
     public var cpu: RunCPU? = nil
     /// An open load's stages (`load.stages`), for the capacity report; nil without.
     public var stages: LoadStages? = nil
+    /// The figure the matrix chart draws against its parameter (`report.matrixMetric`, e.g.
+    /// `exchange.p50`); nil when no flow has a matrix.
+    public var matrixMetric: String? = nil
 
     /// A result given directly.
     public init(

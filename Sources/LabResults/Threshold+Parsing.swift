@@ -66,9 +66,13 @@ extension Threshold {
     /// `bytes.<direction>` or `<step>.bytes.<direction>` of `target`'s flow, or nil when `rest`
     /// is not a bytes metric (`<step>.bytes.…` of a step the flow does not have is one, with
     /// its problem).
-    private static func parseBytes(_ rest: Substring, steps: [Step], _ target: Target) -> Result<Threshold, ThresholdProblem>? {
+    private static func parseBytes(
+        _ rest: Substring,
+        steps: [Step],
+        _ target: Target
+    ) -> Result<Threshold, ThresholdProblem>? {
         let parts = rest.split(separator: ".", omittingEmptySubsequences: false)
-        guard let word = parts.lastIndex(of: Substring(Self.bytesWord)), word == parts.count - 2 || word == parts.count - 1 else {
+        guard let word = parts.lastIndex(of: Substring(Self.bytesWord)), word >= parts.count - 2 else {
             return nil
         }
         // A step may have dots in its name (`keygen.client`): everything before `bytes` is it.
@@ -107,6 +111,17 @@ extension Threshold {
             }
             return .success(target.threshold(.bytes(step, direction), comparison, bound: number * scale))
         }
+    }
+
+    /// A metric alone, to read a figure with (`evaluate`'s `value`) rather than to judge it:
+    /// the condition is whichever `>= 0` the metric's unit takes.
+    public static func parse(metric: String, flows: [String: [Step]]) -> Result<Threshold, ThresholdProblem> {
+        var last = Threshold.parse(metric: metric, condition: ">= 0", flows: flows)
+        for condition in [">= 0 ns", ">= 0%"] {
+            guard case .failure(let problem) = last, !problem.inMetric else { return last }
+            last = Threshold.parse(metric: metric, condition: condition, flows: flows)
+        }
+        return last
     }
 
     /// `efficiency`, against a share such as `>= 90%`.

@@ -109,12 +109,13 @@ struct Planner {
         let labels = ScenarioValidator.labels(for: flows)
         var planned: [PlannedFlow] = []
         for (index, entry) in flows.enumerated() {
-            let path = "$.flows[\(index)]"
+            let path = entry.path(index: index)
             if let name = entry.name, let first = flows.firstIndex(where: { $0.name == name }), first != index {
                 self.problems.append(
                     ScenarioProblem(
-                        path: "\(path).name",
-                        message: "the label '\(name)' is already used by $.flows[\(first)]; labels must be unique"
+                        path: entry.cell.isEmpty ? "\(path).name" : path,
+                        message:
+                            "the label '\(name)' is already used by \(flows[first].path(index: first)); labels must be unique"
                     )
                 )
             }
@@ -149,7 +150,7 @@ struct Planner {
         label: String,
         serverProvider: (any CryptoProvider)?
     ) -> FlowSetup? {
-        let path = "$.flows[\(index)]"
+        let path = entry.path(index: index)
         let serverSide = entry.provider.map { self.provider($0, at: "\(path).provider") } ?? serverProvider
         let clientSide = entry.clientProvider.map { self.provider($0, at: "\(path).clientProvider") } ?? serverSide
         guard var server = serverSide, let client = clientSide else { return nil }
@@ -221,6 +222,21 @@ struct Planner {
                 self.problems.append(ScenarioProblem(path: path, message: problem.message))
             }
         }
+        self.checkMatrixMetric(planned, steps: steps)
         return thresholds
+    }
+
+    /// `report.matrixMetric`, read as a threshold's metric on the first planned matrix cell.
+    private mutating func checkMatrixMetric(_ planned: [PlannedFlow], steps: [String: [Step]]) {
+        guard let cell = planned.first(where: { !$0.entry.cell.isEmpty }) else { return }
+        let metric = self.scenario.report.matrixMetric
+        if case .failure(let problem) = Threshold.parse(metric: "\(cell.label).\(metric)", flows: steps) {
+            self.problems.append(
+                ScenarioProblem(
+                    path: "$.report.matrixMetric",
+                    message: "expected \"<step>.<stat>\" or \"bytes.<direction>\": \(problem.message)"
+                )
+            )
+        }
     }
 }

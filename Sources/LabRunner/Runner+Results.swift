@@ -149,6 +149,10 @@ extension Runner {
             }
             group.outcomes = item.setupSteps.outcomes
             group.setupTraffic = item.setupSteps.traffic
+            group.parameters = Dictionary(
+                item.planned.entry.cell.map { ($0.key, FlowEntry.text($0.value)) },
+                uniquingKeysWith: { first, _ in first }
+            )
             return group
         }
         for (index, steps) in histograms.merged().enumerated() where index < built.count {

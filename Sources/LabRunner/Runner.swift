@@ -92,6 +92,9 @@ public struct Runner: Sendable {
         result.metadata.clientsStartedAt = measured.clientsStartedAt
         result.intervals = measured.intervals
         result.stages = Self.stages(self.plan.scenario.load)
+        if self.plan.scenario.flows.contains(where: { !$0.cell.isEmpty }) {
+            result.matrixMetric = self.plan.scenario.report.matrixMetric
+        }
         // A counted run's CPU is Valgrind's, tens of times the lab's own: no figure.
         if let cpu = measured.cpu, !WorkCounter.isActive {
             result.cpu = RunCPU(

@@ -181,7 +181,7 @@ public enum ScenarioValidator {
 
     static func plan<F: Flow>(_ type: F.Type, index: Int, setup: FlowSetup) -> (PlannedFlow?, [ScenarioProblem])
     {
-        let path = "$.flows[\(index)]"
+        let path = setup.entry.path(index: index)
         var problems: [ScenarioProblem] = []
         if !F.usesSuite, setup.entry.suite != nil {
             problems.append(ScenarioProblem(path: "\(path).suite", message: "flow '\(F.name)' takes no suite"))

@@ -54,13 +54,14 @@ public struct Scenario: Sendable, Decodable {
                 "expected the clients' ramp-up (\(self.clients.rampUp)) plus the idle duration (\(self.load.duration)) to be shorter than server.idleTimeout (\(self.server.idleTimeout)), or the server closes the first clients' connections during the hold; shorten them or raise server.idleTimeout (and `lab serve --idle-timeout`)"
             )
         }
+        // An entry with a matrix stands for one entry per combination (`FlowEntry.expanded`).
         self.flows =
-            object.required(
+            (object.required(
                 "flows",
                 as: [FlowEntry].self,
                 expected: "a non-empty array of flows",
                 isValid: { !$0.isEmpty }
-            ) ?? []
+            ) ?? []).enumerated().flatMap { $1.expanded(origin: $0) }
         var thresholds: [String: String] = [:]
         let rawThresholds: [String: JSONValue]? = object.optional(
             "thresholds",
@@ -154,8 +155,11 @@ public struct ReportSpec: Sendable, Decodable {
     /// The width of the run's intervals (`RunIntervals`: each step's histogram per interval,
     /// `timeseries.csv`, the over-time chart); zero keeps none.
     public var interval: TimeSpan = .seconds(1)
+    /// The figure a matrix's chart draws against its parameter: `<step>.<stat>` (as in
+    /// thresholds, e.g. `exchange.p50`) or `bytes.<direction>`.
+    public var matrixMetric: String = "exchange.p50"
 
-    static let keys = ["formats", "charts", "interval"]
+    static let keys = ["formats", "charts", "interval", "matrixMetric"]
     /// What `interval` may be.
     public static let intervalExpectation =
         "\"0\" (no intervals) or a duration from \"100 ms\" to \"1 h\" such as \"1 s\" or \"10 s\""
@@ -179,6 +183,9 @@ public struct ReportSpec: Sendable, Decodable {
             }
         }
         self.charts = object.optional("charts", expected: "true or false") ?? self.charts
+        self.matrixMetric =
+            object.optional("matrixMetric", expected: "a figure such as \"exchange.p50\" or \"bytes.total\"")
+            ?? self.matrixMetric
         self.interval =
             object.optional(
                 "interval",

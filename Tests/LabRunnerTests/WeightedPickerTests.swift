@@ -27,6 +27,25 @@ import Testing
         #expect(Set(first) == [0, 1])
     }
 
+    @Test("Every total weight of picks holds the weights exactly, in an order that differs from deck to deck")
+    func decks() {
+        var picker = WeightedPicker(weights: [1, 3, 6], seed: 9)
+        var orders: Set<[Int]> = []
+        for _ in 0..<20 {
+            let deck = (0..<10).map { _ in picker.next() }
+            #expect(deck.sorted() == [0, 1, 1, 1, 2, 2, 2, 2, 2, 2], "\(deck)")
+            orders.insert(deck)
+        }
+        #expect(orders.count > 10, "shuffled: \(orders.count) distinct orders of 20")
+        // Eight cells of a matrix, one each: eight picks run every one.
+        var cells = WeightedPicker(weights: Array(repeating: 1, count: 8), runSeed: 3, client: 1)
+        #expect(Set((0..<8).map { _ in cells.next() }) == Set(0..<8))
+        // Past the deck's limit, independent draws: proportions over many picks only.
+        var large = WeightedPicker(weights: [WeightedPicker.deckLimit, WeightedPicker.deckLimit], seed: 5)
+        let first = (0..<20).map { _ in large.next() }
+        #expect(Set(first) == [0, 1])
+    }
+
     @Test("One flow is always picked")
     func oneFlow() {
         var picker = WeightedPicker(weights: [5], seed: 1)
