@@ -11,7 +11,11 @@ public struct LoginScript: MessagingScript {
     var user: MessagingUser
 
     public init(extras: NoExtras, context: ScriptContext) {
-        self.user = MessagingUser(username: context.username("user"), password: ScriptContext.password())
+        self.user = MessagingUser(
+            username: context.username("user"),
+            password: ScriptContext.password(),
+            suite: context.hpke
+        )
     }
 
     public mutating func prepare<R: StepRecorder>(_ client: MessagingClient, recorder: inout R) async throws {
@@ -91,7 +95,8 @@ public struct LockoutScript: MessagingScript {
         self.accounts += 1
         var user = MessagingUser(
             username: self.context.username("victim\(self.accounts)"),
-            password: ScriptContext.password()
+            password: ScriptContext.password(),
+            suite: self.context.hpke
         )
         try await user.register(client, recorder: &recorder).orThrow()
         var pending: Date? = nil
@@ -184,7 +189,11 @@ public struct CaptchaGuessScript: MessagingScript {
     public mutating func prepare<R: StepRecorder>(_ client: MessagingClient, recorder: inout R) async throws {}
 
     public mutating func iterate<R: StepRecorder>(_ client: MessagingClient, recorder: inout R) async throws {
-        var attacker = MessagingUser(username: self.context.username("nobody"), password: ScriptContext.password())
+        var attacker = MessagingUser(
+            username: self.context.username("nobody"),
+            password: ScriptContext.password(),
+            suite: self.context.hpke
+        )
         let captcha = try await attacker.solveCaptcha(client, recorder: &recorder)
         // The bot never looks at `captcha.challenge`: it computes what the server's clock made,
         // with its own model of the generator, not the server's code.

@@ -131,7 +131,11 @@ public struct PasswordChangeScript: MessagingScript {
     var user: MessagingUser
 
     public init(extras: NoExtras, context: ScriptContext) {
-        self.user = MessagingUser(username: context.username("user"), password: ScriptContext.password())
+        self.user = MessagingUser(
+            username: context.username("user"),
+            password: ScriptContext.password(),
+            suite: context.hpke
+        )
     }
 
     public mutating func prepare<R: StepRecorder>(_ client: MessagingClient, recorder: inout R) async throws {
@@ -149,8 +153,16 @@ public struct PasswordChangeScript: MessagingScript {
 enum ChatPair {
     /// Alice and Bob, each with a fresh password, each the other's peer.
     static func sides(_ context: ScriptContext) -> (alice: ChatSide, bob: ChatSide) {
-        let alice = MessagingUser(username: context.username("alice"), password: ScriptContext.password())
-        let bob = MessagingUser(username: context.username("bob"), password: ScriptContext.password())
+        let alice = MessagingUser(
+            username: context.username("alice"),
+            password: ScriptContext.password(),
+            suite: context.hpke
+        )
+        let bob = MessagingUser(
+            username: context.username("bob"),
+            password: ScriptContext.password(),
+            suite: context.hpke
+        )
         return (ChatSide(user: alice, peer: bob.username), ChatSide(user: bob, peer: alice.username))
     }
 

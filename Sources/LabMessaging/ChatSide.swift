@@ -30,8 +30,8 @@ public struct ChatSide: Sendable {
         let theirKey = try await peerKey.asyncOr { try await self.peerKey(client, recorder: &recorder) }
         let key = SymmetricKey(size: .bits256)
         let context = MsgCrypto.chatKeyContext(users: (self.user.username, self.peer), version: 1)
-        let mine = try MsgCrypto.wrapChatKey(key, for: self.user.publicKey, context: context)
-        let theirs = try MsgCrypto.wrapChatKey(key, for: theirKey, context: context)
+        let mine = try MsgCrypto.wrapChatKey(key, for: self.user.publicKey, suite: self.user.suite, context: context)
+        let theirs = try MsgCrypto.wrapChatKey(key, for: theirKey, suite: self.user.suite, context: context)
         let peer = self.peer
         let answer = try await client.call(
             .openChat,
@@ -166,8 +166,8 @@ public struct ChatSide: Sendable {
         let context = MsgCrypto.chatKeyContext(users: (self.user.username, self.peer), version: version + 1)
         let (mine, theirs) = try recorder.measure(.wrap) {
             (
-                try MsgCrypto.wrapChatKey(key, for: self.user.publicKey, context: context),
-                try MsgCrypto.wrapChatKey(key, for: peerKey, context: context)
+                try MsgCrypto.wrapChatKey(key, for: self.user.publicKey, suite: self.user.suite, context: context),
+                try MsgCrypto.wrapChatKey(key, for: peerKey, suite: self.user.suite, context: context)
             )
         }
         let peer = self.peer

@@ -1,4 +1,4 @@
-public import Crypto
+import Crypto
 import Foundation
 public import LabCore
 public import LabWire
@@ -60,29 +60,33 @@ extension Result where Failure == MsgFailure {
     }
 }
 
-/// A simulated person: a user name, a password, an X25519 key pair, and a session once
-/// logged in. Reads captcha challenges as a person would.
+/// A simulated person: a user name, a password, a key pair of the server's HPKE suite (chat
+/// keys are wrapped for it), and a session once logged in. Reads captcha challenges as a
+/// person would.
 public struct MessagingUser: Sendable {
     /// The user name.
     public let username: String
     /// The current password.
     public var password: String
     /// The key chat keys are wrapped for.
-    public let keyPair: Curve25519.KeyAgreement.PrivateKey
+    public let keyPair: MsgKeyPair
     /// The session token, once logged in.
     public var token: String?
     /// The server's password-sealing key, from the last captcha.
     public var serverKey: [UInt8]?
 
-    /// A user with a fresh key pair.
-    public init(username: String, password: String) {
+    /// A user with a fresh key pair of `suite` (the server's).
+    public init(username: String, password: String, suite: MsgHPKE = .x25519) {
         self.username = username
         self.password = password
-        self.keyPair = Curve25519.KeyAgreement.PrivateKey()
+        self.keyPair = MsgKeyPair(suite: suite)
     }
 
+    /// The HPKE suite of the user's key, which must be the server's.
+    public var suite: MsgHPKE { self.keyPair.suite }
+
     /// The public key, raw.
-    public var publicKey: [UInt8] { Array(self.keyPair.publicKey.rawRepresentation) }
+    public var publicKey: [UInt8] { self.keyPair.publicKey }
 
     /// Asks for a captcha and reads it (timed as `captcha`).
     public mutating func solveCaptcha<R: StepRecorder>(
@@ -92,6 +96,13 @@ public struct MessagingUser: Sendable {
         let start = Stopwatch.now()
         let captcha = try await client.captcha(recorder: &recorder)
         recorder.record(.captcha, nanoseconds: Stopwatch.now() &- start)
+        guard captcha.hpke == self.suite else {
+            throw LabError(
+                .unsupported,
+                "The server seals with HPKE over \(captcha.hpke.kemName) (\"hpke\": \"\(captcha.hpke.rawValue)\"), "
+                    + "this client's keys are \(self.suite.kemName); set the flow's \"hpke\" option to \"\(captcha.hpke.rawValue)\""
+            )
+        }
         self.serverKey = captcha.serverKey
         return captcha
     }
@@ -106,6 +117,7 @@ public struct MessagingUser: Sendable {
         let sealed = try MsgCrypto.sealPassword(
             self.password,
             to: captcha.serverKey,
+            suite: captcha.hpke,
             context: MsgCrypto.passwordContext(
                 op: .register,
                 field: MsgKey.password,
@@ -142,6 +154,7 @@ public struct MessagingUser: Sendable {
         let sealed = try MsgCrypto.sealPassword(
             password ?? self.password,
             to: captcha.serverKey,
+            suite: captcha.hpke,
             context: MsgCrypto.passwordContext(
                 op: .login,
                 field: MsgKey.password,
@@ -191,11 +204,13 @@ public struct MessagingUser: Sendable {
         let sealedCurrent = try MsgCrypto.sealPassword(
             current ?? self.password,
             to: serverKey,
+            suite: self.suite,
             context: MsgCrypto.passwordContext(op: .changePassword, field: MsgKey.currentPassword, binding: [token])
         )
         let sealedNew = try MsgCrypto.sealPassword(
             new,
             to: serverKey,
+            suite: self.suite,
             context: MsgCrypto.passwordContext(op: .changePassword, field: MsgKey.newPassword, binding: [token])
         )
         let answer = try await client.call(

@@ -70,6 +70,10 @@ public struct ScriptContext: Sendable {
     /// The service's settings (the scripts read the policy to know what to expect).
     public var service: ServiceSpec
 
+    /// The HPKE suite of the service (the one the flow's `hpke` option names), which the
+    /// users' keys are made for.
+    public var hpke: MsgHPKE { self.service.options.hpke }
+
     /// A user name for this client: `prefix-role`.
     public func username(_ role: String) -> String { "\(self.prefix)-\(role)" }
 

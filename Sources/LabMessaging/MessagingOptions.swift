@@ -25,6 +25,8 @@ public struct MessagingOptions: Sendable, Hashable {
     /// Password checks of one account that may wait for the one before them to end (they
     /// hold no worker and no place in the queue while they wait); one more is answered `busy`.
     public var accountWaitLimit: Int
+    /// The HPKE suite passwords are sealed and chat keys wrapped with; users' keys are of its kind.
+    public var hpke: MsgHPKE
 
     /// The default of `kdfWorkers`: half the cores (at least one), so that a flood of
     /// passwords leaves the rest to everyone else.
@@ -39,7 +41,8 @@ public struct MessagingOptions: Sendable, Hashable {
         captchaCapacity: Int = 100_000,
         kdfWorkers: Int = MessagingOptions.defaultKDFWorkers,
         kdfQueueLimit: Int = 64,
-        accountWaitLimit: Int = 256
+        accountWaitLimit: Int = 256,
+        hpke: MsgHPKE = .x25519
     ) {
         self.kdf = kdf
         self.policy = policy
@@ -49,10 +52,11 @@ public struct MessagingOptions: Sendable, Hashable {
         self.kdfWorkers = max(1, kdfWorkers)
         self.kdfQueueLimit = max(0, kdfQueueLimit)
         self.accountWaitLimit = max(0, accountWaitLimit)
+        self.hpke = hpke
     }
 
     /// What a report says about them, e.g. `kdf scrypt:17:8:1, policy throttle (…), captcha csprng`.
     public var description: String {
-        "kdf \(self.kdf), policy \(self.policy), captcha \(self.captcha.rawValue)"
+        "kdf \(self.kdf), policy \(self.policy), captcha \(self.captcha.rawValue), hpke \(self.hpke.rawValue)"
     }
 }

@@ -11,7 +11,7 @@ extension MessagingService {
 
     func issueCaptcha() -> IssuedCaptcha {
         let (id, text) = self.captchas.issue()
-        return IssuedCaptcha(id: id, challenge: text, serverKey: self.publicKey)
+        return IssuedCaptcha(id: id, challenge: text, serverKey: self.publicKey, hpke: self.options.hpke)
     }
 
     /// The request's captcha id and answer (`badRequest` if either is missing or not a
@@ -41,7 +41,7 @@ extension MessagingService {
         binding: [String]
     ) throws -> [UInt8] {
         let sealed = try Self.field { try request.data(key) }
-        guard sealed.count <= 32 + MsgLimits.passwordBytes + 16,
+        guard sealed.count <= self.options.hpke.encapsulatedBytes + MsgLimits.passwordBytes + 16,
             let password = MsgCrypto.openPassword(
                 sealed,
                 with: self.serverKey,
@@ -74,7 +74,7 @@ extension MessagingService {
 
     func register<R: StepRecorder>(_ request: PropertyListDictionary, recorder: inout R) async throws {
         let username = try Self.username(request, MsgKey.username)
-        let key = try Self.publicKey(request)
+        let key = try self.publicKey(request)
         let captcha = try Self.captchaFields(request)
         let password = try self.openPassword(request, MsgKey.password, op: .register, binding: [username, captcha.id])
         try self.requireStrength(password)

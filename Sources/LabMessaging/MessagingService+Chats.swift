@@ -29,8 +29,8 @@ extension MessagingService {
     func openChat(_ request: PropertyListDictionary) async throws {
         let session = try self.session(request)
         let peer = try await self.peer(request, MsgKey.with, of: session)
-        let mine = try Self.wrappedKey(request, MsgKey.wrappedKeySelf)
-        let theirs = try Self.wrappedKey(request, MsgKey.wrappedKeyPeer)
+        let mine = try self.wrappedKey(request, MsgKey.wrappedKeySelf)
+        let theirs = try self.wrappedKey(request, MsgKey.wrappedKeyPeer)
         let created = try await self.store.write { db -> Bool in
             guard try MessagingStore.chat(db, session.userID, peer.id) == nil else { return false }
             let (low, high) = MessagingStore.pair(session.userID, peer.id)
@@ -125,8 +125,8 @@ extension MessagingService {
         let session = try self.session(request)
         let peer = try await self.peer(request, MsgKey.with, of: session)
         let version = try Self.field { try request.integer(MsgKey.keyVersion) }
-        let mine = try Self.wrappedKey(request, MsgKey.wrappedKeySelf)
-        let theirs = try Self.wrappedKey(request, MsgKey.wrappedKeyPeer)
+        let mine = try self.wrappedKey(request, MsgKey.wrappedKeySelf)
+        let theirs = try self.wrappedKey(request, MsgKey.wrappedKeyPeer)
         let records: [(id: Int64, ciphertext: [UInt8])]
         do {
             records = try MessagePacking.unpackReencrypted(try Self.field { try request.data(MsgKey.messages) })

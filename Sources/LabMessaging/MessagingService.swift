@@ -18,7 +18,7 @@ public final class MessagingService: FrameHandler, Sendable {
     public let options: MessagingOptions
     /// The clock policies read.
     public let clock: any LabClock
-    let serverKey: Curve25519.KeyAgreement.PrivateKey
+    let serverKey: MsgKeyPair
     let captchas: CaptchaBook
     let sessions = Synchronization.Mutex<[String: Session]>([:])
     let logger: Logger
@@ -48,15 +48,15 @@ public final class MessagingService: FrameHandler, Sendable {
         self.options = options
         self.clock = clock
         self.logger = logger
-        self.serverKey = Curve25519.KeyAgreement.PrivateKey()
+        self.serverKey = MsgKeyPair(suite: options.hpke)
         self.captchas = CaptchaBook(generator: options.captcha, clock: clock, capacity: options.captchaCapacity)
         self.decoySalt = options.kdf.makeSalt()
         self.checks = PasswordChecks(workers: options.kdfWorkers, queueLimit: options.kdfQueueLimit)
         self.turns = AccountTurns(waitLimit: options.accountWaitLimit)
     }
 
-    /// The server's X25519 public key, which clients seal passwords to.
-    public var publicKey: [UInt8] { Array(self.serverKey.publicKey.rawRepresentation) }
+    /// The server's public key (of `options.hpke`'s kind), which clients seal passwords to.
+    public var publicKey: [UInt8] { self.serverKey.publicKey }
 
     /// The `busy` answer shared with cx/1 (docs/protocol.md §1.4): `ok` = false for msg/1's
     /// clients.
@@ -122,7 +122,7 @@ public final class MessagingService: FrameHandler, Sendable {
             try await self.changePassword(request, recorder: &recorder)
         case .publishKey:
             let session = try self.session(request)
-            let key = try Self.publicKey(request)
+            let key = try self.publicKey(request)
             try await self.store.write { db in
                 try db.execute(
                     sql: "UPDATE users SET publicKey = ? WHERE id = ?",
@@ -189,18 +189,31 @@ public final class MessagingService: FrameHandler, Sendable {
         return name
     }
 
-    static func publicKey(_ request: PropertyListDictionary) throws -> [UInt8] {
+    /// A user's public key, of the server's HPKE suite.
+    func publicKey(_ request: PropertyListDictionary) throws -> [UInt8] {
         let key = try Self.field { try request.data(MsgKey.publicKey) }
-        guard key.count == 32 else {
-            throw MsgFailure(code: .badRequest, message: "'publicKey' must be a raw X25519 key of 32 bytes")
+        let suite = self.options.hpke
+        guard key.count == suite.publicKeyBytes else {
+            throw MsgFailure(
+                code: .badRequest,
+                message:
+                    "'publicKey' must be \(suite == .x25519 ? "a raw X25519" : "an X-Wing") key of \(suite.publicKeyBytes) bytes, this server's HPKE suite (\(suite.rawValue)); it has \(key.count)"
+            )
         }
         return key
     }
 
-    static func wrappedKey(_ request: PropertyListDictionary, _ key: String) throws -> [UInt8] {
+    /// A chat key wrapped with HPKE for one participant: the server's suite's encapsulated
+    /// key, then 1 to 224 bytes (a 32-byte key and its 16-byte tag).
+    func wrappedKey(_ request: PropertyListDictionary, _ key: String) throws -> [UInt8] {
         let wrapped = try Self.field { try request.data(key) }
-        guard (33...256).contains(wrapped.count) else {
-            throw MsgFailure(code: .badRequest, message: "'\(key)' must be an HPKE-wrapped key of 33 to 256 bytes")
+        let encapsulated = self.options.hpke.encapsulatedBytes
+        let sizes = (encapsulated + 1)...(encapsulated + 224)
+        guard sizes.contains(wrapped.count) else {
+            throw MsgFailure(
+                code: .badRequest,
+                message: "'\(key)' must be an HPKE-wrapped key of \(sizes.lowerBound) to \(sizes.upperBound) bytes"
+            )
         }
         return wrapped
     }

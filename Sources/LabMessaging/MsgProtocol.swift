@@ -47,6 +47,8 @@ public enum MsgKey {
     public static let captchaID = "captchaId"
     public static let captcha = "captcha"
     public static let serverKey = "serverKey"
+    /// The server's HPKE suite, with `serverKey`: `x25519` or `xwing`.
+    public static let hpke = "hpke"
     public static let username = "username"
     public static let password = "password"
     public static let currentPassword = "currentPassword"
@@ -124,27 +126,37 @@ public struct IssuedCaptcha: Sendable, Equatable {
     public var id: String
     /// The challenge (5 characters of A–Z0–9): the image a person would read.
     public var challenge: String
-    /// The server's X25519 public key that passwords are sealed to (HPKE).
+    /// The server's public key that passwords are sealed to (HPKE), of `hpke`'s kind.
     public var serverKey: [UInt8]
+    /// The server's HPKE suite: `hpke` in the answer; absent (a server before suites) is
+    /// `x25519`.
+    public var hpke: MsgHPKE
 
     /// A captcha.
-    public init(id: String, challenge: String, serverKey: [UInt8]) {
+    public init(id: String, challenge: String, serverKey: [UInt8], hpke: MsgHPKE = .x25519) {
         self.id = id
         self.challenge = challenge
         self.serverKey = serverKey
+        self.hpke = hpke
     }
 
     func write(to plist: inout PropertyListDictionary) {
         plist.set(MsgKey.captchaID, string: self.id)
         plist.set(MsgKey.captcha, string: self.challenge)
         plist.set(MsgKey.serverKey, data: self.serverKey)
+        plist.set(MsgKey.hpke, string: self.hpke.rawValue)
     }
 
     init(reading plist: PropertyListDictionary) throws {
+        let name = try plist.optionalString(MsgKey.hpke) ?? MsgHPKE.x25519.rawValue
+        guard let hpke = MsgHPKE(rawValue: name) else {
+            throw LabError(.malformedMessage, "msg/1 announced an unknown HPKE suite '\(name.prefix(32))'")
+        }
         self.init(
             id: try plist.string(MsgKey.captchaID),
             challenge: try plist.string(MsgKey.captcha),
-            serverKey: try plist.data(MsgKey.serverKey)
+            serverKey: try plist.data(MsgKey.serverKey),
+            hpke: hpke
         )
     }
 }

@@ -9,7 +9,7 @@ public struct ServiceSpec: Sendable, Hashable {
     public static let keys = [
         "kdf", "pbkdf2Iterations", "scryptLogN", "argon2MemoryKiB", "policy", "postponeAfter", "postponeFor",
         "lockAfter", "freeFailures",
-        "delay", "maxDelay", "captcha", "clock", "minPasswordLength",
+        "delay", "maxDelay", "captcha", "clock", "minPasswordLength", "hpke",
     ]
     static let seedKeys = ["postponeAfter", "postponeFor", "lockAfter"]
     static let throttleKeys = ["freeFailures", "delay", "maxDelay"]
@@ -118,6 +118,13 @@ public struct ServiceSpec: Sendable, Hashable {
                 expected: "a length from 1 to 128",
                 isValid: { (1...128).contains($0) }
             ) ?? 8
+        let hpke: String =
+            object.optional(
+                "hpke",
+                expected: "\"x25519\" or \"xwing\"",
+                isValid: { MsgHPKE(rawValue: $0) != nil }
+            ) ?? MsgHPKE.x25519.rawValue
+        options.hpke = MsgHPKE(rawValue: hpke) ?? .x25519
         self.options = options
         self.clock = object.optional("clock", expected: "\"virtual\" or \"system\"") ?? .virtual
     }

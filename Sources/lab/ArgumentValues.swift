@@ -14,6 +14,7 @@ import Logging
 extension FramingStyle: ExpressibleByArgument {}
 extension KeyLifetime: ExpressibleByArgument {}
 extension CaptchaGenerator: ExpressibleByArgument {}
+extension MsgHPKE: ExpressibleByArgument {}
 extension ClockKind: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension LogFormat: ExpressibleByArgument {}

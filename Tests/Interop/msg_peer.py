@@ -4,8 +4,9 @@ the msg/1 reference above all (then in README.md, later in docs/messaging.md, no
 docs/protocol.md §4), and the framing docs/protocol.md §1 gives (`server.framing`: each
 body after its length, u32be by default). It shares no code with the Swift implementation.
 
-HPKE (RFC 9180, base mode, DHKEM(X25519, HKDF-SHA256) / HKDF-SHA256 / ChaCha20-Poly1305)
-is the `cryptography` library's (48 or later: `hpke.Suite`, which takes `info` and no
+HPKE (RFC 9180, base mode, DHKEM(X25519, HKDF-SHA256) / HKDF-SHA256 / ChaCha20-Poly1305,
+or, for a server that announces `hpke` = "xwing" with its captchas, X-Wing (MLKEM768-X25519)
+/ HKDF-SHA256 / AES-256-GCM) is the `cryptography` library's (48 or later: `hpke.Suite`, which takes `info` and no
 associated data, as msg/1 needs). A second HPKE, written here by hand on the X25519,
 HMAC-SHA256 and ChaCha20-Poly1305 primitives, checks it in `selftest`: the hand-written one
 reproduces the RFC's published test vector A.2.1, and each opens what the other sealed, so
@@ -19,8 +20,10 @@ Commands (each prints one JSON object on stdout):
                                             log in, fetch the chat with PEER, unwrap its key
                                             with the raw X25519 private key, decrypt it all
 
-`converse` also prints its users' raw X25519 private keys (hex, under "keys") and
-passwords, so that a test can read the chat with another client: test accounts only.
+`converse` also prints its users' private keys (hex, under "keys": raw X25519, or for
+X-Wing the ML-KEM-768 seed ‖ the X25519 key) and passwords, so that a test can read the chat with another client: test
+accounts only. It learns the server's HPKE suite from the first captcha and makes its
+users' keys of that kind.
 
 Exit codes: 0 ok; 1 a mismatch with the documented behaviour (`converse`, `selftest`,
 `read-chat`) or a refused login (`login-as`, the JSON's "error" is the server's code);
@@ -38,6 +41,7 @@ import sys
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hpke
+from cryptography.hazmat.primitives.asymmetric import mlkem
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 
@@ -47,6 +51,10 @@ PASSWORD_LABEL = "crypto-lab msg/1 password"  # docs/protocol.md §4.7: the firs
 CHAT_KEY_LABEL = "crypto-lab msg/1 chat key"  # docs/protocol.md §4.7: the first line of a wrapped chat key's info
 # docs/protocol.md §4.7: HPKE base mode, DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, ChaCha20-Poly1305.
 SUITE = hpke.Suite(hpke.KEM.X25519, hpke.KDF.HKDF_SHA256, hpke.AEAD.CHACHA20_POLY1305)
+# docs/protocol.md §4.7: with `hpke` = "xwing", X-Wing (MLKEM768-X25519), HKDF-SHA256, AES-256-GCM;
+# a public key is the ML-KEM-768 key (1,184 bytes) then the X25519 key (32).
+XWING_SUITE = hpke.Suite(hpke.KEM.MLKEM768_X25519, hpke.KDF.HKDF_SHA256, hpke.AEAD.AES_256_GCM)
+PUBLIC_KEY_BYTES = {"x25519": 32, "xwing": 1184 + 32}
 CAPTCHA_RE = re.compile(r"^[A-Z0-9]{5}$")    # docs/protocol.md §4.2: the 5-character challenge, A–Z0–9
 NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # docs/protocol.md §4.4: user names
 
@@ -67,14 +75,51 @@ class ServerRefused(Exception):
 
 # ---------------------------------------------------------------- HPKE: the library's
 def seal(public_key, info, plaintext):
-    """docs/protocol.md §4.7: single-shot HPKE to a raw X25519 key, empty associated data; enc ‖ ciphertext
-    (which is what the library returns: `selftest` checks it against the hand-written HPKE)."""
+    """docs/protocol.md §4.7: single-shot HPKE to a public key, empty associated data; enc ‖ ciphertext
+    (which is what the library returns: `selftest` checks it against the hand-written HPKE). The
+    key's size says its suite: 32 bytes X25519, 1,216 X-Wing (ML-KEM-768 key ‖ X25519 key)."""
+    if len(public_key) == PUBLIC_KEY_BYTES["xwing"]:
+        key = hpke.MLKEM768X25519PublicKey(
+            mlkem.MLKEM768PublicKey.from_public_bytes(public_key[:1184]),
+            X25519PublicKey.from_public_bytes(public_key[1184:]),
+        )
+        return XWING_SUITE.encrypt(plaintext, key, info=info)
     return SUITE.encrypt(plaintext, X25519PublicKey.from_public_bytes(public_key), info=info)
 
 
 def open_sealed(private_key, info, sealed):
     """Opens enc ‖ ciphertext; raises InvalidTag on any mismatch."""
-    return SUITE.decrypt(sealed, private_key, info=info)
+    suite = XWING_SUITE if isinstance(private_key, XWingKey) else SUITE
+    return suite.decrypt(sealed, private_key.library if isinstance(private_key, XWingKey) else private_key, info=info)
+
+
+class XWingKey:
+    """An X-Wing private key: the library's, and the public key as msg/1 sends it. Its bytes
+    here (`private_bytes_raw`, `from_private`) are the ML-KEM-768 seed (64) ‖ the X25519 key (32):
+    this peer's own format, for `converse` to hand to `read-chat`."""
+
+    def __init__(self, mlkem_key=None, x25519_key=None):
+        self.mlkem = mlkem_key or mlkem.MLKEM768PrivateKey.generate()
+        self.x25519 = x25519_key or X25519PrivateKey.generate()
+        self.library = hpke.MLKEM768X25519PrivateKey(self.mlkem, self.x25519)
+
+    @staticmethod
+    def from_private(raw):
+        return XWingKey(mlkem.MLKEM768PrivateKey.from_seed_bytes(raw[:64]), X25519PrivateKey.from_private_bytes(raw[64:]))
+
+    def private_bytes_raw(self):
+        return self.mlkem.private_bytes_raw() + self.x25519.private_bytes_raw()
+
+    def public_bytes(self):
+        return self.mlkem.public_key().public_bytes_raw() + self.x25519.public_key().public_bytes_raw()
+
+
+def new_key(suite):
+    return XWingKey() if suite == "xwing" else X25519PrivateKey.generate()
+
+
+def public_bytes(key):
+    return key.public_bytes() if isinstance(key, XWingKey) else raw_public(key)
 
 
 # ---------------------------------------------------------------- HPKE (RFC 9180), by hand
@@ -397,27 +442,31 @@ def field(answer, name, kind, op):
 
 
 def read_captcha(answer, op):
-    """captchaId (string), captcha (5 characters A–Z0–9), serverKey (32-byte data)."""
+    """captchaId (string), captcha (5 characters A–Z0–9), serverKey (data: 32 bytes for hpke
+    "x25519", 1,216 for "xwing"), hpke (string; absent: "x25519")."""
     captcha = {
         "id": field(answer, "captchaId", str, op),
         "challenge": field(answer, "captcha", str, op),
         "serverKey": field(answer, "serverKey", bytes, op),
+        "hpke": answer.get("hpke", "x25519"),
     }
     if not CAPTCHA_RE.match(captcha["challenge"]):
         raise Mismatch(f"{op}: captcha {captcha['challenge']!r} is not 5 characters of A–Z0–9")
-    if len(captcha["serverKey"]) != 32:
-        raise Mismatch(f"{op}: serverKey is {len(captcha['serverKey'])} bytes, not an X25519 key")
+    if captcha["hpke"] not in PUBLIC_KEY_BYTES:
+        raise Mismatch(f"{op}: hpke {captcha['hpke']!r} is neither x25519 nor xwing")
+    if len(captcha["serverKey"]) != PUBLIC_KEY_BYTES[captcha["hpke"]]:
+        raise Mismatch(f"{op}: serverKey is {len(captcha['serverKey'])} bytes, not an {captcha['hpke']} key")
     return captcha
 
 
 class User:
-    def __init__(self, name, password):
+    def __init__(self, name, password, suite="x25519"):
         if not NAME_RE.match(name):
             raise ValueError(f"user name {name!r} is not 1–64 characters of A–Z a–z 0–9 . _ -")
         self.name = name
         self.password = password
-        self.key = X25519PrivateKey.generate()
-        self.public_key = raw_public(self.key)
+        self.key = new_key(suite)
+        self.public_key = public_bytes(self.key)
         self.token = None
 
 
@@ -488,13 +537,15 @@ class Client:
 # ---------------------------------------------------------------- commands
 def converse(host, port, prefix):
     checks = {}
-    alice = User(f"{prefix}-a", "interop pass A " + os.urandom(6).hex())
-    bob = User(f"{prefix}-b", "interop pass B " + os.urandom(6).hex())
     new_password = "interop pass A2 " + os.urandom(6).hex()
-    texts = [f"interop message {i} from {alice.name} {os.urandom(8).hex()}".encode() for i in (1, 2, 3)]
     conn = Connection(host, port)
     client = Client(conn)
     try:
+        # The server's HPKE suite, from a first captcha: the users' keys are of its kind.
+        suite = client.captcha()["hpke"]
+        alice = User(f"{prefix}-a", "interop pass A " + os.urandom(6).hex(), suite)
+        bob = User(f"{prefix}-b", "interop pass B " + os.urandom(6).hex(), suite)
+        texts = [f"interop message {i} from {alice.name} {os.urandom(8).hex()}".encode() for i in (1, 2, 3)]
         # A msg/1 body (it has `op`) holding a container: badRequest with `ok` false, and the
         # connection stays open (the registrations below go over it).
         conn.refused("register", {"username": {"nested": "x"}, "password": [1, 2]}, "badRequest")
@@ -624,6 +675,7 @@ def converse(host, port, prefix):
         "users": [alice.name, bob.name],
         "texts": [t.decode() for t in texts],
         "passwords": [old_password, bob.password, new_password],
+        "hpke": suite,
         "keys": {u.name: u.key.private_bytes_raw().hex() for u in (alice, bob)},
         "checks": checks,
     }
@@ -646,8 +698,9 @@ def login_as(host, port, username, password):
 
 def read_chat(host, port, username, password, peer, private_key_hex):
     user = User(username, password)
-    user.key = X25519PrivateKey.from_private_bytes(bytes.fromhex(private_key_hex))
-    user.public_key = raw_public(user.key)
+    raw = bytes.fromhex(private_key_hex)
+    user.key = XWingKey.from_private(raw) if len(raw) == 96 else X25519PrivateKey.from_private_bytes(raw)
+    user.public_key = public_bytes(user.key)
     conn = Connection(host, port)
     try:
         client = Client(conn)

@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabMessaging
 import LabReport
 import LabResults
 import LabTesting
@@ -100,5 +101,42 @@ import Testing
         )
         let perIteration = try #require(group.bytesPerIteration)
         #expect(perIteration.sent == Double(sent) && perIteration.received == Double(received))
+    }
+}
+
+/// What msg/1's HPKE suite costs on the wire: X-Wing's keys and encapsulations against X25519's.
+@Suite(.tier(.unit)) struct HPKETrafficTests {
+    static func run(_ hpke: String) async throws -> GroupResult {
+        let result = try await TestPlan.run(
+            """
+            { "name": "hpke", "server": { "transport": "in-process" }, "clients": { "count": 2 },
+              "load": { "iterations": 3 },
+              "flows": [ { "flow": "login", "options": { "kdf": "sha512-salted", "hpke": "\(hpke)" } },
+                         { "flow": "chat", "options": { "kdf": "sha512-salted", "hpke": "\(hpke)" } } ] }
+            """
+        )
+        #expect(result.errorCount == 0, "\(hpke): \(result.groups.map(\.errors))")
+        return try #require(result.groups.first { $0.key.flow == "login" })
+    }
+
+    @Test(
+        "msg/1 over X-Wing runs every flow; a login sends 1,088 B more (the encapsulation) and its captcha brings 1,184 B more (the key)"
+    )
+    func xwingCostsItsSizes() async throws {
+        let x25519 = try await Self.run("x25519")
+        let xwing = try await Self.run("xwing")
+        func perTrip(_ group: GroupResult, _ step: Step) throws -> (sent: Double, received: Double) {
+            let traffic = try #require(group.traffic[step] ?? group.setupTraffic[step], "\(step): \(group.traffic)")
+            return (
+                Double(traffic.sent) / Double(traffic.roundTrips), Double(traffic.received) / Double(traffic.roundTrips)
+            )
+        }
+        // X-Wing's encapsulation is 1,120 bytes, X25519's 32; its public key 1,216 bytes, X25519's 32.
+        // The plist takes a few bytes more: a data object's longer length field and, past 255
+        // bytes of body, a second byte for each object's offset (1,100 and 1,195 B measured).
+        let login = (try perTrip(xwing, .login).sent - (try perTrip(x25519, .login).sent))
+        #expect(abs(login - 1_088) <= 16, "a login request grew by \(login) B")
+        let captcha = (try perTrip(xwing, .captcha).received - (try perTrip(x25519, .captcha).received))
+        #expect(abs(captcha - 1_184) <= 16, "a captcha answer grew by \(captcha) B")
     }
 }

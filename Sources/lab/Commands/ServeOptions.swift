@@ -156,6 +156,14 @@ struct MessagingServeOptions: ParsableArguments {
     @Option(help: "msg/1's captcha generator.")
     var captcha = CaptchaGenerator.csprng
 
+    @Option(
+        help: """
+            msg/1's HPKE suite for passwords and chat keys (xwing: X-Wing, ML-KEM-768 with X25519); \
+            users' keys are of its kind.
+            """
+    )
+    var hpke = MsgHPKE.x25519
+
     @Option(help: "msg/1's clock.")
     var clock = ClockKind.system
 
@@ -200,6 +208,7 @@ struct MessagingServeOptions: ParsableArguments {
             options.policy = .seed(postponeAfter: after, postponeFor: span.seconds, lockAfter: lock)
         }
         options.captcha = self.captcha
+        options.hpke = self.hpke
         options.kdfWorkers = self.kdfWorkers
         options.kdfQueueLimit = self.kdfQueue
         options.accountWaitLimit = self.kdfAccountQueue
