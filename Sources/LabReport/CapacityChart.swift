@@ -51,11 +51,13 @@ struct CapacityChart {
             svg.text(Numbers.fixed(tick, 0, grouped: true), x: px(tick), y: rateBottom + 18, anchor: .middle, size: 11)
             svg.text(Numbers.fixed(tick, 0, grouped: true), x: left - 6, y: pyRate(tick) + 4, anchor: .end, size: 11)
         }
-        svg.text("offered arrivals per second", x: (left + right) / 2, y: rateBottom + 38, anchor: .middle, size: 12)
+        let clients = self.capacities.first?.offered == .clients
+        let axis = clients ? "clients running back to back" : "offered arrivals per second"
+        svg.text(axis, x: (left + right) / 2, y: rateBottom + 38, anchor: .middle, size: 12)
         svg.text("exchange latency: p50 solid, p99 dashed, the bound dotted", x: left, y: latencyTop - 10, size: 12)
         svg.text("throughput per second", x: left, y: rateTop - 10, size: 12)
-        // A server that serves every arrival.
-        svg.line(px(0), pyRate(0), px(maxRate), pyRate(maxRate), stroke: "#bbb", dash: "4 4")
+        // A server that serves every arrival (an open load's reference line).
+        if !clients { svg.line(px(0), pyRate(0), px(maxRate), pyRate(maxRate), stroke: "#bbb", dash: "4 4") }
         for (index, capacity) in self.capacities.enumerated() {
             let colour = SVG.palette[index % SVG.palette.count]
             let name = slug([capacity.key.flow, capacity.key.suite, capacity.key.provider, capacity.key.transport])
@@ -77,7 +79,7 @@ struct CapacityChart {
                     fill: colour,
                     attributes: [("id", "knee-\(name)"), ("data-rate", Numbers.fixed(knee.rate, 1))]
                 )
-                let label = "knee \(Numbers.fixed(knee.rate, 1, grouped: true))/s"
+                let label = "knee \(Numbers.fixed(knee.rate, 1, grouped: true))\(clients ? " clients" : "/s")"
                 svg.text(label, x: px(knee.rate) + 6, y: latencyTop + 8, size: 11, fill: colour)
             }
             let y = latencyTop + 20 * Double(index)

@@ -11,22 +11,28 @@ extension MarkdownReporter {
             "## Capacity", "",
             "Each stage's exchanges: latencies of those due in it (from when they were due), throughput of those that"
                 + " ended in it."
+                + (capacities.first?.offered == .clients
+                    ? " The stages hold a number of clients running back to back (closed model)." : "")
                 + (capacities.first?.bound.map {
-                    " A stage is sustained when its p99 is at most \(TimeSpan.format(nanoseconds: $0)), none failed, and"
-                        + " at least \(Int(Capacity.servedShare * 100))% of its arrivals were served; the knee is where that"
+                    " A stage is sustained when its p99 is at most \(TimeSpan.format(nanoseconds: $0)) and none failed"
+                        + (capacities.first?.offered == .clients
+                            ? ";" : ", and at least \(Int(Capacity.servedShare * 100))% of its arrivals were served;")
+                        + " the knee is where that"
                         + " stops after a sustained stage, p99 interpolated on a log scale between the two."
                 } ?? ""),
             "",
         ]
         if let chart { lines += ["![Throughput and latency against offered load](\(chart))", ""] }
         for capacity in capacities {
+            let unit = capacity.offered == .clients ? " clients" : "/s"
+            let decimals = capacity.offered == .clients ? 0 : 1
             lines += ["### \(Self.label(capacity.key))", ""]
             if let bound = capacity.bound {
                 if let knee = capacity.knee {
                     lines.append(
-                        "**Knee: \(Numbers.fixed(knee.rate, 1, grouped: true))/s**, between stage \(knee.below + 1)"
-                            + " (\(Numbers.fixed(capacity.points[knee.below].offered, 1, grouped: true))/s, sustained) and stage"
-                            + " \(knee.above + 1) (\(Numbers.fixed(capacity.points[knee.above].offered, 1, grouped: true))/s,"
+                        "**Knee: \(Numbers.fixed(knee.rate, 1, grouped: true))\(unit)**, between stage \(knee.below + 1)"
+                            + " (\(Numbers.fixed(capacity.points[knee.below].offered, decimals, grouped: true))\(unit), sustained) and stage"
+                            + " \(knee.above + 1) (\(Numbers.fixed(capacity.points[knee.above].offered, decimals, grouped: true))\(unit),"
                             + " not), p99 bound \(TimeSpan.format(nanoseconds: bound))."
                     )
                 } else if !capacity.points.contains(where: { $0.sustained == true }) {
@@ -36,18 +42,18 @@ extension MarkdownReporter {
                 } else {
                     lines.append(
                         "**No knee: every stage from the first sustained one held the bound** (\(TimeSpan.format(nanoseconds: bound)));"
-                            + " try higher rates."
+                            + (capacity.offered == .clients ? " try more clients." : " try higher rates.")
                     )
                 }
                 lines.append("")
             }
             lines += [
-                "| Stage | Offered /s | Throughput /s | Exchanges | Errors | p50 | p99 | Sustained |",
+                "| Stage | \(capacity.offered == .clients ? "Clients" : "Offered /s") | Throughput /s | Exchanges | Errors | p50 | p99 | Sustained |",
                 "|--:|--:|--:|--:|--:|--:|--:|:--|",
             ]
             for (index, point) in capacity.points.enumerated() {
                 let cells = [
-                    String(index + 1), Numbers.fixed(point.offered, 1, grouped: true),
+                    String(index + 1), Numbers.fixed(point.offered, decimals, grouped: true),
                     Numbers.fixed(point.throughput, 1, grouped: true), Numbers.integer(point.exchanges),
                     Numbers.integer(point.errors), point.p50.map { TimeSpan.format(nanoseconds: $0) } ?? "—",
                     point.p99.map { TimeSpan.format(nanoseconds: $0) } ?? "—",

@@ -22,15 +22,35 @@ public struct LoadStages: Codable, Sendable, Equatable {
         }
     }
 
+    /// What a stage offers: arrivals per second (open model) or clients (closed model).
+    public enum Offered: String, Codable, Sendable {
+        case rate, clients
+    }
+
     /// The stages in order.
     public var stages: [Stage]
+    /// What each stage's `rate` is: arrivals per second, or (closed model) clients.
+    public var offered: Offered = .rate
     /// The p99 a sustained stage stays under (`load.kneeP99`); nil: no knee is judged.
     public var kneeP99Nanoseconds: UInt64?
 
     /// Stages.
-    public init(stages: [Stage], kneeP99Nanoseconds: UInt64?) {
+    public init(stages: [Stage], kneeP99Nanoseconds: UInt64?, offered: Offered = .rate) {
         self.stages = stages
         self.kneeP99Nanoseconds = kneeP99Nanoseconds
+        self.offered = offered
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case stages, kneeP99Nanoseconds, offered
+    }
+
+    /// Decodes; `offered` is absent from documents written before closed loads had stages.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.stages = try container.decode([Stage].self, forKey: .stages)
+        self.kneeP99Nanoseconds = try container.decodeIfPresent(UInt64.self, forKey: .kneeP99Nanoseconds)
+        self.offered = try container.decodeIfPresent(Offered.self, forKey: .offered) ?? .rate
     }
 }
 
@@ -77,6 +97,8 @@ public struct Capacity: Sendable, Equatable {
     public var points: [Point]
     /// The bound, in nanoseconds, if the run named one.
     public var bound: Double?
+    /// What the stages offer: arrivals per second, or clients.
+    public var offered: LoadStages.Offered = .rate
     /// The knee, if the bound was crossed after a sustained stage.
     public var knee: Knee?
 
@@ -100,6 +122,7 @@ public struct Capacity: Sendable, Equatable {
 
     init(key: GroupKey, slices: [Int: RunIntervals.Slice], width: UInt64, stages: LoadStages) {
         self.key = key
+        self.offered = stages.offered
         self.bound = stages.kneeP99Nanoseconds.map { Double($0) }
         self.points = stages.stages.map { stage in
             let first = Int(stage.startNanoseconds / width)
@@ -120,10 +143,11 @@ public struct Capacity: Sendable, Equatable {
                 p99: count > 0 ? histogram.map { Double($0.valueAtPercentile(99)) } : nil,
                 sustained: nil
             )
+            // A closed stage offers clients, not a rate: nothing to be served in time but the bound.
             if let bound = stages.kneeP99Nanoseconds {
                 point.sustained =
                     point.errors == 0 && (point.p99 ?? .infinity) <= Double(bound)
-                    && point.throughput >= Self.servedShare * point.offered
+                    && (stages.offered == .clients || point.throughput >= Self.servedShare * point.offered)
             }
             return point
         }

@@ -54,6 +54,62 @@ struct ClosedLoad: LoadDriver {
     }
 }
 
+/// `closed` with `stages`: the client runs its iterations back to back through every stage
+/// whose `clients` include it (client k runs in a stage of n clients when k < n), and waits
+/// through the others; the warm-up runs at the first stage's clients. An iteration belongs to
+/// the stage it started in.
+struct StagedClosedLoad: LoadDriver {
+    /// Each stage's span on the monotonic clock and its clients, the warm-up first if any.
+    struct Span {
+        var start: UInt64
+        var end: UInt64
+        var clients: Int
+    }
+
+    let client: Int
+    let spans: [Span]
+    let warmupEnd: UInt64
+    let deadline: UInt64
+    /// Whether there are more clients than cores (then each yields after every iteration).
+    let yieldsEveryIteration: Bool
+
+    func drive(_ session: inout ClientSession, picker: inout WeightedPicker) async throws {
+        var lastYield = Stopwatch.now()
+        for span in self.spans where self.client < span.clients {
+            if span.start > Stopwatch.now() { try await Runner.sleep(until: min(span.start, self.deadline)) }
+            while true {
+                let now = Stopwatch.now()
+                if now >= self.deadline {
+                    session.stoppedByDeadline()
+                    return
+                }
+                guard now < span.end else { break }
+                try await session.iterate(picker.next(), measured: now >= self.warmupEnd, intended: nil)
+                if self.yieldsEveryIteration || Stopwatch.now() &- lastYield > 10_000_000 {
+                    await Task.yield()
+                    lastYield = Stopwatch.now()
+                }
+            }
+        }
+    }
+
+    /// The spans of `load`'s stages from `scheduleStart`: the warm-up at the first stage's
+    /// clients, then each stage.
+    static func spans(_ load: LoadSpec, from scheduleStart: UInt64) -> [Span] {
+        var spans: [Span] = []
+        var start = scheduleStart
+        if load.warmup > .zero, let first = load.stages.first {
+            spans.append(Span(start: start, end: start &+ load.warmup.nanoseconds, clients: first.clients))
+            start &+= load.warmup.nanoseconds
+        }
+        for stage in load.stages {
+            spans.append(Span(start: start, end: start &+ stage.duration.nanoseconds, clients: stage.clients))
+            start &+= stage.duration.nanoseconds
+        }
+        return spans
+    }
+}
+
 /// `open`: exchanges on a fixed schedule, whatever the answers' times: exchange j of the
 /// run starts at `scheduleStart + j / rate` (with stages, at its stage's rate from the
 /// stage's start: `OpenSchedule`), and client k of N takes j = k, k + N, k + 2N, …

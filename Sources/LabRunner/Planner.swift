@@ -81,7 +81,15 @@ struct Planner {
     /// An open load's stages are measured on the run's intervals: each must span whole ones.
     mutating func checkStages() {
         let load = self.scenario.load
-        guard load.model == .open, !load.stages.isEmpty else { return }
+        guard load.model != .idle, !load.stages.isEmpty else { return }
+        for (index, stage) in load.stages.enumerated() where stage.clients > self.scenario.clients.count {
+            self.problems.append(
+                ScenarioProblem(
+                    path: "$.load.stages[\(index)].clients",
+                    message: "expected at most clients.count (\(self.scenario.clients.count)) clients, found \(stage.clients)"
+                )
+            )
+        }
         let width = self.scenario.report.interval.nanoseconds
         guard width > 0 else {
             self.problems.append(

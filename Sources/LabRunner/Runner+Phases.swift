@@ -242,12 +242,13 @@ extension Runner {
         let load = self.plan.scenario.load
         let deadline = runStart &+ load.deadline.nanoseconds
         let scheduleStart = runStart &+ self.plan.scenario.clients.rampUp.nanoseconds
-        let measuredStart = scheduleStart &+ (load.model == .open ? load.warmup.nanoseconds : 0)
+        let timed = load.model == .open || !load.stages.isEmpty
+        let measuredStart = scheduleStart &+ (timed ? load.warmup.nanoseconds : 0)
         for item in flows { item.flow.measuredPhaseStarts(at: measuredStart) }
         // Interval 0 starts with the first measured sample: in the open model the first due
         // after the warm-up; in the closed model the first client's start, since each client
         // measures from the end of its own warm-up, the first ones well inside the ramp-up.
-        let intervalOrigin = load.model == .open ? measuredStart : runStart
+        let intervalOrigin = timed ? measuredStart : runStart
         let collector = self.intervalCollector(origin: intervalOrigin, histograms: histograms, flows: flows)
         let ticker = collector.map { collector in Task { await collector.tick() } }
         do {

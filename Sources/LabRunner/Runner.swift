@@ -18,9 +18,11 @@ public struct Runner: Sendable {
         self.plan = plan
         let scenario = plan.scenario
         let mine = Self.clients(plan)
+        // A closed load in stages runs by time: nothing is planned in iterations (0).
+        let perClient = scenario.load.stages.isEmpty ? scenario.load.iterations + scenario.load.warmupIterations : 0
         let planned =
             scenario.load.model == .closed
-            ? mine.count * (scenario.load.iterations + scenario.load.warmupIterations)
+            ? mine.count * perClient
             : Self.share(of: Self.openExchanges(scenario.load), population: scenario.clients.count, clients: mine)
         self.progress = RunProgress(planned: planned)
         self.slowdown = StepSlowdown(plan.slowdowns, groups: plan.flows.count)
@@ -209,6 +211,14 @@ public struct Runner: Sendable {
     private func driver(client: Int, barrier: RoundBarrier?, scheduleStart: UInt64, deadline: UInt64) -> any LoadDriver {
         let load = self.plan.scenario.load
         switch load.model {
+        case .closed where !load.stages.isEmpty:
+            return StagedClosedLoad(
+                client: client,
+                spans: StagedClosedLoad.spans(load, from: scheduleStart),
+                warmupEnd: scheduleStart &+ load.warmup.nanoseconds,
+                deadline: deadline,
+                yieldsEveryIteration: Self.clients(self.plan).count > ProcessInfo.processInfo.activeProcessorCount
+            )
         case .closed:
             return ClosedLoad(
                 warmup: load.warmupIterations,
@@ -261,15 +271,22 @@ public struct Runner: Sendable {
         }
     }
 
-    /// The stages of an open load, from the end of its warm-up (the intervals' origin).
+    /// The stages of a load, from the end of its warm-up (the intervals' origin); a closed
+    /// load's offered load is its clients.
     static func stages(_ load: LoadSpec) -> LoadStages? {
-        guard load.model == .open, !load.stages.isEmpty else { return nil }
+        guard load.model != .idle, !load.stages.isEmpty else { return nil }
         var start: UInt64 = 0
         let stages = load.stages.map { stage in
             defer { start += stage.duration.nanoseconds }
-            return LoadStages.Stage(rate: stage.rate, startNanoseconds: start, durationNanoseconds: stage.duration.nanoseconds)
+            return LoadStages.Stage(
+                rate: load.model == .open ? stage.rate : Double(stage.clients),
+                startNanoseconds: start,
+                durationNanoseconds: stage.duration.nanoseconds
+            )
         }
-        return LoadStages(stages: stages, kneeP99Nanoseconds: load.kneeP99?.nanoseconds)
+        var result = LoadStages(stages: stages, kneeP99Nanoseconds: load.kneeP99?.nanoseconds)
+        result.offered = load.model == .open ? .rate : .clients
+        return result
     }
 
     static func openWarmupExchanges(_ load: LoadSpec) -> Int {

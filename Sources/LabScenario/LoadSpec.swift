@@ -31,30 +31,49 @@ public struct ClientsSpec: Sendable, Decodable {
     }
 }
 
-/// One stage of an open load with `stages`: a plateau of arrival `rate` held for `duration`.
+/// One stage of a load with `stages`, held for `duration`: a plateau of arrival `rate` (open
+/// model) or of `clients` running back to back (closed model).
 public struct LoadStage: Sendable, Decodable, Equatable {
-    /// New exchanges per second, over all clients.
+    /// Open: new exchanges per second, over all clients (0 in a closed load's stage).
     public var rate: Double
+    /// Closed: the clients that run in the stage, the first ones of `clients.count` (0 in an
+    /// open load's stage).
+    public var clients: Int
     /// How long the stage lasts.
     public var duration: TimeSpan
 
-    static let keys = ["rate", "duration"]
+    static let keys = ["rate", "clients", "duration"]
 
-    /// A stage.
+    /// An open load's stage.
     public init(rate: Double, duration: TimeSpan) {
         self.rate = rate
+        self.clients = 0
         self.duration = duration
     }
 
-    /// Decodes strictly.
+    /// A closed load's stage.
+    public init(clients: Int, duration: TimeSpan) {
+        self.rate = 0
+        self.clients = clients
+        self.duration = duration
+    }
+
+    /// Decodes strictly; which of `rate` and `clients` the model wants, `LoadSpec` checks.
     public init(from decoder: any Decoder) throws {
         let object = ScenarioObject(decoder, keys: Self.keys)
+        // Given but wrong: -1, already a problem (0 means absent).
         self.rate =
-            object.required(
+            object.optional(
                 "rate",
                 expected: "a rate above 0 and at most 1000000 per second",
                 isValid: { $0 > 0 && $0 <= 1_000_000 }
-            ) ?? 1
+            ) ?? (object.contains("rate") ? -1 : 0)
+        self.clients =
+            object.optional(
+                "clients",
+                expected: "a count of clients from 1 to \(ClientsSpec.maximumCount)",
+                isValid: { (1...ClientsSpec.maximumCount).contains($0) }
+            ) ?? (object.contains("clients") ? -1 : 0)
         self.duration =
             object.required("duration", expected: "a duration above zero, such as \"5 s\"", isValid: { $0 > .zero })
             ?? .seconds(1)
@@ -107,14 +126,16 @@ public struct LoadSpec: Sendable, Decodable {
         "deadline",
     ]
     static let closedOnly = ["iterations", "warmupIterations", "rounds"]
-    static let openOnly = ["rate", "duration", "warmup", "stages", "kneeP99"]
+    static let openOnly = ["rate", "duration"]
+    /// Keys of the closed model only with `stages`, and of the open model.
+    static let staged = ["warmup", "stages", "kneeP99"]
 
     /// The parameters that `model` does not take.
     static func foreign(to model: LoadModel) -> [String] {
         switch model {
         case .closed: Self.openOnly
         case .open: Self.closedOnly
-        case .idle: Self.closedOnly + ["rate", "warmup", "stages", "kneeP99"]
+        case .idle: Self.closedOnly + ["rate"] + Self.staged
         }
     }
 
@@ -196,12 +217,18 @@ public struct LoadSpec: Sendable, Decodable {
             )
         }
         self.warmup = object.optional("warmup", expected: TimeSpan.expectation) ?? self.warmup
-        if self.model == .open, object.contains("stages") {
+        if self.model == .closed, !object.contains("stages"), object.contains("warmup") {
+            object.problem(
+                "warmup",
+                "only with \"stages\" in the closed model (without them, warm up with warmupIterations)"
+            )
+        }
+        if self.model != .idle, !object.contains("stages"), object.contains("kneeP99") {
+            object.problem("kneeP99", "only with \"stages\": the knee is between stages")
+        }
+        if self.model != .idle, object.contains("stages") {
             self.decodeStages(object)
         } else if self.model == .open {
-            if object.contains("kneeP99") {
-                object.problem("kneeP99", "only with \"stages\": the knee is between stages")
-            }
             self.rate =
                 object.required(
                     "rate",
@@ -244,10 +271,10 @@ public struct LoadSpec: Sendable, Decodable {
                 )
             }
         }
-        if self.model == .open, self.duration >= self.deadline, self.duration > .zero {
+        if self.model == .open || !self.stages.isEmpty, self.duration >= self.deadline, self.duration > .zero {
             object.problem(
                 "deadline",
-                "expected a deadline after the open model's duration (\(self.duration)), found \"\(self.deadline)\""
+                "expected a deadline after the \(self.model.rawValue) model's duration (\(self.duration)), found \"\(self.deadline)\""
             )
         }
     }
@@ -256,10 +283,13 @@ public struct LoadSpec: Sendable, Decodable {
     public var schedule: OpenSchedule { OpenSchedule(self) }
 
     /// `stages`, with `kneeP99`: the run's `rate` is the first stage's (the warm-up's), its
-    /// `duration` the warm-up and every stage; `rate` and `duration` themselves are refused.
+    /// `duration` the warm-up and every stage; `rate` and `duration` themselves are refused,
+    /// and in the closed model so are `iterations`, `warmupIterations` and `rounds` (a stage
+    /// runs for its time). An open stage has a `rate`, a closed one `clients`.
     private mutating func decodeStages(_ object: ScenarioObject) {
-        for key in ["rate", "duration"] where object.contains(key) {
-            object.problem(key, "not with \"stages\": each stage has its rate and duration")
+        let own = self.model == .open ? "rate" : "clients"
+        for key in ["rate", "duration"] + (self.model == .closed ? Self.closedOnly : []) where object.contains(key) {
+            object.problem(key, "not with \"stages\": each stage has its \(own) and duration")
         }
         self.stages =
             object.optional(
@@ -272,6 +302,27 @@ public struct LoadSpec: Sendable, Decodable {
             expected: "a p99 above zero, such as \"20 ms\"",
             isValid: { $0 > .zero }
         )
+        for (index, stage) in self.stages.enumerated() {
+            let path = object.codingPath + [AnyCodingKey("stages"), AnyCodingKey(intValue: index)]
+            if self.model == .open, stage.clients != 0 {
+                object.log.add(
+                    path + [AnyCodingKey("clients")],
+                    "only in a closed load's stages; an open stage has a rate"
+                )
+            }
+            if self.model == .closed, stage.rate != 0 {
+                object.log.add(
+                    path + [AnyCodingKey("rate")],
+                    "only in an open load's stages; a closed stage has clients"
+                )
+            }
+            if (self.model == .open ? stage.rate : Double(stage.clients)) == 0 {
+                object.log.add(
+                    path + [AnyCodingKey(own)],
+                    "missing; expected \(self.model == .open ? "a rate per second" : "a count of clients")"
+                )
+            }
+        }
         guard let first = self.stages.first else {
             self.rate = 1
             self.duration = .seconds(1)
@@ -315,6 +366,7 @@ public struct OpenSchedule: Sendable, Equatable {
         var offset: UInt64 = 0
         var first = 0
         let warmup = load.warmup > .zero ? [LoadStage(rate: load.stages[0].rate, duration: load.warmup)] : []
+        // (Open loads only: a closed load's stages are run by time, `StagedClosedLoad`.)
         let parts = warmup + load.stages
         for part in parts {
             let count = Int((part.rate * part.duration.seconds).rounded(.down))

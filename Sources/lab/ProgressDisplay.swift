@@ -38,9 +38,13 @@ struct ProgressDisplay: Sendable {
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
         let fraction = min(1, Double(done) / Double(planned))
         let remaining = rate > 0 ? Double(planned - min(done, planned)) / rate : 0
+        // A run by time (a closed load in stages) plans no iterations: no share and no ETA.
         let counts =
-            "\(done)/\(planned) \(Int(fraction * 100))%  \(Int(rate))/s  errors \(self.progress.errors)  "
-            + (final ? "done in \(Self.clock(elapsed))" : rate > 0 ? "ETA \(Self.clock(remaining))" : "ETA --")
+            self.progress.planned == 0
+            ? "\(done)  \(Int(rate))/s  errors \(self.progress.errors)  "
+                + (final ? "done in \(Self.clock(elapsed))" : Self.clock(elapsed))
+            : "\(done)/\(planned) \(Int(fraction * 100))%  \(Int(rate))/s  errors \(self.progress.errors)  "
+                + (final ? "done in \(Self.clock(elapsed))" : rate > 0 ? "ETA \(Self.clock(remaining))" : "ETA --")
         let live = self.progress.lastInterval.map { "  " + Self.describe($0) } ?? ""
         if self.isTerminal {
             // A line longer than the terminal wraps, and the next redraw (back to the start of

@@ -70,3 +70,30 @@ import Testing
         #expect(high - low <= 0.1 * high, "knees \(knees)")
     }
 }
+
+/// Stages of a closed load: a number of clients per stage, each measured on its own.
+@Suite(.tier(.integration)) struct ClosedStagesTests {
+    @Test("A closed load in stages runs each stage's clients for its time; every measured iteration is in one stage")
+    func closedStages() async throws {
+        let result = try await IntervalTests.run(
+            """
+            { "name": "closed-stages", "server": { "transport": "tcp" }, "clients": { "count": 4 },
+              "load": { "model": "closed", "warmup": "300 ms", "kneeP99": "1 s", "deadline": "30 s",
+                        "stages": [ { "clients": 1, "duration": "1 s" }, { "clients": 2, "duration": "1 s" },
+                                    { "clients": 4, "duration": "1 s" } ] },
+              "flows": [ { "flow": "cx", "suite": "x25519" } ], "report": { "formats": ["json"] } }
+            """
+        )
+        #expect(result.errorCount == 0 && !result.stoppedByDeadline)
+        #expect(result.stages?.offered == .clients)
+        let capacity = try #require(Capacity.of(result).first)
+        #expect(capacity.points.map(\.offered) == [1, 2, 4])
+        #expect(capacity.points.allSatisfy { $0.exchanges > 0 && $0.throughput > 0 }, "\(capacity.points)")
+        // The warm-up is left out, and each measured iteration started in exactly one stage.
+        #expect(capacity.points.reduce(0) { $0 + $1.exchanges } == UInt64(result.completedIterations))
+        #expect(result.warmupIterations > 0)
+        // One client runs one exchange at a time: its stage completes no more than one per p50.
+        let first = capacity.points[0]
+        #expect(first.throughput <= 1.2e9 / (first.p50 ?? 1), "\(first)")
+    }
+}
