@@ -7,7 +7,8 @@ public import LabResults
 /// one benchmark per group and step (`cx/x25519/swift-crypto/in-process/sign`), its `latency`
 /// in nanoseconds, the median with a 95% confidence interval as lower and upper values; and
 /// for the step throughput is read from (`exchange`), its `throughput` in operations per
-/// second. `bencher run --adapter json --file bmf.json` tracks them over time.
+/// second, with its `bytes` on the wire per iteration (sent and received). `bencher run
+/// --adapter json --file bmf.json` tracks them over time.
 public struct BMFReporter: Reporter {
     /// `bmf`.
     public static let name = "bmf"
@@ -64,6 +65,8 @@ public struct BMFReporter: Reporter {
                 ]
                 if entry.step == throughput, let statistics = result.statistics(group, entry.step) {
                     measures["throughput"] = Metric(value: statistics.opsPerSecond)
+                    // Bytes on the wire per iteration, both ways (a measure of its own in Bencher).
+                    if let bytes = group.bytesPerIteration { measures["bytes"] = Metric(value: bytes.sent + bytes.received) }
                 }
                 benchmarks[name] = measures
             }

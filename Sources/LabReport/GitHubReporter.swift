@@ -49,13 +49,16 @@ public struct GitHubReporter: Reporter {
         }
         let groups = result.groups.compactMap { group in result.throughputRow(of: group).map { (group, $0) } }
         if !groups.isEmpty {
-            lines += ["| group | step | p50 | p99 | ops/s | errors |", "|:--|:--|--:|--:|--:|--:|"]
+            lines += [
+                "| group | step | p50 | p99 | ops/s | errors | bytes out / in |", "|:--|:--|--:|--:|--:|--:|--:|",
+            ]
             for (group, row) in groups {
                 let figures = row.statistics
+                let bytes = group.bytesPerIteration.map { "\(ByteSize.format($0.sent)) / \(ByteSize.format($0.received))" }
                 lines.append(
                     "| \(MarkdownReporter.cell(group.key.description)) | \(row.step.name) | "
                         + "\(TimeSpan.format(nanoseconds: figures.p50)) | \(TimeSpan.format(nanoseconds: figures.p99)) | "
-                        + "\(Numbers.fixed(figures.opsPerSecond, 1)) | \(group.errorCount) |"
+                        + "\(Numbers.fixed(figures.opsPerSecond, 1)) | \(group.errorCount) | \(bytes ?? "—") |"
                 )
             }
             lines.append("")

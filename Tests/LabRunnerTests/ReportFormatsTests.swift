@@ -89,6 +89,8 @@ import Testing
         let written = try String(contentsOf: out.appendingPathComponent("github-summary.md"), encoding: .utf8)
         #expect(summary == "earlier step\n" + written, "appended after what the job wrote before")
         #expect(written.contains("❌ failed") && written.contains("❌ **missed**") && written.contains("✅ met"))
+        // x25519's exchange on the wire: a 110-byte request frame, a 789-byte answer (TrafficTests).
+        #expect(written.contains("| 110 B / 789 B |"), "\(written)")
     }
 
     @Test("bmf and hgrm: each step's median inside its interval, throughput for the exchange, counts as in results.csv")
@@ -115,6 +117,8 @@ import Testing
             // results.csv rounds to the nanosecond (µs with three decimals).
             #expect(abs(value - (rows[step]?.p50 ?? -1)) < 1, "\(name): \(value) against results.csv")
             #expect((measures["throughput"] != nil) == (step == "exchange"), "\(name): \(measures.keys)")
+            // The exchange's bytes per iteration, both ways: x25519's 110 + 789.
+            #expect((measures["bytes"]?["value"] == 899) == (step == "exchange"), "\(name): \(measures)")
         }
         for (step, row) in rows {
             let file = out.appendingPathComponent("hgrm/cx_x25519_swift-crypto_in-process_\(step).hgrm")
