@@ -62,11 +62,7 @@ def client_to_server(conn, client, server):
     except OSError:
         pass
     finally:
-        for s in (client, server):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        close_both(client, server)
 
 
 def server_to_client(conn, server, client):
@@ -81,11 +77,15 @@ def server_to_client(conn, server, client):
     except OSError:
         pass
     finally:
-        for s in (client, server):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        close_both(client, server)
+
+
+def close_both(client, server):
+    for s in (client, server):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 def main():
