@@ -73,7 +73,7 @@ import Testing
 
 /// Stages of a closed load: a number of clients per stage, each measured on its own.
 @Suite(.tier(.integration)) struct ClosedStagesTests {
-    @Test("A closed load in stages runs each stage's clients for its time; every measured iteration is in one stage")
+    @Test("A closed load in stages runs each stage's clients for its time; measured iterations are in the stages")
     func closedStages() async throws {
         let result = try await IntervalTests.run(
             """
@@ -89,8 +89,12 @@ import Testing
         let capacity = try #require(Capacity.of(result).first)
         #expect(capacity.points.map(\.offered) == [1, 2, 4])
         #expect(capacity.points.allSatisfy { $0.exchanges > 0 && $0.throughput > 0 }, "\(capacity.points)")
-        // The warm-up is left out, and each measured iteration started in exactly one stage.
-        #expect(capacity.points.reduce(0) { $0 + $1.exchanges } == UInt64(result.completedIterations))
+        // The warm-up is left out, and each measured iteration started in one stage, but for at
+        // most one per client: one whose check of the clock came just before the last stage's
+        // end and whose start came just after (a clean clone's CI met one, 717 of 718).
+        let staged = capacity.points.reduce(0) { $0 + $1.exchanges }
+        let measured = UInt64(result.completedIterations)
+        #expect(staged <= measured && measured - staged <= 4, "\(staged) of \(measured) in the stages")
         #expect(result.warmupIterations > 0)
         // One client runs one exchange at a time: its stage completes no more than one per p50.
         let first = capacity.points[0]
