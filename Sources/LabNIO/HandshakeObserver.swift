@@ -223,7 +223,8 @@ final class HandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
 }
 
 /// Counts a connection's bytes as the socket carries them, first in the pipeline (below TLS):
-/// what the `handshake` step's traffic is measured with.
+/// what the `handshake` step's traffic is measured with; `HandshakeWaiter` removes it once
+/// the handshake has completed.
 final class WireCounter: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer

@@ -65,8 +65,9 @@ struct SocketClient: Sendable {
                         let pipeline = channel.pipeline.syncOperations
                         if let security, let check {
                             // First: it reads the server's bytes before the TLS handler does.
-                            if let seen {
-                                try pipeline.addHandler(WireCounter(record: seen))
+                            let counter = seen.map(WireCounter.init(record:))
+                            if let seen, let counter {
+                                try pipeline.addHandler(counter)
                                 try pipeline.addHandler(HandshakeObserver(record: seen))
                             }
                             try pipeline.addHandler(
@@ -78,7 +79,7 @@ struct SocketClient: Sendable {
                             )
                             let promise = channel.eventLoop.makePromise(of: Void.self)
                             handshake.set(promise.futureResult)
-                            try pipeline.addHandler(HandshakeWaiter(promise: promise, record: seen))
+                            try pipeline.addHandler(HandshakeWaiter(promise: promise, record: seen, counter: counter))
                         }
                         try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(framing: framing)))
                         try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: framing)))
@@ -256,15 +257,20 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     /// Where the completion's moment goes (the `handshake` step ends there, not when the
     /// awaiting task next runs).
     private let record: HandshakeRecord?
+    /// The handshake's byte counter, taken out of the pipeline once it has counted: the
+    /// connection's requests need not pay for it.
+    private let counter: WireCounter?
 
-    init(promise: EventLoopPromise<Void>, record: HandshakeRecord? = nil) {
+    init(promise: EventLoopPromise<Void>, record: HandshakeRecord? = nil, counter: WireCounter? = nil) {
         self.promise = promise
         self.record = record
+        self.counter = counter
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
             self.record?.completed(at: Stopwatch.now())
+            if let counter = self.counter { context.pipeline.syncOperations.removeHandler(counter, promise: nil) }
             self.promise?.succeed()
             self.promise = nil
         }

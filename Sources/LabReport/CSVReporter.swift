@@ -152,7 +152,7 @@ public struct CSVReporter: Reporter {
         }
         for group in result.groups {
             if !group.traffic.isEmpty {
-                var total = group.traffic.values.reduce(into: StepTraffic()) { $0.add($1) }
+                var total = group.measuredTraffic
                 total.roundTrips = group.iterations
                 line(group.key, "measured", "iteration", total)
             }

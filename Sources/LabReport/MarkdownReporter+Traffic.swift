@@ -22,7 +22,7 @@ extension MarkdownReporter {
             let key = group.key
             var cells = [key.flow, key.suite, key.provider, key.transport].map(Self.cell)
             if let per = group.bytesPerIteration {
-                let total = group.traffic.values.reduce(into: StepTraffic()) { $0.add($1) }.total
+                let total = group.measuredTraffic.total
                 let rate = seconds > 0 ? ByteSize.rate(Double(total) / seconds) : "—"
                 cells += [
                     ByteSize.format(per.sent), ByteSize.format(per.received), ByteSize.format(per.sent + per.received),

@@ -120,11 +120,16 @@ public struct GroupResult: Sendable {
         for (step, traffic) in other.setupTraffic { self.setupTraffic[step, default: StepTraffic()].add(traffic) }
     }
 
+    /// Every step's measured traffic added up: the measured iterations' bytes.
+    public var measuredTraffic: StepTraffic {
+        self.traffic.values.reduce(into: StepTraffic()) { $0.add($1) }
+    }
+
     /// The bytes each way of one measured iteration, on average (every sending step's, failed
     /// iterations included); nil when nothing was counted.
     public var bytesPerIteration: (sent: Double, received: Double)? {
         guard self.iterations > 0, !self.traffic.isEmpty else { return nil }
-        let total = self.traffic.values.reduce(into: StepTraffic()) { $0.add($1) }
+        let total = self.measuredTraffic
         return (Double(total.sent) / Double(self.iterations), Double(total.received) / Double(self.iterations))
     }
 }
