@@ -283,7 +283,11 @@ let package = Package(
             path: "Tests/StallingServer",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "LabCoreTests", dependencies: ["LabCore", "LabTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LabCoreTests",
+            dependencies: ["LabCore", "CLabCounting", "LabTesting"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "LabResultsTests",
             dependencies: ["LabCore", "LabResults", "LabTesting", .product(name: "Histogram", package: "hdrhistogram-swift")],

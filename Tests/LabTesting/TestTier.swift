@@ -29,6 +29,9 @@ public enum TestTier: String, CaseIterable, Sendable {
     /// The run over time, judged second by second on open-model schedules: alone (in the
     /// integration pass a lab fell more than a second behind its schedule).
     case intervalsAcceptance = "intervals-acceptance"
+    /// The hiccup meter's own tests: it sorts a thread's gaps by what the guest saw over
+    /// them, and another test's threads on the cores would switch it out: alone.
+    case hiccups
 
     /// The environment variable that names the tiers to run.
     public static let variable = "LAB_TEST_TIERS"

@@ -57,4 +57,63 @@ int c_lab_process_involuntary_switches(uint64_t *involuntary_switches);
 /// (`getrusage(RUSAGE_SELF)`: every thread's, ended ones included); 0 on success.
 int c_lab_process_cpu(uint64_t *user_nanoseconds, uint64_t *system_nanoseconds);
 
+/// The hiccup meter (`lab hiccups`): gaps of at least this many nanoseconds between two
+/// readings of the clock are counted.
+#define C_LAB_HICCUP_FLOOR 5000
+/// Gap sizes: [5, 10), [10, 20), [20, 50), [50, 100), [100, 1000) µs and 1 ms or more.
+#define C_LAB_HICCUP_BUCKETS 6
+/// What the guest saw of a gap: a context switch of the thread, an interrupt it took
+/// (where interrupts are counted), or neither: the host took the virtual CPU, or the
+/// hardware stalled, without the guest's kernel knowing.
+#define C_LAB_HICCUP_SWITCHED 0
+#define C_LAB_HICCUP_INTERRUPTED 1
+#define C_LAB_HICCUP_UNSEEN 2
+
+typedef struct {
+    /// How long to measure, in seconds (above 0).
+    double seconds;
+    /// The CPU to pin the calling thread to while it measures (its own CPUs are given back
+    /// after), or -1 to leave it where the scheduler puts it.
+    int cpu;
+    /// Bytes of memory the loop reads and writes at random between two readings of the
+    /// clock, 64 or more.
+    uint64_t working_set_bytes;
+    /// Tests only: every this many nanoseconds (0: never), spin `test_stall_nanoseconds`
+    /// without reading the clock, a stall of the thread's own that the guest cannot see.
+    uint64_t test_stall_every_nanoseconds;
+    uint64_t test_stall_nanoseconds;
+} c_lab_hiccup_options;
+
+typedef struct {
+    /// Wall time measured and the thread's CPU time over it, in nanoseconds.
+    uint64_t nanoseconds;
+    uint64_t cpu_nanoseconds;
+    /// Readings of the clock.
+    uint64_t readings;
+    /// Gaps by what the guest saw (C_LAB_HICCUP_SWITCHED …) and size bucket.
+    uint64_t gaps[3][C_LAB_HICCUP_BUCKETS];
+    /// Sum and longest of the gaps by what the guest saw, in nanoseconds.
+    uint64_t gap_nanoseconds[3];
+    uint64_t longest[3];
+    /// Whether interrupts were counted (else every interrupt's gap is unseen).
+    int interrupts_counted;
+    /// Stalls made on purpose (`test_stall_every_nanoseconds`).
+    uint64_t test_stalls;
+} c_lab_hiccups;
+
+/// Runs the hiccup meter on the calling thread for `options->seconds`: reads the clock in
+/// a loop, touching `working_set_bytes` of memory between readings, and sorts every gap of
+/// C_LAB_HICCUP_FLOOR or more by what the guest saw over it: the thread's context switches
+/// (getrusage) and interrupts (as `c_lab_thread_usage`), read right after each gap and at
+/// least once a millisecond. 0 on success, else an errno value.
+int c_lab_hiccups_measure(const c_lab_hiccup_options *options, c_lab_hiccups *result);
+
+/// Pins the calling thread to CPU `cpu`; 0 on success, else an errno value.
+int c_lab_pin_thread(int cpu);
+
+/// Tests only: membarrier(2) with `command` (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 16,
+/// then MEMBARRIER_CMD_PRIVATE_EXPEDITED, 8, which interrupts every CPU running a thread
+/// of this process); 0 on success, else an errno value.
+int c_lab_membarrier(int command);
+
 #endif

@@ -1,0 +1,125 @@
+import CLabCounting
+import Foundation
+import LabCore
+import LabTesting
+import Synchronization
+import Testing
+
+/// The hiccup meter's arithmetic (`Hiccups`), on figures worked out by hand.
+@Suite(.tier(.unit)) struct HiccupsArithmeticTests {
+    /// 2 s measured; unseen gaps: 40 of 5–10 µs, 300 of 10–20, 100 of 20–50, 60 of 50–100.
+    static let figures = Hiccups(
+        threads: 2,
+        nanoseconds: 2_000_000_000,
+        cpuNanoseconds: 1_990_000_000,
+        readings: 1_000,
+        workingSetBytes: 65_536,
+        interruptsCounted: true,
+        tallies: [
+            .unseen: Hiccups.Tally(counts: [40, 300, 100, 60, 0, 0], nanoseconds: 9_000_000, longest: 99_000),
+            .switched: Hiccups.Tally(counts: [0, 0, 0, 0, 0, 4], nanoseconds: 12_000_000, longest: 3_500_000),
+        ]
+    )
+
+    @Test("Rates count the gaps from a bucket's floor up, per second measured")
+    func rates() {
+        let figures = Self.figures
+        #expect(figures.rate(.unseen, atLeast: 5_000) == 250)
+        #expect(figures.rate(.unseen, atLeast: 10_000) == 230)
+        #expect(figures.rate(.unseen, atLeast: 50_000) == 30)
+        #expect(figures.rate(.switched, atLeast: 1_000_000) == 2)
+        #expect(figures.rate(.interrupted, atLeast: 5_000) == 0, "no tally: none")
+    }
+
+    @Test("The step length from which a tail percentile is the host's: share ÷ rate")
+    func tailLength() throws {
+        let figures = Self.figures
+        // 230 gaps of ≥ 10 µs a second: a 5 µs step catches one in 0.115% of its samples.
+        #expect(abs(figures.unseenShare(stepNanoseconds: 5_000, atLeast: 10_000) - 0.00115) < 1e-12)
+        // 0.1% of the samples from 0.001 / 230 s = 4.348 µs on (rounded up to the nanosecond).
+        #expect(figures.unseenTailLength(share: 0.001, atLeast: 10_000) == 4_348)
+        // 1%, gaps of ≥ 50 µs (30 a second): 333.334 µs.
+        #expect(figures.unseenTailLength(share: 0.01, atLeast: 50_000) == 333_334)
+        #expect(figures.unseenTailLength(share: 0.001, atLeast: 100_000) == nil, "none that long")
+    }
+
+    @Test("Threads add up: counts and time summed, the longest kept, interrupts counted only if by all")
+    func adding() {
+        var total = Self.figures
+        var other = Self.figures
+        other.interruptsCounted = false
+        other.tallies[.unseen] = Hiccups.Tally(counts: [1, 2, 3, 4, 5, 6], nanoseconds: 1_000, longest: 2_000_000)
+        total.add(other)
+        #expect(total.threads == 4 && total.nanoseconds == 4_000_000_000 && total.readings == 2_000)
+        #expect(
+            total[.unseen]
+                == Hiccups.Tally(counts: [41, 302, 103, 64, 5, 6], nanoseconds: 9_001_000, longest: 2_000_000)
+        )
+        #expect(total[.switched].counts == [0, 0, 0, 0, 0, 8])
+        #expect(!total.interruptsCounted)
+    }
+}
+
+/// The hiccup meter on this machine: gaps it is made to have are found, under the right
+/// cause. The host adds gaps of its own, so the checks are lower bounds. Alone (tier
+/// `hiccups`): another test's threads would switch the meter out inside its own stalls.
+@Suite(.tier(.hiccups), .serialized) struct HiccupsMeterTests {
+    @Test("A stall the guest cannot see is counted as unseen, in its size's bucket")
+    func unseenStall() throws {
+        let hiccups = try Hiccups.measure(
+            seconds: 0.5,
+            testStall: Hiccups.TestStall(every: 2_000_000, length: 60_000)
+        )
+        // About 0.5 s / 2.06 ms: some 240 stalls of 60 µs.
+        #expect(hiccups.testStalls >= 150, "\(hiccups.testStalls) stalls made")
+        let unseen = hiccups[.unseen].count(atLeast: 50_000)
+        // An interrupt or switch may land inside a few of them: those are charged to it.
+        #expect(
+            Double(unseen) >= 0.8 * Double(hiccups.testStalls),
+            "\(unseen) unseen gaps of ≥ 50 µs for \(hiccups.testStalls) stalls: \(hiccups.tallies)"
+        )
+        #expect(hiccups.readings > 1_000 && hiccups.nanoseconds >= 500_000_000)
+    }
+
+    @Test("A thread that shares its CPU with another busy one has its switches counted as switches")
+    func switches() throws {
+        // Both on CPU 0: the scheduler alternates them, in slices of a few milliseconds.
+        let stop = Atomic<Bool>(false)
+        let started = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let pinned = c_lab_pin_thread(0)
+            started.signal()
+            guard pinned == 0 else { return }
+            var spins: UInt64 = 0
+            while !stop.load(ordering: .relaxed) { spins &+= 1 }
+        }
+        started.wait()
+        defer { stop.store(true, ordering: .relaxed) }
+        let hiccups = try Hiccups.measure(seconds: 0.5, cpu: 0)
+        let long = hiccups[.switched].count(atLeast: 1_000_000)
+        #expect(long >= 10, "\(long) switched gaps of ≥ 1 ms in 0.5 s on a shared CPU: \(hiccups.tallies)")
+        #expect(hiccups[.unseen].count(atLeast: 1_000_000) < long, "\(hiccups.tallies)")
+    }
+
+    @Test(
+        "Interrupts the thread takes are counted as interrupts, where they can be counted",
+        .enabled(if: ThreadUsage.countsInterrupts, "interrupts are counted as root only")
+    )
+    func interrupts() throws {
+        // The scheduler's tick interrupts the meter; so does membarrier's expedited barrier,
+        // which sends an inter-processor interrupt to every CPU running a thread of this
+        // process: to the meter's, every half millisecond.
+        try #require(c_lab_membarrier(16) == 0)  // REGISTER_PRIVATE_EXPEDITED
+        let stop = Atomic<Bool>(false)
+        Thread.detachNewThread {
+            while !stop.load(ordering: .relaxed) {
+                _ = c_lab_membarrier(8)  // PRIVATE_EXPEDITED
+                usleep(500)
+            }
+        }
+        defer { stop.store(true, ordering: .relaxed) }
+        let hiccups = try Hiccups.measure(seconds: 0.5, cpu: 0)
+        #expect(hiccups.interruptsCounted)
+        #expect(hiccups[.interrupted].count(atLeast: 5_000) >= 1, "\(hiccups.tallies)")
+    }
+}
