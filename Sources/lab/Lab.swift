@@ -13,7 +13,7 @@ struct Lab: AsyncParsableCommand {
         abstract: "A benchmark and simulation lab for secure client/server exchanges.",
         version: LabInfo.current.versionText,
         subcommands: [
-            Run.self, Serve.self, Compare.self, Check.self, Merge.self, Calibrate.self, Validate.self, List.self,
+            Run.self, Serve.self, Compare.self, Check.self, Merge.self, Calibrate.self, HiccupsCommand.self, Validate.self, List.self,
         ]
     )
 

@@ -108,4 +108,34 @@ import Testing
         #expect(passing.status == 0, "\(passing.errors)")
         #expect(passing.output.isEmpty, "--quiet prints nothing")
     }
+
+    @Test("lab hiccups: its figures as JSON, one thread per core; a bad working set exits 1 and names the option")
+    func hiccups() async throws {
+        let outcome = try await Self.lab(["hiccups", "--seconds", "0.2", "--working-set", "1MiB", "--json"])
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any],
+            "\(outcome.output)"
+        )
+        #expect(document["threads"] as? Int == ProcessInfo.processInfo.activeProcessorCount)
+        #expect(document["workingSetBytes"] as? Int == 1_048_576)
+        let measured = try #require(document["nanoseconds"] as? Int)
+        #expect(measured >= 200_000_000 * ProcessInfo.processInfo.activeProcessorCount, "\(measured) ns")
+        let tallies = try #require(document["tallies"] as? [String: Any])
+        #expect(Set(tallies.keys) == ["switched", "interrupted", "unseen"])
+        let text = try await Self.lab(["hiccups", "--seconds", "0.1", "--threads", "1"])
+        #expect(text.status == 0, "\(text.errors)")
+        #expect(text.output.contains("| nothing (unseen) |"), "\(text.output)")
+        #expect(text.output.contains("per second of running"), "\(text.output)")
+        for (arguments, named) in [
+            (["--working-set", "10"], "--working-set"),
+            (["--working-set", "2GiB"], "--working-set"),
+            (["--seconds", "0"], "--seconds"),
+            (["--threads", "0"], "--threads"),
+        ] {
+            let refused = try await Self.lab(["hiccups"] + arguments)
+            #expect(refused.status == 1, "\(arguments): \(refused.errors)")
+            #expect(refused.errors.contains(named), "\(arguments): \(refused.errors)")
+        }
+    }
 }
