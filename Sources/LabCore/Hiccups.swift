@@ -12,7 +12,7 @@ import Glibc
 /// sorted by what the guest's kernel saw over it.
 ///
 /// A step's sample can be marked preempted only for what the guest sees: a context switch,
-/// an interrupt, time off the CPU that the host reports as steal (`ThreadUsage.disturbed`).
+/// an interrupt, wall time beyond its CPU time (`ThreadUsage.disturbed`).
 /// On a virtual machine whose host takes the virtual CPU away without reporting it, the
 /// rest lands in the step's time as if the step had done it. The meter measures how often
 /// that happens, so that a reader knows from which step length on a tail percentile is the
@@ -178,15 +178,19 @@ public struct Hiccups: Sendable, Equatable, Codable {
                     + "seconds must be above 0, the working set at least 64 bytes, the CPU one this process may use"
             )
         }
-        func tally(_ counts: [UInt64], _ index: Int) -> Tally {
-            let longest = withUnsafeBytes(of: result.longest) { $0.bindMemory(to: UInt64.self)[index] }
-            let summed = withUnsafeBytes(of: result.gap_nanoseconds) { $0.bindMemory(to: UInt64.self)[index] }
+        // The C result's rows, by the C index of each cause.
+        let rows: [(Cause, Int32)] = [
+            (.switched, C_LAB_HICCUP_SWITCHED), (.interrupted, C_LAB_HICCUP_INTERRUPTED),
+            (.unseen, C_LAB_HICCUP_UNSEEN),
+        ]
+        let width = Self.bucketFloors.count
+        func tally(_ row: Int) -> Tally {
+            let counts = withUnsafeBytes(of: result.gaps) {
+                Array($0.bindMemory(to: UInt64.self)[(row * width)..<((row + 1) * width)])
+            }
+            let longest = withUnsafeBytes(of: result.longest) { $0.bindMemory(to: UInt64.self)[row] }
+            let summed = withUnsafeBytes(of: result.gap_nanoseconds) { $0.bindMemory(to: UInt64.self)[row] }
             return Tally(counts: counts, nanoseconds: summed, longest: longest)
-        }
-        let rows = withUnsafeBytes(of: result.gaps) { raw -> [[UInt64]] in
-            let values = raw.bindMemory(to: UInt64.self)
-            let width = Self.bucketFloors.count
-            return (0..<3).map { row in Array(values[(row * width)..<((row + 1) * width)]) }
         }
         return Hiccups(
             threads: 1,
@@ -195,11 +199,7 @@ public struct Hiccups: Sendable, Equatable, Codable {
             readings: result.readings,
             workingSetBytes: workingSetBytes,
             interruptsCounted: result.interrupts_counted != 0,
-            tallies: [
-                .switched: tally(rows[Int(C_LAB_HICCUP_SWITCHED)], Int(C_LAB_HICCUP_SWITCHED)),
-                .interrupted: tally(rows[Int(C_LAB_HICCUP_INTERRUPTED)], Int(C_LAB_HICCUP_INTERRUPTED)),
-                .unseen: tally(rows[Int(C_LAB_HICCUP_UNSEEN)], Int(C_LAB_HICCUP_UNSEEN)),
-            ],
+            tallies: Dictionary(uniqueKeysWithValues: rows.map { ($0.0, tally(Int($0.1))) }),
             testStalls: result.test_stalls
         )
     }
