@@ -23,4 +23,5 @@ run cpu-bound unit
 run load load
 run integration integration
 run daemon-restart daemon-restart
+test_summary || status=1
 exit "$status"
