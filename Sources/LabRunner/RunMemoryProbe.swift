@@ -35,10 +35,11 @@ final class RunMemoryProbe: Sendable {
     }
 
     /// The last client is connected and set up; `iterations` have ended so far. With a server
-    /// elsewhere (`remote`), asks it for its heap too, without holding the clients up.
-    func clientsReady(iterations: Int, remote: (any TransportEndpoint)?) {
+    /// elsewhere (`remote`), asks it for its heap too, without holding the clients up, once it
+    /// counts `connections` open (all the clients', if it said how many it had before).
+    func clientsReady(iterations: Int, remote: (any TransportEndpoint)?, connections: Int?) {
         let snapshot = self.snapshot()
-        let fetch = remote.map { remote in Task { await ServerSide.fetch(remote) } }
+        let fetch = remote.map { remote in Task { await ServerSide.fetch(remote, whenOpen: connections) } }
         self.state.withLock {
             $0.ready = snapshot
             $0.iterationsAtReady = iterations

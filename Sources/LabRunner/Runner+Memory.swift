@@ -9,12 +9,18 @@ extension Runner {
     }
 
     /// The run's checkpoints, each taking its heap snapshot when the last client arrives;
-    /// `remote` is a server elsewhere to ask for its heap with the clients connected.
-    func checkpoints(clients: Int, memory: RunMemoryProbe, remote: (any TransportEndpoint)?) -> Checkpoints {
+    /// `remote` is a server elsewhere to ask for its heap with the clients connected, once it
+    /// counts `remoteConnections` open.
+    func checkpoints(
+        clients: Int,
+        memory: RunMemoryProbe,
+        remote: (any TransportEndpoint)?,
+        remoteConnections: Int?
+    ) -> Checkpoints {
         let progress = self.progress
         return Checkpoints(
             ready: ClientCheckpoint(parties: clients) {
-                memory.clientsReady(iterations: progress.completed, remote: remote)
+                memory.clientsReady(iterations: progress.completed, remote: remote, connections: remoteConnections)
             },
             end: ClientCheckpoint(parties: clients) {
                 await memory.measuredEnd(iterations: progress.completed)

@@ -37,9 +37,15 @@ extension Runner {
         try OpenFileLimit.require(Self.openFilesNeeded(self.plan, clients: mine.count, remote: located.endpoint != nil))
         var statsBefore: Result<ServerStats, LabError>? = nil
         if let remote = located.endpoint {
-            var probe = NoStepRecorder()
-            try await remote.connect(recorder: &probe).close()
+            // The statistics first: the server counts its open connections in them, and would
+            // count a probe's until it had taken its close on, at a moment of its own. A server
+            // that answered them is reached; otherwise a probe fails with the reason, or
+            // reaches a server that does not answer them.
             if scenario.server.serverStats { statsBefore = await ServerSide.fetch(remote) }
+            if (try? statsBefore?.get()) == nil {
+                var probe = NoStepRecorder()
+                try await remote.connect(recorder: &probe).close()
+            }
         }
         return ReachedServer(transport: transport, located: located, clients: mine, statsBefore: statsBefore)
     }
@@ -117,6 +123,11 @@ extension Runner {
         let runStart = due ?? Stopwatch.now()
         let clientsStartedAt = Date()
         let stats = scenario.server.serverStats ? server.remote : nil
+        // The server's connections with every client's open: those it had before (that
+        // answer's own among them, as the next answer's will be) and one per client per flow.
+        let connections = (try? server.statsBefore?.get())?.openConnections.map {
+            $0 + server.clients.count * flows.count
+        }
         let cpuStart = ProcessCPU.now()
         let (recorders, intervals) = try await self.runClients(
             server.clients,
@@ -124,7 +135,12 @@ extension Runner {
             histograms: histograms,
             built: flows,
             barrier: barrier,
-            checkpoints: self.checkpoints(clients: server.clients.count, memory: memory, remote: stats),
+            checkpoints: self.checkpoints(
+                clients: server.clients.count,
+                memory: memory,
+                remote: stats,
+                remoteConnections: connections
+            ),
             runStart: runStart
         )
         let runEnd = Stopwatch.now()

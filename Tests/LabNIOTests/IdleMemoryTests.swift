@@ -39,9 +39,9 @@ import Testing
         let perClient = try #require(memory.heapPerClient)
         #expect(perClient > 0 && perClient < 64 * 1024, "client heap per client: \(perClient) bytes")
         let serverMemory = try #require(memory.server, "no server heap: \(memory.serverNote ?? "-")")
-        // The kernel completes a handshake before the server accepts it: on a loaded machine the
-        // server may not yet have accepted the last few when the clients ask (CI once saw 492).
-        #expect((475...501).contains(serverMemory.connections), "connections the clients added: \(serverMemory)")
+        // The kernel completes a handshake before the server takes the connection on: the lab
+        // asks until the server counts every client's (CI saw 470 and 492 when it asked once).
+        #expect(serverMemory.connections == 500, "connections the clients added: \(serverMemory)")
         let perConnection = try #require(serverMemory.heapPerConnection)
         #expect(perConnection > 0 && perConnection < 64 * 1024, "server heap per connection: \(perConnection) bytes")
         let status = try await server.stop(signal: SIGINT, timeout: .seconds(15))
