@@ -80,10 +80,19 @@ import Testing
             let others = result.flagged.filter { !$0.hasSuffix(" \(step)") && !$0.hasSuffix(" exchange") }
             #expect(others.isEmpty, "\(step): also flagged \(others)")
             // The slowdown's bookkeeping between the steps allocates nothing: an exchange makes
-            // as many calls into the allocator as the baseline's (StepSlowdown says why).
-            #expect(result.exchangeAllocations.count == 2, "\(result.exchangeAllocations)")
+            // as many calls into the allocator as the baseline's (StepSlowdown says why), to the
+            // call in x25519. rsa-modern's may differ by a few: OpenSSL's RSA blinding belongs
+            // to the thread that first used the key, and a private-key operation on another
+            // thread makes one call more (a C probe: 44 calls per PSS signature on that thread,
+            // 45 on another). One clean-clone run's exchange made 499 against the baseline's 505.
+            #expect(Set(result.exchangeAllocations.keys) == ["x25519", "rsa-modern"], "\(result.exchangeAllocations)")
             for (suite, pair) in result.exchangeAllocations {
-                #expect(pair.count == 2 && !pair[0].isEmpty && pair[0] == pair[1], "\(step), \(suite) exchange allocations: \(pair)")
+                let counts = pair.compactMap { Int($0) }
+                let allowed = suite == "x25519" ? 0 : 8
+                #expect(
+                    counts.count == 2 && abs(counts[0] - counts[1]) <= allowed,
+                    "\(step), \(suite) exchange allocations (baseline, run): \(pair), \(allowed) apart at most"
+                )
             }
         }
 
