@@ -107,7 +107,9 @@ struct SocketClient: Sendable {
         recorder.record(.connect, nanoseconds: end &- start)
         if let seen {
             if let handshake = seen.handshakeNanoseconds { recorder.record(.handshake, nanoseconds: handshake) }
-            if let bytes = seen.handshakeBytes { recorder.transferred(.handshake, sent: bytes.sent, received: bytes.received) }
+            if let bytes = seen.handshakeBytes {
+                recorder.transferred(.handshake, sent: bytes.sent, received: bytes.received)
+            }
             for outcome in seen.negotiated?.outcomes ?? ["tls.unread"] { recorder.count(outcome, by: 1) }
         }
         let address = ServerStepMailbox.key(channel.localAddress)
