@@ -137,6 +137,18 @@ int c_lab_pin_thread(int cpu) {
     return sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : errno;
 }
 
+int c_lab_allowed_cpus(int *cpus, int capacity) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+    int count = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &set)) continue;
+        if (count < capacity) cpus[count] = cpu;
+        count++;
+    }
+    return count;
+}
+
 int c_lab_membarrier(int command) {
     return syscall(SYS_membarrier, command, 0, 0) == 0 ? 0 : errno;
 }

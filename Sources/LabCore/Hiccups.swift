@@ -204,19 +204,29 @@ public struct Hiccups: Sendable, Equatable, Codable {
         )
     }
 
-    /// Measures `threads` threads at once for `seconds`, thread `k` pinned to CPU
-    /// `k % cores` (`pinned`) or left to the scheduler, and sums their figures.
+    /// The CPUs this thread may run on, in ascending order: not always 0 to cores − 1 (a
+    /// container's cpuset may give it CPUs 2 and 3).
+    public static func allowedCPUs() -> [Int] {
+        var cpus = [Int32](repeating: 0, count: 1_024)
+        let count = Int(c_lab_allowed_cpus(&cpus, Int32(cpus.count)))
+        guard count > 0 else { return [0] }
+        return cpus.prefix(min(count, cpus.count)).map(Int.init)
+    }
+
+    /// Measures `threads` threads at once for `seconds`, thread `k` pinned to the `k`-th of
+    /// the CPUs it may use, modulo their number (`pinned`), or left to the scheduler, and sums
+    /// their figures.
     public static func measure(
         threads: Int,
         seconds: Double,
         pinned: Bool = true,
         workingSetBytes: UInt64 = 64 * 1_024
     ) throws(LabError) -> Hiccups {
-        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let cpus = Self.allowedCPUs()
         let results = Mutex<[Result<Hiccups, LabError>]>([])
         let done = DispatchSemaphore(value: 0)
         for index in 0..<max(1, threads) {
-            let cpu = pinned ? index % cores : nil
+            let cpu = pinned ? cpus[index % cpus.count] : nil
             Thread.detachNewThread {
                 let result = Result { () throws(LabError) -> Hiccups in
                     try Hiccups.measure(seconds: seconds, cpu: cpu, workingSetBytes: workingSetBytes)

@@ -70,35 +70,54 @@ import Testing
             seconds: 0.5,
             testStall: Hiccups.TestStall(every: 2_000_000, length: 60_000)
         )
-        // About 0.5 s / 2.06 ms: some 240 stalls of 60 µs.
-        #expect(hiccups.testStalls >= 150, "\(hiccups.testStalls) stalls made")
+        // About 0.5 s / 2.06 ms: up to some 240 stalls of 60 µs, fewer when the meter's CPU is
+        // shared (a stall is timed from when the meter runs).
+        try #require(hiccups.testStalls >= 20, "\(hiccups.testStalls) stalls made")
         let unseen = hiccups[.unseen].count(atLeast: 50_000)
-        // An interrupt or switch may land inside a few of them: those are charged to it.
+        // A switch or an interrupt that lands inside a stall (on a loaded machine, many) has it
+        // charged to it, one stall at most each; every other stall is an unseen gap of its size.
+        let seen = hiccups[.switched].count(atLeast: 0) + hiccups[.interrupted].count(atLeast: 0)
         #expect(
-            Double(unseen) >= 0.8 * Double(hiccups.testStalls),
-            "\(unseen) unseen gaps of ≥ 50 µs for \(hiccups.testStalls) stalls: \(hiccups.tallies)"
+            unseen + seen >= hiccups.testStalls,
+            "\(unseen) unseen gaps of ≥ 50 µs for \(hiccups.testStalls) stalls, \(seen) gaps the guest saw: \(hiccups.tallies)"
         )
         #expect(hiccups.readings > 1_000 && hiccups.nanoseconds >= 500_000_000)
     }
 
     @Test("A thread that shares its CPU with another busy one has its switches counted as switches")
     func switches() throws {
-        // Both on CPU 0: the scheduler alternates them, in slices of a few milliseconds.
+        // Both on one CPU the process may use: the scheduler alternates them, in slices whose
+        // length is the scheduler's own (a few milliseconds with one tick, under one with
+        // another): the kernel's count of the meter's involuntary switches says how many
+        // gaps there were, whatever their length.
+        let cpu = try #require(Hiccups.allowedCPUs().first)
         let stop = Atomic<Bool>(false)
+        let pinned = Atomic<Int32>(-1)
         let started = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            let pinned = c_lab_pin_thread(0)
+            pinned.store(c_lab_pin_thread(Int32(cpu)), ordering: .relaxed)
             started.signal()
-            guard pinned == 0 else { return }
             var spins: UInt64 = 0
             while !stop.load(ordering: .relaxed) { spins &+= 1 }
         }
         started.wait()
         defer { stop.store(true, ordering: .relaxed) }
-        let hiccups = try Hiccups.measure(seconds: 0.5, cpu: 0)
-        let long = hiccups[.switched].count(atLeast: 1_000_000)
-        #expect(long >= 10, "\(long) switched gaps of ≥ 1 ms in 0.5 s on a shared CPU: \(hiccups.tallies)")
-        #expect(hiccups[.unseen].count(atLeast: 1_000_000) < long, "\(hiccups.tallies)")
+        try #require(pinned.load(ordering: .relaxed) == 0, "the busy thread could not be pinned to CPU \(cpu)")
+        // The measurement runs on this thread: its involuntary switches around it are the meter's.
+        let before = try #require(ThreadUsage.now())
+        let hiccups = try Hiccups.measure(seconds: 0.5, cpu: cpu)
+        let after = try #require(ThreadUsage.now())
+        let switches = after.involuntarySwitches &- before.involuntarySwitches
+        try #require(switches >= 5, "the scheduler switched the meter out \(switches) times in 0.5 s beside a busy thread")
+        let switched = hiccups[.switched]
+        // Each switch is a gap charged to a switch (two switches inside one gap make one; the
+        // pin itself may switch once before the meter starts).
+        #expect(
+            Double(switched.count(atLeast: 0)) >= 0.5 * Double(switches),
+            "\(switched.count(atLeast: 0)) switched gaps for \(switches) involuntary switches: \(hiccups.tallies)"
+        )
+        // The time the busy thread took is charged to switches, not to the host.
+        #expect(switched.nanoseconds > 4 * hiccups[.unseen].nanoseconds, "\(hiccups.tallies)")
     }
 
     @Test(
@@ -118,7 +137,7 @@ import Testing
             }
         }
         defer { stop.store(true, ordering: .relaxed) }
-        let hiccups = try Hiccups.measure(seconds: 0.5, cpu: 0)
+        let hiccups = try Hiccups.measure(seconds: 0.5, cpu: Hiccups.allowedCPUs().first)
         #expect(hiccups.interruptsCounted)
         #expect(hiccups[.interrupted].count(atLeast: 5_000) >= 1, "\(hiccups.tallies)")
     }

@@ -111,6 +111,11 @@ int c_lab_hiccups_measure(const c_lab_hiccup_options *options, c_lab_hiccups *re
 /// Pins the calling thread to CPU `cpu`; 0 on success, else an errno value.
 int c_lab_pin_thread(int cpu);
 
+/// The CPUs the calling thread may run on (its affinity: a container's cpuset may give it
+/// CPUs 2 and 3, not 0 and 1), in ascending order: up to `capacity` of them written to
+/// `cpus`; returns how many there are, or -1 with errno set.
+int c_lab_allowed_cpus(int *cpus, int capacity);
+
 /// Tests only: membarrier(2) with `command` (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 16,
 /// then MEMBARRIER_CMD_PRIVATE_EXPEDITED, 8, which interrupts every CPU running a thread
 /// of this process); 0 on success, else an errno value.
