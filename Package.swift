@@ -57,16 +57,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Framing and the cx/1 property-list codec, shared by server and client.
-        // Optimised in every configuration: the wire codec is every exchange's `encode` and
-        // `decode`, and the counted gate counts the debug build. Unoptimised, its generic
-        // code's runtime lookups were 90% of those steps' instructions (decode 180,000 against
-        // 20,000), and their counts moved by up to 2.4% between runs of one build with where
-        // the runtime's caches happened to put their entries (docs/performance.md).
-        .target(
-            name: "LabWire",
-            dependencies: ["LabCore", "LabResults"],
-            swiftSettings: swiftSettings + [.unsafeFlags(["-O"], .when(configuration: .debug))]
-        ),
+        .target(name: "LabWire", dependencies: ["LabCore", "LabResults"], swiftSettings: swiftSettings),
         // The cx/1 suites and exchange, written once over the CryptoProvider protocol.
         .target(name: "LabCrypto", dependencies: ["LabCore", "LabWire"], swiftSettings: swiftSettings),
         // The `swift-crypto` provider (BoringSSL inside).

@@ -7,15 +7,17 @@
 #   bash scripts/gate.sh record [RUNS]        record a new baseline: RUNS counted runs (default 5)
 #   bash scripts/gate.sh check -- ARGS...     extra `lab run` arguments (tests: --test-slowdown decode=3%)
 #
-# Options: --lab PATH (default .build/debug/lab, the debug build scripts/test makes), --out DIR
-# (where the run and check.md go; default .build/gate). The baseline must come from the
-# same build configuration and machine class as the check: record it with the debug build,
-# on the kind of machine CI runs on, and commit Benchmarks/gate/ with the change that moved
-# the counts, saying why.
+# It counts the release build, the one users run (`swift build -c release --product lab`, as
+# the quickstart builds it): `check` and `record` build it first, which on a warm tree takes
+# a few seconds and after a change rebuilds what changed. Options: --lab PATH (count that
+# binary instead, built by the caller), --out DIR (where the run and check.md go; default
+# .build/gate). The baseline must come from the same build configuration and machine class
+# as the check: record it on the kind of machine CI runs on, and commit Benchmarks/gate/
+# with the change that moved the counts, saying why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-lab=.build/debug/lab
+lab=
 out=.build/gate
 scenario=Scenarios/ci-gate.json
 baseline=Benchmarks/gate
@@ -33,6 +35,14 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+# The release build of `lab`, unless --lab named a binary.
+build_lab() {
+    if [ -z "$lab" ]; then
+        swift build -c release --product lab
+        lab=.build/release/lab
+    fi
+}
+
 case "$command" in
     check)
         shopt -s nullglob
@@ -40,6 +50,7 @@ case "$command" in
         [ ${#files[@]} -gt 0 ] || { echo "gate.sh: no baseline in $baseline (bash scripts/gate.sh record)" >&2; exit 1; }
         baselines=()
         for file in "${files[@]}"; do baselines+=(--baseline "$file"); done
+        build_lab
         rm -rf "$out"
         "$lab" run "$scenario" --counted --quiet --out "$out/run" ${extra[@]+"${extra[@]}"}
         # check-junit.xml for CI's test report; on GitHub Actions also the job summary and
@@ -53,10 +64,7 @@ case "$command" in
         # baseline's own files aside).
         dirty=false
         [ -z "$(git status --porcelain --untracked-files=no -- . ":!$baseline" 2>/dev/null)" ] || dirty=true
-        # The same build as scripts/test's, so that the baseline is counted from the binary CI
-        # checks (a plain `swift build --product lab` links another one; its counts differed
-        # by 18 instructions in x25519 encrypt and decrypt) and the test build stays warm.
-        swift build --build-tests -Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error
+        build_lab
         work=$(mktemp -d)
         trap 'rm -rf "$work"' EXIT
         # Counts do not depend on what else runs: two runs at a time, one per core.

@@ -217,6 +217,11 @@ public struct OpenSSLProvider: CryptoProvider {
     ) throws -> Bool {
         if let hash = Self.rsaHash(scheme, publicKey) {
             let digest = try self.digest(message, hash)
+            #if LAB_GATE_PROBE
+            if let input = GateProbe.input(at: .opensslVerify) {
+                GateProbe.keep(UInt64(try self.digest(input, .sha256)[0]))
+            }
+            #endif
             return try publicKey.withContext(
                 .init(signing: false, scheme: scheme),
                 make: { try self.rsaContext(publicKey, scheme: scheme, hash: hash, signing: false) },

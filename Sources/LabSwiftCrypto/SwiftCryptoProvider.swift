@@ -168,6 +168,11 @@ public struct SwiftCryptoProvider: CryptoProvider {
             case (.rsaPSS(let hash), .rsaSignature(let key)):
                 return try Self.rsaSign(key, message, hash: hash, padding: .PSS)
             case (.ed25519, .ed25519(let key)):
+                #if LAB_GATE_PROBE
+                if let input = GateProbe.input(at: .swiftCryptoSign) {
+                    GateProbe.keep(SHA256.hash(data: input).withUnsafeBytes { UInt64($0[0]) })
+                }
+                #endif
                 return Array(try key.signature(for: message))
             case (.mldsa65, .mldsa65(let key)):
                 return Array(try key.signature(for: message))

@@ -164,6 +164,9 @@ public enum CXReply: Sendable, Equatable {
 
     /// Parses a frame body from the server.
     public init(decoding body: [UInt8]) throws {
+        #if LAB_GATE_PROBE
+        if let input = GateProbe.input(at: .wireDecode) { GateProbe.keep(UInt64(GateProbe.adler32(input))) }
+        #endif
         let plist = try PropertyListDictionary(decoding: body)
         if let code = try plist.optionalString(CXKey.error) {
             let text = try plist.optionalString(CXKey.errorMessage) ?? ""

@@ -144,6 +144,9 @@ enum CountedRun {
         environment[Child.flowVariable] = name
         environment[Child.directoryVariable] = results.path
         environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
+        #if LAB_GATE_PROBE
+        if let probe = getenv(GateProbe.variable) { environment[GateProbe.variable] = String(cString: probe) }
+        #endif
         environment = StackPadding.padded(environment, arguments: [lab.path] + arguments)
         let process = try Self.start(
             valgrind.path,

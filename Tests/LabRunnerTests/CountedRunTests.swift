@@ -42,16 +42,20 @@ import Testing
         #expect(refused.errors.contains("--counted counts one client's work, alone: clients.count must be 1"))
     }
 
-    /// The gate against the committed baseline with `step` made 3% slower (`scripts/gate.sh
+    /// The gate against the committed baseline with `step` made 1% slower (`scripts/gate.sh
     /// check`, out paths of different lengths): its exit code, the steps it flags, and where
     /// its counted run went.
     static func gate(slowing step: String, in folder: URL) async throws -> (
         status: Int32, flagged: [String], run: URL, exchangeAllocations: [String: [String]]
     ) {
         let out = folder.appendingPathComponent(step == "sign" ? "sign" : "\(step)-with-a-longer-out-path")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: RepositoryPaths.releaseLab.path),
+            "the gate counts the release build: swift build -c release --product lab (scripts/test builds it)"
+        )
         let outcome = try await ChildProcess.run(
             URL(fileURLWithPath: "/bin/bash"),
-            ["scripts/gate.sh", "check", "--lab", CLITests.lab.path, "--out", out.path, "--", "--test-slowdown", "\(step)=3%"],
+            ["scripts/gate.sh", "check", "--lab", RepositoryPaths.releaseLab.path, "--out", out.path, "--", "--test-slowdown", "\(step)=1%"],
             in: RepositoryPaths.root
         )
         let csv = try CSV<Named>(url: out.appendingPathComponent("check.csv"))
@@ -66,8 +70,8 @@ import Testing
 
     // Two counted runs of Scenarios/ci-gate.json (two processes each, one per flow) serve
     // every check here: four Valgrind processes instead of eight, a minute and a half of CI.
-    @Test("The gate fails on decode or sign made 3% slower, naming that step alone; every other step counts alike in both")
-    func gateCatchesThreePercent() async throws {
+    @Test("The gate fails on decode or sign made 1% slower, naming that step alone; every other step counts alike in both")
+    func gateCatchesOnePercent() async throws {
         let folder = try CLITests.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         async let decode = Self.gate(slowing: "decode", in: folder)
@@ -110,17 +114,16 @@ import Testing
             #expect(Set(run.samples["rsa-modern"]?.keys ?? [:].keys) == Set(steps), "\(run.samples)")
             #expect(run.samples.values.allSatisfy { $0.values.allSatisfy { $0 == 12 } }, "\(run.samples)")
         }
-        // The steps neither run slowed count within 1% or 1,000 instructions of each other in
-        // the two processes. Not 0.5%, which two unchanged runs meet
-        // (`scripts/gate-acceptance.sh`): each run's slowed step brings its added work's code
-        // paths in at its own moment, and a debug build's runtime caches are keyed by
-        // addresses (x25519 `decrypt` 0.64% apart, 2026-11-24). Ed25519 verifying with the
-        // server's fixed key counts the same to 0.01%.
+        // The steps neither run slowed count alike in the two processes, within the gate's
+        // allowance (0.25%, at least 100 instructions): the release build repeats them to the
+        // instruction, but for where a slowed step's bookkeeping leaves a later step's buffers
+        // (x25519 `encrypt` +54 with `decode` slowed; docs/performance.md). Ed25519 verifying with the server's fixed key
+        // counts the same to 0.01%.
         for suite in ["x25519", "rsa-modern"] {
             for step in steps + (suite == "x25519" ? ["keygen.client"] : []) where !["decode", "sign", "exchange"].contains(step) {
                 let x = Double(a.medians[suite]?[step] ?? 0)
                 let y = Double(b.medians[suite]?[step] ?? 1)
-                #expect(x > 0 && abs(x - y) < max(0.01 * y, 1_000), "\(suite) \(step): \(x) vs \(y)")
+                #expect(x > 0 && abs(x - y) <= max(0.0025 * y, 100), "\(suite) \(step): \(x) vs \(y)")
             }
         }
         let x = Double(a.medians["x25519"]?["verify"] ?? 0)

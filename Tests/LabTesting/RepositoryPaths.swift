@@ -14,6 +14,10 @@ public enum RepositoryPaths {
 
     /// `Tests/Interop`.
     public static let interop = root.appendingPathComponent("Tests/Interop")
+
+    /// The release build of `lab` (`swift build -c release --product lab`, which scripts/test
+    /// makes before its passes): the build the counted gate counts.
+    public static let releaseLab = root.appendingPathComponent(".build/release/lab")
 }
 
 extension RepositoryPaths {

@@ -9,8 +9,8 @@ struct Check: AsyncParsableCommand {
         abstract: "Check a run against a baseline, step by step; exit 2 on a regression.",
         discussion: """
             Counted runs (lab run --counted) are checked on instructions: a step regressed when its \
-            median over the samples exceeds the baselines' by more than --count-floor plus twice the \
-            baselines' spread between processes. Timed runs are checked over their rounds: \
+            median over the samples exceeds the baselines' by more than --count-floor (and at least \
+            100 instructions) plus twice the baselines' spread between processes. Timed runs are checked over their rounds: \
 
             both runs need rounds ("load": {"rounds": 10}): each round gives every step one median, \
             divided by the calibration unit timed just before it in the same process. A step regressed \
@@ -45,7 +45,7 @@ struct Check: AsyncParsableCommand {
         help:
             "Counted runs (lab run --counted): the smallest change in a step's median instructions called a regression, beyond which the baselines' spread widens it."
     )
-    var countFloor = "1.5%"
+    var countFloor = "0.25%"
 
     @Option(help: "Write check.md and check.csv here (default: the run's folder, if it is one).")
     var out: String?
