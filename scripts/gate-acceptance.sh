@@ -7,8 +7,8 @@
 #   a second build folder), which compiles in one real operation at each of three places,
 #   switched on one at a time by LAB_GATE_PROBE=PLACE:BYTES (Sources/LabCore/GateProbe.swift):
 #     swift-crypto.sign:32   one more SHA-256 (32 bytes) inside swift-crypto's Ed25519 signing
-#     openssl.verify:BYTES   one more SHA-256 through OpenSSL's EVP inside RSA-PSS verification
-#     wire.decode:BYTES      an Adler-32 over BYTES bytes inside the decoding of a cx/1 reply
+#     openssl.verify:32      one more SHA-256 (32 bytes) through OpenSSL's EVP inside RSA-PSS verification
+#     wire.decode:6          an Adler-32 over 6 bytes inside the decoding of a cx/1 reply
 #   each sized to about 1% of its step. RUNS runs of each must exit 2 and name that step of
 #   that suite, and nothing else but an exchange; the probe build with no probe must pass.
 #
@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
 work=${GATE_ACCEPTANCE_OUT:-.build/gate-acceptance}
-probes=(swift-crypto.sign:32 openssl.verify:96 wire.decode:14)
+probes=(swift-crypto.sign:32 openssl.verify:32 wire.decode:6)
 
 swift build -c release --product lab
 swift build -c release --product lab -Xswiftc -DLAB_GATE_PROBE --scratch-path .build-probe
