@@ -233,7 +233,7 @@ public struct RegressionCheck: Sendable {
         }
         let ratio = Self.hodgesLehmannRatio(base, run)
         let slower = ratio >= 1
-        let p = RankSum.oneSidedPValue(base, run, greater: slower)
+        let p = RankSumTest(base, run).oneSidedPValue(greater: slower)
         let beyond = slower ? ratio > 1 + threshold : ratio < 1 / (1 + threshold)
         let verdict: Verdict =
             p >= self.alpha ? .unchanged : beyond ? (slower ? .slower : .faster) : .withinAllowance
@@ -283,73 +283,8 @@ public struct RegressionCheck: Sendable {
         return exp(Self.median(logs))
     }
 
-    /// The median; 0 for no values.
+    /// The median (`Statistics.median`); 0 for no values.
     static func median(_ values: [Double]) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-    }
-}
-
-/// The Wilcoxon–Mann–Whitney rank-sum test for small samples, exact where it can be.
-public enum RankSum {
-    /// The one-sided p-value that the second sample is stochastically greater (or, with
-    /// `greater: false`, smaller) than the first. Exact (the null distribution of U counted
-    /// over all arrangements) when n·m ≤ 2,500 and no values tie; otherwise the normal
-    /// approximation with continuity and tie corrections.
-    public static func oneSidedPValue(_ first: [Double], _ second: [Double], greater: Bool) -> Double {
-        let n = first.count
-        let m = second.count
-        guard n > 0, m > 0 else { return 1 }
-        // U: pairs where the second's value is larger (ties half), in the tested direction.
-        var u = 0.0
-        for x in first {
-            for y in second {
-                if greater ? y > x : y < x { u += 1 } else if y == x { u += 0.5 }
-            }
-        }
-        let pooled = first + second
-        let hasTies = Set(pooled).count < pooled.count
-        if !hasTies, n * m <= 2_500 {
-            let counts = Self.distribution(n, m)
-            let total = counts.reduce(0, +)
-            let observed = Int(u.rounded())
-            return counts[observed...].reduce(0, +) / total
-        }
-        let big = Double(n + m)
-        var tieTerm = 0.0
-        var groups: [Double: Int] = [:]
-        for value in pooled { groups[value, default: 0] += 1 }
-        for count in groups.values where count > 1 { tieTerm += Double(count * count * count - count) }
-        let variance = Double(n * m) / 12 * ((big + 1) - tieTerm / (big * (big - 1)))
-        guard variance > 0 else { return 1 }
-        let z = (u - 0.5 - Double(n * m) / 2) / variance.squareRoot()
-        return 0.5 * erfc(z / 2.0.squareRoot())
-    }
-
-    /// How many of the C(n+m, n) arrangements give each U = 0 … n·m: the coefficients of the
-    /// Gaussian binomial [n+m choose n]_q, by its Pascal recurrence.
-    static func distribution(_ n: Int, _ m: Int) -> [Double] {
-        let size = n * m + 1
-        // row[k] = [N choose k]_q for the current N, k = 0 … n.
-        var row: [[Double]] = Array(repeating: [], count: n + 1)
-        row[0] = [1]
-        for total in 1...(n + m) {
-            var next = row
-            for k in stride(from: min(n, total), through: 1, by: -1) {
-                // [N choose k] = [N-1 choose k-1] + q^k [N-1 choose k]
-                let shifted = row[k].isEmpty ? [] : Array(repeating: 0.0, count: k) + row[k]
-                let left = row[k - 1]
-                var sum = Array(repeating: 0.0, count: max(left.count, shifted.count))
-                for (index, value) in left.enumerated() { sum[index] += value }
-                for (index, value) in shifted.enumerated() { sum[index] += value }
-                next[k] = sum
-            }
-            row = next
-        }
-        var result = row[n]
-        if result.count < size { result += Array(repeating: 0, count: size - result.count) }
-        return Array(result.prefix(size))
+        Statistics.median(values) ?? 0
     }
 }

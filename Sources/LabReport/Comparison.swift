@@ -1,19 +1,30 @@
 import Foundation
-public import Histogram
+import Histogram
 public import LabCore
 public import LabResults
 
 /// Runs side by side (`lab compare`): per group and step, each candidate's p50, p99 and ops/s
 /// as a ratio to the baseline's, and a verdict that takes noise into account.
 ///
-/// A step is called slower or faster only when both hold:
-/// - the difference is statistically significant: a two-sided Mann–Whitney U test over the
-///   two runs' whole histograms (every sample, ties by bucket) gives p < `alpha`; and
-/// - it is larger than the noise floor: the p50 moved by more than the step's floor either
-///   way — `threshold`, or `shortThreshold` for a step whose baseline p50 is under
-///   `shortStep` (a 20 µs step moves by 10% between two processes of one binary; a 500 µs
-///   one by 3%). Samples within one run are not independent of the machine's mood during
-///   that run, so significance alone would flag the drift two identical runs show.
+/// Three figures are judged, the ones a reader acts on; each *moves* only when both its
+/// change is statistically significant and larger than its noise floor:
+/// - **p50**: a two-sided Mann–Whitney U test over the two runs' whole histograms (every
+///   sample, ties by bucket, `RankSumTest`) gives p < `alpha`, and the p50 moved by more than
+///   the step's floor either way — `threshold`, or `shortThreshold` for a step whose baseline
+///   p50 is under `shortStep` (a 20 µs step moves by 10% between two processes of one binary;
+///   a 500 µs one by 3%). Samples within one run are not independent of the machine's mood
+///   during that run, so significance alone would flag the drift two identical runs show.
+/// - **p99**: a two-proportion test on the samples above the two runs' pooled p99
+///   (`RankSumTest.tailPValue`) gives p < `alpha`, and the p99 moved by more than twice the
+///   step's floor (a tail is noisier than a median). Judged only when each run has at least
+///   `tailSamples` samples of the step (5 expected above the p99).
+/// - **ops/s**, on each group's `exchange` row: the run's throughput moved by more than
+///   `threshold`. A run has one throughput, not a sample of them, so no test applies: the
+///   floor alone guards against noise.
+///
+/// A step is **slower** when any of its figures moved the slow way (a p50 up, a p99 up,
+/// ops/s down), **faster** when some moved the fast way and none the slow way; the verdict
+/// names the figures that moved (`Cell.moves`).
 ///
 /// **The run as a whole.** A shared machine sometimes runs a whole process 10–30% slower
 /// (a neighbour on the same physical core). When at least `commonShare` of a candidate's
@@ -53,6 +64,23 @@ public struct Comparison: Sendable {
         public var isChange: Bool { self == .slower || self == .faster }
     }
 
+    /// A figure the verdicts judge.
+    public enum Figure: String, Sendable, CaseIterable {
+        case p50
+        case p99
+        case ops = "ops/s"
+    }
+
+    /// A figure that moved: significantly and beyond its floor.
+    public struct Move: Sendable, Equatable {
+        /// Which figure.
+        public var figure: Figure
+        /// Candidate ÷ baseline, against the candidate's common factor when it applies.
+        public var ratio: Double
+        /// Whether the move is the slow way (a time up, a rate down).
+        public var slower: Bool
+    }
+
     /// One candidate's figures for a step, against the baseline.
     public struct Cell: Sendable {
         /// The candidate's figures, nil when the step is not in this run.
@@ -69,8 +97,21 @@ public struct Comparison: Sendable {
         public var relativeRatio: Double?
         /// The noise floor this step was held to (`threshold` or `shortThreshold`).
         public var floor: Double = 0
+        /// The figures that moved, in `Figure` order.
+        public var moves: [Move] = []
         /// The conclusion.
         public var verdict: Verdict
+
+        /// The figures that moved with their ratios, the verdict's way first: `p99 ×3.900,
+        /// ops/s ×0.566`; empty when none did.
+        public var movesText: String {
+            let first = self.moves.filter { $0.slower == (self.verdict == .slower) }
+            let others = self.moves.filter { $0.slower != (self.verdict == .slower) }
+            return (first + others).map { move in
+                "\(move.figure.rawValue) ×\(Numbers.fixed(move.ratio, 3))"
+                    + (move.slower == (self.verdict == .slower) ? "" : " (\(move.slower ? "slower" : "faster"))")
+            }.joined(separator: ", ")
+        }
     }
 
     /// How a candidate moved as a whole (see the type's documentation).
@@ -116,6 +157,8 @@ public struct Comparison: Sendable {
     public var alpha: Double
     /// Fewer samples than this on either side: no verdict.
     public var minimumSamples: UInt64
+    /// Fewer samples than this on either side: no verdict on the p99.
+    public var tailSamples: UInt64 = 500
     /// Every baseline step, in report order; groups as the baseline orders them.
     public private(set) var rows: [Row] = []
     /// Per candidate, groups matched by flow, suite and provider when the transport differs.
@@ -171,7 +214,7 @@ public struct Comparison: Sendable {
             self.common.append(common)
             for row in self.rows.indices {
                 guard let (base, other) = pairs[row][index] else { continue }
-                self.judge(&self.rows[row].cells[index], base, other, factor: common.factor)
+                self.judge(&self.rows[row].cells[index], self.rows[row].step, base, other, factor: common.factor)
             }
         }
     }
@@ -225,9 +268,7 @@ public struct Comparison: Sendable {
         guard !judged.isEmpty else {
             return Common(median: 1, together: 0, steps: 0, applies: false, verdict: .noChange)
         }
-        let sorted = judged.map(\.ratio).sorted()
-        let middle = sorted.count / 2
-        let median = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] * sorted[middle]).squareRoot()
+        let median = Statistics.median(judged.map(\.ratio)) ?? 1
         let together = judged.filter { !Self.beyond($0.ratio / median, $0.floor) }.count
         // Two steps that agree are no evidence about the run as a whole.
         let applies = judged.count >= 3 && Double(together) >= self.commonShare * Double(judged.count)
@@ -237,16 +278,45 @@ public struct Comparison: Sendable {
     }
 
     /// The verdict on one step, against the candidate's common factor.
-    private func judge(_ cell: inout Cell, _ base: Histogram<UInt64>, _ other: Histogram<UInt64>, factor: Double) {
+    private func judge(
+        _ cell: inout Cell,
+        _ step: Step,
+        _ base: Histogram<UInt64>,
+        _ other: Histogram<UInt64>,
+        factor: Double
+    ) {
         guard let ratio = cell.p50Ratio else { return }
         cell.relativeRatio = ratio / factor
         guard cell.verdict != .tooFewSamples else { return }
-        let test = MannWhitney(base, other, scale: 1 / factor)
-        cell.pValue = test.pValue
+        let test = RankSumTest(base, other, scale: 1 / factor)
+        cell.pValue = test.twoSidedPValue
         cell.superiority = test.superiority
-        if test.pValue < self.alpha, Self.beyond(ratio / factor, cell.floor) {
-            cell.verdict = ratio / factor > 1 ? .slower : .faster
+        if test.twoSidedPValue < self.alpha, Self.beyond(ratio / factor, cell.floor) {
+            cell.moves.append(Move(figure: .p50, ratio: ratio / factor, slower: ratio / factor > 1))
         }
+        if let p99 = cell.p99Ratio, min(base.totalCount, other.totalCount) >= self.tailSamples {
+            let tail = test.tailPValue()
+            // The tail test and the ratio must agree on the direction.
+            if tail.pValue < self.alpha, tail.secondHasMore == (p99 / factor > 1),
+                Self.beyond(p99 / factor, 2 * cell.floor)
+            {
+                cell.moves.append(Move(figure: .p99, ratio: p99 / factor, slower: p99 / factor > 1))
+            }
+        }
+        if step == .exchange, let ops = cell.opsRatio, Self.beyond(ops * factor, self.threshold) {
+            cell.moves.append(Move(figure: .ops, ratio: ops * factor, slower: ops * factor < 1))
+        }
+        if cell.moves.contains(where: \.slower) {
+            cell.verdict = .slower
+        } else if !cell.moves.isEmpty {
+            cell.verdict = .faster
+        }
+    }
+
+    /// Whether candidate `index` shares no step with the baseline: no group matched, so
+    /// nothing was compared.
+    public func comparesNothing(candidate index: Int) -> Bool {
+        self.rows.allSatisfy { $0.cells[index].verdict == .missing }
     }
 
     /// Whether candidate `index` got slower: a step, or the run as a whole.
@@ -257,59 +327,5 @@ public struct Comparison: Sendable {
     /// Per candidate, the rows it calls slower or faster.
     public func changes(candidate: Int) -> [Row] {
         self.rows.filter { $0.cells[candidate].verdict.isChange }
-    }
-}
-
-/// The Mann–Whitney U test between two histograms, treating every sample in one bucket as a
-/// tie (normal approximation with the tie correction; exact enough for the ≥ 10 samples a
-/// verdict needs).
-public struct MannWhitney: Sendable {
-    /// U for the second histogram: pairs where its sample is larger, ties counted half.
-    public var u: Double
-    /// The two-sided p-value.
-    public var pValue: Double
-    /// U ÷ (n₁ n₂): the probability that a sample of the second exceeds one of the first.
-    public var superiority: Double
-
-    /// Tests `first` against `second`, whose values are multiplied by `scale` first (a run
-    /// judged against its common factor).
-    public init(_ first: Histogram<UInt64>, _ second: Histogram<UInt64>, scale: Double = 1) {
-        // Both histograms bucket alike (3 significant digits), so equal values are one bucket.
-        var counts: [Double: (first: Double, second: Double)] = [:]
-        for bucket in first.recordedValues() {
-            counts[Double(first.highestEquivalentForValue(bucket.value)), default: (0, 0)].first += Double(bucket.count)
-        }
-        for bucket in second.recordedValues() {
-            let value = Double(second.highestEquivalentForValue(bucket.value)) * scale
-            counts[value, default: (0, 0)].second += Double(bucket.count)
-        }
-        let n1 = Double(first.totalCount)
-        let n2 = Double(second.totalCount)
-        var below = 0.0
-        var u = 0.0
-        var ties = 0.0
-        for value in counts.keys.sorted() {
-            let (a, b) = counts[value]!
-            u += b * (below + a / 2)
-            below += a
-            let t = a + b
-            ties += t * t * t - t
-        }
-        self.u = u
-        let n = n1 + n2
-        guard n1 > 0, n2 > 0, n > 1 else {
-            self.pValue = 1
-            self.superiority = 0.5
-            return
-        }
-        self.superiority = u / (n1 * n2)
-        let variance = n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1)))
-        guard variance > 0 else {
-            // Every sample in one bucket: no evidence of a difference.
-            self.pValue = 1
-            return
-        }
-        let z = (u - n1 * n2 / 2) / variance.squareRoot()
-        self.pValue = erfc(abs(z) / 2.0.squareRoot())
     }
 }

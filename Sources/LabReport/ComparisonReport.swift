@@ -73,13 +73,18 @@ public struct ComparisonReport: Sendable {
                 + comparison.candidates.map { "**\(MarkdownReporter.cell($0.label))**" }.joined(separator: ", ")
                 + ". Ratios are candidate ÷ baseline: above 1 is slower for p50 and p99, faster for ops/s.",
             "",
-            "A step is **slower** or **faster** only when the two runs' samples differ significantly"
+            "Three figures are judged: a step's **p50** moves when the two runs' samples differ significantly"
                 + " (Mann–Whitney U over the whole histograms, p < \(Self.decimal(comparison.alpha)))"
-                + " *and* its p50 moved by more than its noise floor: ±\(Self.percent(comparison.threshold)),"
+                + " *and* it moved by more than its noise floor: ±\(Self.percent(comparison.threshold)),"
                 + " or ±\(Self.percent(comparison.shortThreshold)) for a step under"
                 + " \(Self.time(comparison.shortStep)) in the baseline (two runs of the same build differ by a few"
-                + " percent on a shared machine, short steps by more). Steps with fewer than"
-                + " \(comparison.minimumSamples) samples get no verdict.",
+                + " percent on a shared machine, short steps by more); its **p99** moves when the share of samples"
+                + " above the pooled p99 differs significantly (p < \(Self.decimal(comparison.alpha))) and it moved by"
+                + " more than twice the floor (with \(comparison.tailSamples) samples or more on each side); a group's"
+                + " **ops/s** (on its `exchange` row) moves when it changed by more than"
+                + " ±\(Self.percent(comparison.threshold)). A step is **slower** when any figure moved the slow way,"
+                + " **faster** when some moved the fast way and none the slow way; the verdict names them. Steps with"
+                + " fewer than \(comparison.minimumSamples) samples get no verdict.",
             "",
         ]
         if comparison.commonShare <= 1 {
@@ -130,8 +135,7 @@ public struct ComparisonReport: Sendable {
                     let cell = row.cells[index]
                     let against =
                         comparison.common[index].applies ? ", ×\(Self.ratio(cell.relativeRatio)) vs run" : ""
-                    return
-                        "`\(Self.rowLabel(row))` \(cell.verdict.rawValue) (p50 ×\(Self.ratio(cell.p50Ratio))\(against))"
+                    return "`\(Self.rowLabel(row))` \(cell.verdict.rawValue) (\(cell.movesText)\(against))"
                 }.joined(separator: "; ")
                 text += "; \(unchanged) other steps no significant change."
             }
@@ -217,8 +221,8 @@ public struct ComparisonReport: Sendable {
         let relative = against ? "×\(Self.ratio(cell.relativeRatio)) vs run, " : ""
         let p = "p \(Self.pValue(cell.pValue))"
         return switch cell.verdict {
-        case .slower: "🔴 **slower** (\(relative)\(p))"
-        case .faster: "🟢 **faster** (\(relative)\(p))"
+        case .slower: "🔴 **slower**: \(cell.movesText) (\(relative)\(p))"
+        case .faster: "🟢 **faster**: \(cell.movesText) (\(relative)\(p))"
         case .noChange: "no significant change" + (cell.pValue == nil ? "" : " (\(relative)\(p))")
         case .tooFewSamples, .missing: cell.verdict.rawValue
         }
@@ -279,7 +283,8 @@ public struct ComparisonReport: Sendable {
                         + Self.ratio(cell.relativeRatio).padded(10)
                         + Self.ratio(cell.p99Ratio).padded(10)
                         + Self.ratio(cell.opsRatio).padded(10)
-                        + (cell.verdict.isChange ? cell.verdict.rawValue.uppercased() : cell.verdict.rawValue)
+                        + (cell.verdict.isChange
+                            ? cell.verdict.rawValue.uppercased() + " (\(cell.movesText))" : cell.verdict.rawValue)
                 )
             }
         }

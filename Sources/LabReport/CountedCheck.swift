@@ -156,7 +156,7 @@ public struct CountedCheck: Sendable {
     private func row(_ key: GroupKey, _ step: Step, run: WorkCounts, baselines: [WorkCounts]) -> Row {
         let judged = baselines.filter { $0.instructions.count >= Self.minimumSamples }
         let medians = (judged.isEmpty ? baselines : judged).compactMap(\.medianInstructions).map { Double($0) }
-        let baseline = Self.median(medians)
+        let baseline = RegressionCheck.median(medians)
         let spread = baseline > 0 ? medians.map { abs($0 / baseline - 1) }.max() ?? 0 : 0
         let median = Double(run.medianInstructions ?? 0)
         let ratio = baseline > 0 ? median / baseline : 1
@@ -181,13 +181,6 @@ public struct CountedCheck: Sendable {
             allocations: (pooled.medianAllocations ?? 0, run.medianAllocations ?? 0),
             verdict: verdict
         )
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 }
 

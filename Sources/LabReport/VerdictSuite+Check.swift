@@ -99,7 +99,7 @@ extension VerdictSuite {
                 let cell = row.cells[index]
                 let name = "\(candidate.label): \(row.key.flow) \(row.key.suite) \(row.key.provider) · \(row.step.name)"
                 let ratio =
-                    "p50 ×\(Numbers.fixed(cell.p50Ratio ?? 0, 3)) (floor \(CheckReport.percent(cell.floor))), p = \(String(format: "%.2g", cell.pValue ?? 1))"
+                    "\(cell.movesText) (floor \(CheckReport.percent(cell.floor))), p = \(String(format: "%.2g", cell.pValue ?? 1))"
                 cases.append(
                     Case(
                         name: name,

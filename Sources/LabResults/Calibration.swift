@@ -27,11 +27,9 @@ public struct CalibrationSample: Sendable, Codable, Equatable {
     /// over memory), so neither kind of work alone sets the scale.
     public var unit: Double { (Double(self.rsaSign) * Double(self.aesCBC16K)).squareRoot() }
 
-    /// The median of `values` (the lower middle value of an even count); 0 for no values.
+    /// The median of `values` (`Statistics.median`); 0 for no values.
     public static func median(_ values: [UInt64]) -> UInt64 {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        return sorted[(sorted.count - 1) / 2]
+        Statistics.median(values) ?? 0
     }
 
     /// The per-operation medians of `samples`; nil when there are none.

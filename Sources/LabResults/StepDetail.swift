@@ -102,11 +102,11 @@ public struct WorkCounts: Codable, Sendable, Equatable {
         self.allocations += other.allocations
     }
 
-    /// The median of the instruction counts (the lower middle of an even count), or nil with no samples.
-    public var medianInstructions: UInt64? { Self.median(self.instructions) }
+    /// The median of the instruction counts (`Statistics.median`), or nil with no samples.
+    public var medianInstructions: UInt64? { Statistics.median(self.instructions) }
 
     /// The median of the allocation counts, or nil with no samples.
-    public var medianAllocations: UInt64? { Self.median(self.allocations) }
+    public var medianAllocations: UInt64? { Statistics.median(self.allocations) }
 
     /// The relative spread of the instruction counts around their median: (largest − smallest) / median.
     public var spread: Double? {
@@ -122,14 +122,8 @@ public struct WorkCounts: Codable, Sendable, Equatable {
     public var centralSpread: Double? {
         guard let median = self.medianInstructions, median > 0 else { return nil }
         let sorted = self.instructions.sorted()
-        let low = sorted[Int(Double(sorted.count - 1) * 0.1)]
-        let high = sorted[Int((Double(sorted.count - 1) * 0.9).rounded(.up))]
+        guard let low = Statistics.percentile(sorted: sorted, 10), let high = Statistics.percentile(sorted: sorted, 90)
+        else { return nil }
         return Double(high - low) / Double(median)
-    }
-
-    static func median(_ values: [UInt64]) -> UInt64? {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        return sorted[(sorted.count - 1) / 2]
     }
 }

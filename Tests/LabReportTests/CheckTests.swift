@@ -212,8 +212,8 @@ import Testing
         }
         try #require(answers.count == pairs.count)
         for ((a, b), answer) in zip(pairs, answers) {
-            let greater = RankSum.oneSidedPValue(a, b, greater: true)
-            let less = RankSum.oneSidedPValue(a, b, greater: false)
+            let greater = RankSumTest(a, b).oneSidedPValue(greater: true)
+            let less = RankSumTest(a, b).oneSidedPValue(greater: false)
             #expect(abs(greater - answer[0]) <= 1e-12 + 1e-9 * answer[0], "greater: \(greater) vs SciPy \(answer[0])")
             #expect(abs(less - answer[1]) <= 1e-12 + 1e-9 * answer[1], "less: \(less) vs SciPy \(answer[1])")
         }

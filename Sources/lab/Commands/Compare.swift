@@ -2,19 +2,24 @@ import ArgumentParser
 import Foundation
 import LabCore
 import LabReport
+import LabResults
 
 /// `lab compare BASE CANDIDATE…`: runs side by side, with noise-aware verdicts.
 struct Compare: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Compare runs' results.json: per step p50, p99 and ops/s ratios with a noise-aware verdict.",
+        abstract: "Compare runs' results.json: per step p50, p99 and ops/s ratios with noise-aware verdicts.",
         discussion: """
-            The first run is the baseline. A step is called slower or faster only when a Mann–Whitney U \
-            test over both runs' histograms is significant (p < --alpha) and its p50 moved by more than \
-            --threshold (--short-threshold for a step under 100 µs). When three quarters of a run's steps \
+            The first run is the baseline. Each step's p50, p99 and its group's ops/s are judged: the p50 \
+            moves when a Mann–Whitney U test over both runs' histograms is significant (p < --alpha) and it \
+            moved by more than --threshold (--short-threshold for a step under 100 µs); the p99 when the \
+            share of samples above the pooled p99 differs significantly and it moved by more than twice \
+            that; ops/s (on the exchange row) when it moved by more than --threshold. A step is slower when \
+            any figure moved the slow way; the verdict names them. When three quarters of a run's steps \
             moved together, their median ratio is reported as the run's common factor and each step is \
             judged against it (--absolute: never). Writes comparison.md (with an SVG chart per candidate) \
             and comparison.csv. Exit codes: 0 compared; 1 bad input; 2 with --fail-on-slower, a step or \
-            a whole run got slower.
+            a whole run got slower. A candidate that shares no group with the baseline is \
+            bad input (exit 1).
             """
     )
 
@@ -96,6 +101,7 @@ struct Compare: AsyncParsableCommand {
                 commonShare: self.absolute ? 2 : 0.75,
                 alpha: self.alpha
             )
+            try Self.requireSomethingCompared(comparison)
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) } ?? Run.defaultDirectory(named: "compare", at: Date())
             let report = ComparisonReport(comparison)
@@ -114,6 +120,24 @@ struct Compare: AsyncParsableCommand {
             }
             let slower = comparison.candidates.indices.contains { comparison.isSlower(candidate: $0) }
             if self.failOnSlower, slower { throw ExitCode(2) }
+        }
+    }
+
+    /// Throws, listing both sides' groups, when a candidate matched none of the baseline's:
+    /// "no significant change in any of the 0 steps" would read as a pass.
+    static func requireSomethingCompared(_ comparison: Comparison) throws {
+        for (index, candidate) in comparison.candidates.enumerated() where comparison.comparesNothing(candidate: index) {
+            func groups(_ run: Comparison.Run) -> [String] {
+                let keys = run.result.groups.map { "    \($0.key)" }
+                return keys.isEmpty ? ["    (no groups)"] : keys
+            }
+            let lines =
+                [
+                    "nothing to compare: '\(candidate.label)' has none of the baseline's groups"
+                        + " (same flow label, suite and provider; the transport may differ)",
+                    "  baseline '\(comparison.baseline.label)':",
+                ] + groups(comparison.baseline) + ["  '\(candidate.label)':"] + groups(candidate)
+            throw LabError(.invalidScenario, lines.joined(separator: "\n"))
         }
     }
 
