@@ -61,6 +61,7 @@ extension LabError {
             case unknownSuite
             case serverError
             case cryptoFailure
+            case unreadableFile
         }
 
         private let base: Base
@@ -110,6 +111,9 @@ extension LabError {
         public static let serverError = Code(.serverError)
         /// A crypto backend failed for another reason; `cause` holds its own error.
         public static let cryptoFailure = Code(.cryptoFailure)
+        /// A file given as input (a scenario, a results.json) cannot be read; the message says
+        /// why: it does not exist, it is a folder, or it may not be read.
+        public static let unreadableFile = Code(.unreadableFile)
     }
 }
 

@@ -119,6 +119,13 @@ public struct MsgFailure: Error, Sendable, Equatable, CustomStringConvertible {
     public var labError: LabError { LabError(.serverError, "msg/1 answered \(self)") }
 }
 
+extension MsgFailure: CodedError {
+    /// The service's code, e.g. `badRequest`: an error answer a flow let through (a captcha
+    /// refused by a server without msg/1) fails its iteration under the server's own code,
+    /// with the server's text as its message.
+    public var codeName: String { self.code.rawValue }
+}
+
 /// A captcha as the server issued it: the id to answer with, the challenge a person reads,
 /// and the server's key for sealing passwords.
 public struct IssuedCaptcha: Sendable, Equatable {

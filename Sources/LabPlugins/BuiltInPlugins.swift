@@ -93,16 +93,37 @@ public struct PluginCatalog: Sendable {
         if overrides.isEmpty {
             result = ScenarioValidator.validate(file: path, plugins: self.plugins)
         } else {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw LabError(.invalidScenario, "\(path): cannot read the file")
-            }
+            let data = try InputFile.read(path)
             let changed = try ScenarioOverride.apply(overrides, to: data)
             result = ScenarioValidator.validate(data: changed, file: path, plugins: self.plugins)
         }
         switch result {
         case .success(let plan): return plan
-        case .failure(let errors): throw errors.labError
+        case .failure(let errors): throw Self.blamingOverrides(errors, overrides).labError
         }
+    }
+
+    /// `errors` with each problem an override made (at or under its path: a misspelled key,
+    /// a value of the wrong type) said to come from `--set`, not the file; when every problem
+    /// does, the heading names the overrides instead of the file.
+    static func blamingOverrides(_ errors: ScenarioErrors, _ overrides: [ScenarioOverride]) -> ScenarioErrors {
+        guard !overrides.isEmpty else { return errors }
+        var blamed = errors
+        var fromFile = 0
+        blamed.problems = errors.problems.map { problem in
+            guard let override = overrides.last(where: { $0.covers(problem.path) }) else {
+                fromFile += 1
+                return problem
+            }
+            return ScenarioProblem(
+                path: problem.path,
+                message: problem.message + " (set by --set \(override.argument), not in the file)"
+            )
+        }
+        if fromFile == 0, let file = errors.file {
+            blamed.file = "\(file) with " + overrides.map { "--set \($0.argument)" }.joined(separator: " ")
+        }
+        return blamed
     }
 
     /// Writes `result`'s reports in the formats its scenario asks for into `directory`,

@@ -56,6 +56,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         public var insecure: Bool
         /// Failed iterations by kind.
         public var errors: [String: UInt64]
+        /// Each error kind's first message (`GroupResult.errorMessages`); absent (empty) without errors.
+        public var errorMessages: [String: String] = [:]
         /// Measured iterations, failed ones included.
         public var iterations: UInt64
         /// The steps, in report order.
@@ -71,7 +73,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         public var parameters: [String: String] = [:]
 
         enum CodingKeys: String, CodingKey {
-            case key, flowKind, insecure, errors, iterations, steps, outcomes, traffic, setupTraffic, parameters
+            case key, flowKind, insecure, errors, errorMessages, iterations, steps, outcomes, traffic, setupTraffic, parameters
         }
     }
 
@@ -120,6 +122,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                 flowKind: group.flowKind,
                 insecure: group.insecure,
                 errors: group.errors,
+                errorMessages: group.errorMessages,
                 iterations: group.iterations,
                 steps: group.orderedSteps.map { entry in
                     let detail = group.details[entry.step]
@@ -190,6 +193,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                 outcomes: group.outcomes
             )
             result.details = details
+            result.errorMessages = group.errorMessages
             result.traffic = Self.stepped(group.traffic)
             result.setupTraffic = Self.stepped(group.setupTraffic)
             result.parameters = group.parameters
@@ -315,12 +319,7 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
 
     /// Reads the run saved in the `results.json` at `url`.
     public static func load(from url: URL) throws -> RunResult {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw LabError(.storage, "Cannot read \(url.path)", cause: UnderlyingError(describing: error))
-        }
+        let data = try InputFile.read(url.path)
         return try Self.decode(data, source: url.path).runResult()
     }
 
@@ -366,6 +365,7 @@ extension ResultsDocument.Group {
         self.flowKind = try container.decode(String.self, forKey: .flowKind)
         self.insecure = try container.decode(Bool.self, forKey: .insecure)
         self.errors = try container.decode([String: UInt64].self, forKey: .errors)
+        self.errorMessages = try container.decodeIfPresent([String: String].self, forKey: .errorMessages) ?? [:]
         self.iterations = try container.decode(UInt64.self, forKey: .iterations)
         self.steps = try container.decode([ResultsDocument.StepEntry].self, forKey: .steps)
         self.outcomes = try container.decodeIfPresent([String: UInt64].self, forKey: .outcomes) ?? [:]
@@ -381,6 +381,7 @@ extension ResultsDocument.Group {
         try container.encode(self.flowKind, forKey: .flowKind)
         try container.encode(self.insecure, forKey: .insecure)
         try container.encode(self.errors, forKey: .errors)
+        if !self.errorMessages.isEmpty { try container.encode(self.errorMessages, forKey: .errorMessages) }
         try container.encode(self.iterations, forKey: .iterations)
         try container.encode(self.steps, forKey: .steps)
         try container.encode(self.outcomes, forKey: .outcomes)

@@ -42,6 +42,9 @@ public struct GroupResult: Sendable {
     public var steps: [Step: Histogram<UInt64>]
     /// Failed iterations by kind (a `LabError` code, e.g. `signatureInvalid`).
     public var errors: [String: UInt64]
+    /// Each error kind's first message, as the failed iteration saw it (the server's reason
+    /// included when its answer gave one); empty in documents written before runs kept them.
+    public var errorMessages: [String: String] = [:]
     /// Measured iterations, failed ones included.
     public var iterations: UInt64
     /// Outcome counts by name (`StepRecorder.count`, e.g. `locked`): measured iterations' and set-up's.
@@ -106,6 +109,9 @@ public struct GroupResult: Sendable {
             }
         }
         for (kind, count) in other.errors { self.errors[kind, default: 0] += count }
+        for (kind, message) in other.errorMessages where self.errorMessages[kind] == nil {
+            self.errorMessages[kind] = message
+        }
         self.iterations += other.iterations
         for (outcome, count) in other.outcomes { self.outcomes[outcome, default: 0] += count }
         for (step, detail) in other.details {
@@ -249,6 +255,13 @@ public struct RunResult: Sendable {
     public var errorsByKind: [String: UInt64] {
         self.groups.filter { !$0.isServerSide }.reduce(into: [:]) { totals, group in
             for (kind, count) in group.errors { totals[kind, default: 0] += count }
+        }
+    }
+
+    /// Each error kind's first message over the clients' groups (the first group's, in key order).
+    public var errorMessagesByKind: [String: String] {
+        self.groups.filter { !$0.isServerSide }.reduce(into: [:]) { messages, group in
+            for (kind, message) in group.errorMessages where messages[kind] == nil { messages[kind] = message }
         }
     }
 

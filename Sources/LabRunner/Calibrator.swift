@@ -92,11 +92,8 @@ public struct Calibrator: Sendable {
             try self.perform(operation)
             times.append(Stopwatch.now() &- start)
         }
-        return Self.median(times)
+        return CalibrationSample.median(times)
     }
-
-    /// The median of `values` (the lower middle value of an even count); 0 for no values.
-    public static func median(_ values: [UInt64]) -> UInt64 { CalibrationSample.median(values) }
 
     /// The fixed RSA-2048 key the calibration signs with (PKCS#1 `RSAPrivateKey` DER).
     /// It protects nothing: it only makes every run sign with the same key, and spares each

@@ -184,6 +184,8 @@ final class StepHistograms: Sendable {
 struct ClientRecorder: Sendable {
     struct Group: Sendable {
         var errors: [String: UInt64] = [:]
+        /// Each error kind's first message.
+        var errorMessages: [String: String] = [:]
         var iterations: UInt64 = 0
         /// Outcome counts (`StepRecorder.count`), by name.
         var outcomes: [String: UInt64] = [:]

@@ -85,7 +85,7 @@ struct ClientSession {
         let switches = ThreadUsage.processInvoluntarySwitches()
         let counted = WorkCounter.isActive ? WorkCounter.read() : nil
         let start = Stopwatch.now()
-        var failure: String? = nil
+        var failure: (kind: String, message: String)? = nil
         // A `prepare` retried here is set-up: its time is left out of the exchange.
         var setup: UInt64 = 0
         do {
@@ -103,11 +103,11 @@ struct ClientSession {
             if !self.prepared[group] { setup = try await self.prepare(group, over: connection) }
             try await self.flowClients[group].iterate(over: connection, recorder: &steps)
         } catch let error as any CodedError {
-            failure = error.codeName
+            failure = (error.codeName, error.message)
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            failure = "other"
+            failure = ("other", String(describing: error))
         }
         let end = Stopwatch.now()
         let countedAfter = counted == nil ? nil : WorkCounter.read()
@@ -138,7 +138,7 @@ struct ClientSession {
     private mutating func record(
         _ group: Int,
         _ steps: IterationSteps,
-        failure: String?,
+        failure: (kind: String, message: String)?,
         span: (intended: UInt64?, start: UInt64, end: UInt64, setup: UInt64),
         preempted: Bool,
         counted: (before: Work, after: Work)?
@@ -152,7 +152,10 @@ struct ClientSession {
         // The interval it started in (was due to, in the open model), where its latency counts from.
         let interval = self.intervals?.index(of: span.intended ?? span.start)
         if let failure {
-            self.recorder.groups[group].errors[failure, default: 0] += 1
+            self.recorder.groups[group].errors[failure.kind, default: 0] += 1
+            if self.recorder.groups[group].errorMessages[failure.kind] == nil {
+                self.recorder.groups[group].errorMessages[failure.kind] = failure.message
+            }
             if let interval {
                 self.recorder.histograms.failed(stripe: self.recorder.stripe, group: group, interval: interval)
             }

@@ -24,7 +24,7 @@ extension Runner {
                 return RoundResult.Group(
                     key: keys[group],
                     steps: pooled.sorted { Step.reportOrdering($0.key, $1.key) }.map { step, values in
-                        RoundResult.StepMedian(step: step.name, count: values.count, p50: Calibrator.median(values))
+                        RoundResult.StepMedian(step: step.name, count: values.count, p50: CalibrationSample.median(values))
                     }
                 )
             }
@@ -125,7 +125,7 @@ extension Runner {
         result.metadata.interruptsCounted = ThreadUsage.countsInterrupts
         // A shard is judged with the others, on the merge (`lab merge`): a count or a rate
         // cannot hold on one slice of the clients.
-        result.thresholds = self.plan.shard == nil ? self.plan.thresholds.map { $0.evaluate(result) } : []
+        result.thresholds = self.plan.shard == nil ? Threshold.outcomes(self.plan.thresholds, of: result) : []
         return result
     }
 
@@ -176,6 +176,7 @@ extension Runner {
                     iterations: measured.iterations,
                     outcomes: measured.outcomes
                 )
+                counts.errorMessages = measured.errorMessages
                 counts.traffic = measured.traffic
                 counts.setupTraffic = measured.setupTraffic
                 groups[index].merge(counts)

@@ -10,12 +10,13 @@ public enum ScenarioValidator {
 
     /// Reads and checks the file at `path`.
     public static func validate(file path: String, plugins: Plugins) -> Result<Plan, ScenarioErrors> {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            return .failure(
-                ScenarioErrors(file: path, problems: [ScenarioProblem(path: "$", message: "cannot read the file")])
-            )
+        switch InputFile.contents(path) {
+        case .success(let data):
+            return self.validate(data: data, file: path, plugins: plugins)
+        case .failure(let unreadable):
+            let problem = ScenarioProblem(path: "$", message: "cannot read the file: \(unreadable.reason)")
+            return .failure(ScenarioErrors(file: path, problems: [problem]))
         }
-        return self.validate(data: data, file: path, plugins: plugins)
     }
 
     /// Checks a scenario's JSON text.
@@ -202,6 +203,7 @@ public enum ScenarioValidator {
                 label: setup.label,
                 kind: F.name,
                 steps: F.steps,
+                outcomes: F.outcomes,
                 setup: setup,
                 make: { recorder, dataDirectory in
                     var setup = setup

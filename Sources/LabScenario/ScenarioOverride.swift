@@ -34,13 +34,52 @@ public struct ScenarioOverride: Sendable, Equatable {
     /// The path as a scenario problem names it: `$.flows[0].suite`.
     public var pathDescription: String { "$" + self.path.map(\.description).joined() }
 
-    /// Parses `PATH=VALUE`; nil if the path does not parse.
+    /// Parses `PATH=VALUE`; nil if it does not parse (`parse` says why).
     public init?(argument: String) {
-        guard let equals = argument.firstIndex(of: "="),
-            let path = Self.parsePath(argument[..<equals]), !path.isEmpty
-        else { return nil }
+        guard let parsed = try? Self.parse(argument) else { return nil }
+        self = parsed
+    }
+
+    private init(path: [Component], value: String) {
         self.path = path
-        self.value = String(argument[argument.index(after: equals)...])
+        self.value = value
+    }
+
+    /// Parses `PATH=VALUE`, or throws a `LabError` (`invalidScenario`) saying what is wrong:
+    /// no `=`, no path before it, or a path that does not parse.
+    public static func parse(_ argument: String) throws -> ScenarioOverride {
+        guard let equals = argument.firstIndex(of: "=") else {
+            throw LabError(
+                .invalidScenario,
+                "expected PATH=VALUE (a JSON path, '=', a JSON value, e.g. load.iterations=100), but there is no '='"
+            )
+        }
+        let pathText = argument[..<equals]
+        guard !pathText.isEmpty else {
+            throw LabError(.invalidScenario, "expected PATH=VALUE, but there is no path before '='")
+        }
+        guard let path = Self.parsePath(pathText), !path.isEmpty else {
+            throw LabError(
+                .invalidScenario,
+                "the path '\(pathText)' does not parse: keys joined by '.', indexes as [0], keys with dots as [\"a.b\"]"
+            )
+        }
+        return ScenarioOverride(path: path, value: String(argument[argument.index(after: equals)...]))
+    }
+
+    /// `PATH=VALUE` as given on the command line.
+    public var argument: String {
+        let path = self.pathDescription.dropFirst()
+        return (path.hasPrefix(".") ? path.dropFirst() : path) + "=" + self.value
+    }
+
+    /// Whether `problemPath` (a scenario problem's JSON path) lies at or under this override's
+    /// path: a problem the override made, not the file.
+    public func covers(_ problemPath: String) -> Bool {
+        let mine = self.pathDescription
+        guard problemPath.hasPrefix(mine) else { return false }
+        let rest = problemPath.dropFirst(mine.count)
+        return rest.isEmpty || rest.hasPrefix(".") || rest.hasPrefix("[")
     }
 
     /// `load.iterations`, `flows[0].suite`, `thresholds["cx.exchange.p99"]`.

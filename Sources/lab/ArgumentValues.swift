@@ -4,7 +4,7 @@ public import LabCore
 import LabMessaging
 import LabPlugins
 public import LabRunner
-public import LabScenario
+import LabScenario
 import LabWire
 import Logging
 
@@ -83,8 +83,18 @@ struct StartTime: ExpressibleByArgument {
     }
 }
 
-// `lab run --set PATH=VALUE`: a change to the scenario before it is read.
-extension ScenarioOverride: ExpressibleByArgument {}
+extension ScenarioOverride {
+    /// `lab run --set PATH=VALUE`: a change to the scenario before it is read, or a usage
+    /// error saying what is wrong with the argument (ArgumentParser prints it after "The
+    /// value … is invalid").
+    static func argument(_ text: String) throws -> ScenarioOverride {
+        do {
+            return try ScenarioOverride.parse(text)
+        } catch let error as LabError {
+            throw ValidationError(error.message)
+        }
+    }
+}
 
 /// `lab serve --suites x25519,classic@1024`: the suites offered, each `id` or `id@bits`. The
 /// ids are checked against the registry when the server is built, with the list of known ones.

@@ -5,7 +5,7 @@ extension LabError.Code {
     /// The exit code the README's command table gives this kind of failure: 1 bad input or usage, 3 the run failed.
     var exitCode: ExitCode {
         switch self {
-        case .invalidScenario, .unknownPlugin, .unknownSuite, .unsupported: ExitCode(1)
+        case .invalidScenario, .unknownPlugin, .unknownSuite, .unsupported, .unreadableFile: ExitCode(1)
         default: ExitCode(3)
         }
     }

@@ -51,7 +51,7 @@ struct Merge: AsyncParsableCommand {
             }
             merged.result.metadata.command = CommandLine.arguments.joined(separator: " ")
             // The scenario's thresholds, judged on the whole.
-            merged.result.thresholds = try RunMerge.thresholds(for: merged.result).map { $0.evaluate(merged.result) }
+            merged.result.thresholds = Threshold.outcomes(try RunMerge.thresholds(for: merged.result), of: merged.result)
             let scenario = merged.result.metadata.scenario
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) }

@@ -75,7 +75,8 @@ struct Run: AsyncParsableCommand {
         help: ArgumentHelp(
             "Change the scenario before it is read (repeatable): a JSON path and a JSON value, e.g. --set load.iterations=100 --set 'flows[0].suite=x25519'; null removes a key or an element.",
             valueName: "PATH=VALUE"
-        )
+        ),
+        transform: ScenarioOverride.argument
     )
     var overrides: [ScenarioOverride] = []
 
@@ -206,7 +207,7 @@ struct Run: AsyncParsableCommand {
                 Runner.describe(plan.scenario.load)
                 + "; each flow counted alone, in a process of its own, with its share by weight"
         }
-        result.thresholds = plan.thresholds.map { $0.evaluate(result) }
+        result.thresholds = Threshold.outcomes(plan.thresholds, of: result)
         return result
     }
 
@@ -311,6 +312,12 @@ enum Summary {
                 line += "\(ByteSize.format(bytes.sent)) / \(ByteSize.format(bytes.received))"
             }
             lines.append(line.trimmingTrailingSpaces + (group.insecure ? "  (insecure)" : ""))
+        }
+        if result.errorCount > 0 {
+            let messages = result.errorMessagesByKind
+            for (kind, count) in result.errorsByKind.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) {
+                lines.append("  errors: \(kind) \(count)" + (messages[kind].map { ", first: \($0)" } ?? ""))
+            }
         }
         if let memory = MarkdownReporter.memorySummary(result) { lines.append("  memory: " + memory) }
         if let cpu = result.cpu {
