@@ -76,6 +76,8 @@ public struct CXFlow: Flow {
         .keygenClient, .keygenServer, .keygenSession, .encode, .decode, .wrap, .unwrap, .encrypt, .decrypt, .sign,
         .verify, .exchange,
     ]
+    /// `cx` counts no outcomes of its own.
+    public static let outcomes: [String]? = []
     /// `cx` entries name a suite.
     public static let usesSuite = true
     /// The suite when an entry names none.

@@ -7,6 +7,7 @@ public struct LoginScript: MessagingScript {
     public static let name = "login"
     public static let summary = "msg/1: captcha, login with the right password, logout"
     public static let steps: [Step] = [.captcha, .login, .kdf]
+    public static let outcomes = ["logins"]
 
     var user: MessagingUser
 
@@ -63,6 +64,9 @@ public struct LockoutScript: MessagingScript {
     public static let name = "lockout"
     public static let summary = "msg/1: wrong passwords until the policy acts, then the right one"
     public static let steps: [Step] = [.captcha, .register, .login, .kdf]
+    public static let outcomes = [
+        "attempts", "postponed", "locked", "neverLocked", "neverActed", "recovered", "refused", "captchaRenewed",
+    ]
 
     let context: ScriptContext
     let extras: LockoutExtras
@@ -179,6 +183,7 @@ public struct CaptchaGuessScript: MessagingScript {
     public static let name = "captcha-guess"
     public static let summary = "msg/1: an attacker predicting middle-square captchas from the clock"
     public static let steps: [Step] = [.captcha, .login, .kdf]
+    public static let outcomes = ["guessed", "missed"]
 
     let context: ScriptContext
 

@@ -28,6 +28,7 @@ public struct ChatScript: MessagingScript {
     public static let name = "chat"
     public static let summary = "msg/1: send an end-to-end encrypted message, the peer fetches and decrypts it"
     public static let steps: [Step] = [.encrypt, .send, .unwrap, .decrypt, .fetch]
+    public static let outcomes: [String] = []
 
     let extras: ChatExtras
     var sender: ChatSide
@@ -93,6 +94,7 @@ public struct RekeyScript: MessagingScript {
     public static let name = "rekey"
     public static let summary = "msg/1: re-encrypt a chat's whole history under a new key, one transaction"
     public static let steps: [Step] = [.rekey, .encrypt, .wrap, .fetch, .unwrap, .decrypt]
+    public static let outcomes: [String] = []
 
     let extras: RekeyExtras
     var owner: ChatSide
@@ -127,6 +129,7 @@ public struct PasswordChangeScript: MessagingScript {
     public static let name = "password-change"
     public static let summary = "msg/1: change the password, giving the current one (two KDF runs)"
     public static let steps: [Step] = [.passwordChange, .kdf]
+    public static let outcomes = ["changed"]
 
     var user: MessagingUser
 

@@ -1,6 +1,6 @@
 import LabCore
 
-/// One named choice of a msg/1 plugin kind: what scenario files (`"service"`), `lab serve`'s
+/// One named choice of a msg/1 plugin kind: what scenario files (a messaging flow's `"options"`), `lab serve`'s
 /// options and `lab list` call it, and what it does.
 public struct NamedChoice: Sendable, Equatable {
     /// The name.

@@ -41,6 +41,8 @@ public protocol MessagingScript: Sendable {
     static var summary: String { get }
     /// The steps it records (the server's `kdf` included).
     static var steps: [Step] { get }
+    /// The outcomes it counts (`StepRecorder.count`).
+    static var outcomes: [String] { get }
     /// Problems with the options that decoding cannot see.
     static func check(_ extras: Extras, service: ServiceSpec, setup: FlowSetup) -> [(path: String, message: String)]
     /// One client's script.
@@ -88,6 +90,7 @@ public struct MessagingFlow<Script: MessagingScript>: Flow {
     public static var name: String { Script.name }
     public static var summary: String { Script.summary }
     public static var steps: [Step] { Script.steps }
+    public static var outcomes: [String]? { Script.outcomes }
     /// Messaging flows take no suite; reports show the KDF in the suite column.
     public static var usesSuite: Bool { false }
 

@@ -28,7 +28,7 @@ public struct ServiceSpec: Sendable, Hashable {
     /// Reads the keys from `object`, recording every problem with its path.
     ///
     /// Longer than the functions around it, on purpose: one statement per key of the
-    /// `"service"` object, in the order docs/scenarios.md lists them, each with the value it
+    /// service's keys in a messaging flow's `"options"`, in the order docs/scenarios.md lists them, each with the value it
     /// expects, so that the decoder reads as the reference does.
     public init(_ object: ScenarioObject) {
         var options = MessagingOptions()

@@ -14,6 +14,8 @@ public struct TLSTransport: Transport {
     public static let usesNetwork = true
     /// Runs TLS.
     public static let usesTLS = true
+    /// Every connection counts what its handshake negotiated: `tls.version.1.3`, `tls.group.…`.
+    public static let outcomePrefix: String? = "tls."
 
     /// The plain transport underneath.
     public let base: TCPTransport

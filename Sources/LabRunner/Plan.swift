@@ -15,6 +15,8 @@ public struct PlannedFlow: Sendable {
     public var kind: String
     /// The steps the flow records.
     public var steps: [Step]
+    /// The outcomes the flow counts, nil when it does not say (`Flow.outcomes`).
+    public var outcomes: [String]? = nil
     /// The plugins and settings it is built from.
     public var setup: FlowSetup
     /// Builds the flow (its server side) with the run's data folder, recording set-up steps.

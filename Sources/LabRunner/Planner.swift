@@ -223,7 +223,12 @@ struct Planner {
         for (metric, condition) in self.scenario.thresholds.sorted(by: { $0.key < $1.key }) {
             let path = JSONPath.string([AnyCodingKey("thresholds"), AnyCodingKey(metric)])
             switch Threshold.parse(metric: metric, condition: condition, flows: steps) {
-            case .success(let threshold): thresholds.append(threshold)
+            case .success(let threshold):
+                if let problem = self.unknownOutcome(threshold, planned) {
+                    self.problems.append(ScenarioProblem(path: path, message: problem))
+                    continue
+                }
+                thresholds.append(threshold)
             case .failure(let problem):
                 let named = String(metric.prefix { $0 != "." && $0 != "{" })
                 if problem.inMetric, failedNames.contains(named) { continue }
@@ -232,6 +237,30 @@ struct Planner {
         }
         self.checkMatrixMetric(planned, steps: steps)
         return thresholds
+    }
+
+    /// Why an `outcomes.<name>` threshold names an outcome none of its flows counts (as a
+    /// step name is checked against the flow's steps), or nil. A flow that does not declare its
+    /// outcomes takes any name; so does the transport's prefix (`tls.`).
+    private func unknownOutcome(_ threshold: Threshold, _ planned: [PlannedFlow]) -> String? {
+        guard case .outcome(let name) = threshold.measure else { return nil }
+        let flows = planned.filter { threshold.flow == nil || $0.label == threshold.flow || $0.kind == threshold.flow }
+        let prefix = self.plugins.transports.type(named: self.scenario.server.transport)?.outcomePrefix
+        if let prefix, name.hasPrefix(prefix) { return nil }
+        var known: [String] = []
+        for flow in flows {
+            guard let outcomes = flow.outcomes else { return nil }
+            known += outcomes.filter { !known.contains($0) }
+        }
+        guard !known.contains(name) else { return nil }
+        let whose =
+            threshold.flow.map { "flow '\($0)' counts no outcome '\(name)'" } ?? "no flow counts an outcome '\(name)'"
+        let counted =
+            known.isEmpty
+            ? "it counts none" + (prefix.map { " but the transport's \($0)…" } ?? "")
+            : "the outcomes are " + known.map { "'\($0)'" }.joined(separator: ", ")
+                + (prefix.map { ", and the transport's \($0)…" } ?? "")
+        return "\(whose); \(counted)"
     }
 
     /// `report.matrixMetric`, read as a threshold's metric on the first planned matrix cell.

@@ -11,6 +11,10 @@ public protocol Flow: Sendable {
     static var summary: String { get }
     /// The steps this flow records, for threshold names and reports.
     static var steps: [Step] { get }
+    /// The outcomes this flow counts (`StepRecorder.count`), which `outcomes.<name>`
+    /// thresholds are checked against; nil (the default) for a flow that does not say, whose
+    /// thresholds may name any outcome.
+    static var outcomes: [String]? { get }
     /// Whether the entry's `suite` field means something to this flow.
     static var usesSuite: Bool { get }
 
@@ -35,6 +39,9 @@ public protocol Flow: Sendable {
 }
 
 extension Flow {
+    /// Undeclared by default: any outcome name is taken.
+    public static var outcomes: [String]? { nil }
+
     /// Nothing to do by default.
     public func measuredPhaseStarts(at nanoseconds: UInt64) {}
 }

@@ -11,6 +11,10 @@ public protocol Transport: Sendable {
     /// Whether the transport runs TLS, and so takes the scenario's certificates and pins
     /// (`TransportOptions.tls`).
     static var usesTLS: Bool { get }
+    /// The prefix of the outcomes the transport counts on every connection (`tls.` for the
+    /// handshake's version, group and cipher), valid in any flow's `outcomes.<name>`
+    /// thresholds; nil when it counts none.
+    static var outcomePrefix: String? { get }
     /// Makes the transport with the scenario's server settings.
     init(options: TransportOptions) throws
     /// Starts serving `handler`; clients connect through the returned endpoint.
@@ -25,6 +29,9 @@ extension Transport {
 
     /// Without TLS by default.
     public static var usesTLS: Bool { false }
+
+    /// No outcomes by default.
+    public static var outcomePrefix: String? { nil }
 
     /// Refuses: only network transports reach other servers.
     public func remote(host: String, port: Int) async throws -> any TransportEndpoint {

@@ -28,7 +28,7 @@ struct List: AsyncParsableCommand {
             if let discovery = BuiltInPlugins.all.discovery {
                 print("Discovery: \(type(of: discovery).name) (\"server\": { \"discover\": \"_crypttest._tcp\" })")
             }
-            print("\nMessaging service (msg/1; scenario \"service\", lab serve options):")
+            print("\nMessaging service (msg/1; in a messaging flow's \"options\", and lab serve options):")
             for (kind, choices) in MessagingChoices.all {
                 print("  \(kind):")
                 for choice in choices {
