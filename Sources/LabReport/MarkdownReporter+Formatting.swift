@@ -30,29 +30,21 @@ extension MarkdownReporter {
         }
     }
 
-    /// Bars of what one client does per second back to back: 1 s over the mean exchange time
-    /// (the service time in the open model, whose `exchange` includes waiting for the schedule).
-    ///
-    /// A run's measured ops/s splits the load between groups by weight, so it cannot compare
-    /// suites; the cost of one exchange can.
+    /// Bars of each group's measured exchanges per second: the ops/s of its `exchange` row
+    /// (or its last step's) in the tables and in results.csv, the same number.
     static func throughputChart(_ result: RunResult) -> ThroughputChart {
         let pairs = result.groups.map { Self.suiteAndProvider($0.key).joined(separator: " / ") }
         let bars = result.groups.enumerated().compactMap { index, group -> ThroughputChart.Bar? in
             // The server's own groups have no exchange: they are not a client's throughput.
-            guard !group.isServerSide else { return nil }
-            let service = group.steps[Step(Step.exchange.name + ".service")] ?? group.steps[.exchange]
-            guard let histogram = service ?? result.throughputRow(of: group).flatMap({ group.steps[$0.step] }),
-                histogram.totalCount > 0, histogram.specialisedMean > 0
-            else { return nil }
+            guard !group.isServerSide, let row = result.throughputRow(of: group), row.statistics.count > 0 else {
+                return nil
+            }
             var label = pairs[index]
             if pairs.filter({ $0 == pairs[index] }).count > 1 { label = "\(group.key.flow): " + label }
             if group.insecure { label += " (insecure)" }
-            return ThroughputChart.Bar(label: label, value: 1e9 / histogram.specialisedMean, insecure: group.insecure)
+            return ThroughputChart.Bar(label: label, value: row.statistics.opsPerSecond, insecure: group.insecure)
         }
-        return ThroughputChart(
-            title: "Exchanges per second, one client back to back (1 s ÷ mean exchange time)",
-            bars: bars
-        )
+        return ThroughputChart(title: "Exchanges per second, as measured (the tables' ops/s)", bars: bars)
     }
 
     // MARK: Formatting
@@ -67,7 +59,8 @@ extension MarkdownReporter {
         var decimals: Int
     }
 
-    /// The largest unit in which every non-zero median is at least 1, so no row reads `0.00`.
+    /// The largest unit in which every non-zero median is at least 1, so no row reads `0.00`:
+    /// chosen once per report, over every group's steps, so that every table has the same unit.
     static func unit(for medians: [Double]) -> TimeUnit {
         let units = [
             TimeUnit(name: "s", nanoseconds: 1e9, decimals: 3), TimeUnit(name: "ms", nanoseconds: 1e6, decimals: 2),
@@ -93,13 +86,23 @@ extension MarkdownReporter {
         return result.plannedIterations.map { "\(done) of \(Numbers.integer($0)) planned" } ?? done
     }
 
-    /// `3 (signatureInvalid 2, decryptFailed 1)`: most frequent kind first.
-    static func errors(_ total: UInt64, _ byKind: [String: UInt64]) -> String {
+    /// `3 (signatureInvalid 2, decryptFailed 1)`: most frequent kind first; with `messages`,
+    /// each kind's first message after it (`other 2: "badRequest: The key 'suite' is missing"`).
+    static func errors(_ total: UInt64, _ byKind: [String: UInt64], messages: [String: String] = [:]) -> String {
         guard total > 0 else { return "0" }
         let kinds = byKind.filter { $0.value > 0 }.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
         return Numbers.integer(total) + " ("
-            + kinds.map { "\($0.key) \(Numbers.integer($0.value))" }
+            + kinds.map { kind in
+                let message = messages[kind.key].map { ": \"\(Self.firstLine($0))\"" } ?? ""
+                return "\(kind.key) \(Numbers.integer(kind.value))\(message)"
+            }
             .joined(separator: ", ") + ")"
+    }
+
+    /// The first line of `message`, at most 200 characters: an error's text in a summary.
+    static func firstLine(_ message: String) -> String {
+        let line = message.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        return line.count > 200 ? String(line.prefix(199)) + "…" : line
     }
 
     /// `2026-01-01 00:00:00 UTC`.

@@ -94,6 +94,8 @@ public struct MarkdownReporter: Reporter {
         lines += Self.thresholds(result)
         var flows: [String] = []
         for group in result.groups where !flows.contains(group.key.flow) { flows.append(group.key.flow) }
+        // One unit for every table, so groups read side by side.
+        let unit = Self.unit(for: result.rows.map(\.statistics.p50))
         for flow in flows {
             lines += ["## Flow \(flow)", ""]
             if result.groups.contains(where: { $0.key.flow == flow && $0.isServerSide }) {
@@ -103,7 +105,7 @@ public struct MarkdownReporter: Reporter {
                     "",
                 ]
             }
-            for group in result.groups where group.key.flow == flow { lines += Self.table(result, group) }
+            for group in result.groups where group.key.flow == flow { lines += Self.table(result, group, unit: unit) }
         }
         lines += Self.outcomes(result)
         lines += Self.capacity(result, chart: self.charts ? Self.capacityChartName : nil)
@@ -207,7 +209,7 @@ public struct MarkdownReporter: Reporter {
             ("Clients", Numbers.integer(metadata.clients) + (metadata.shard.map { " (shard \($0))" } ?? "")),
             ("Load", metadata.load),
             ("Iterations", Self.iterations(result) + ", plus \(Numbers.integer(result.warmupIterations)) warm-up"),
-            ("Errors", Self.errors(result.errorCount, result.errorsByKind)),
+            ("Errors", Self.errors(result.errorCount, result.errorsByKind, messages: result.errorMessagesByKind)),
             ("Deadline", result.stoppedByDeadline ? "⚠️ **stopped the run early**" : "not reached"),
         ]
         rows += Self.provenance(metadata)
@@ -272,16 +274,15 @@ public struct MarkdownReporter: Reporter {
     }
 
     /// One group's heading, notes and table of steps.
-    private static func table(_ result: RunResult, _ group: GroupResult) -> [String] {
+    private static func table(_ result: RunResult, _ group: GroupResult, unit: TimeUnit) -> [String] {
         let key = group.key
         var lines = ["### " + (Self.suiteAndProvider(key) + [key.transport]).joined(separator: " · "), ""]
         var notes: [String] = []
         if group.flowKind != key.flow { notes.append("Flow plugin `\(group.flowKind)`.") }
         if group.insecure { notes.append("⚠️ insecure (kept for fidelity only)") }
-        if group.errorCount > 0 { notes.append("Errors: \(Self.errors(group.errorCount, group.errors)).") }
+        if group.errorCount > 0 { notes.append("Errors: \(Self.errors(group.errorCount, group.errors, messages: group.errorMessages)).") }
         for note in notes { lines += [note, ""] }
         let rows = result.rows(of: group)
-        let unit = Self.unit(for: rows.map(\.statistics.p50))
         let headers =
             ["Step", "Count", "Errors"]
             + ["Min", "p50", "p90", "p99", "p99.9", "Max", "Mean"].map {

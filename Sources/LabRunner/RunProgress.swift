@@ -26,6 +26,16 @@ public final class RunProgress: Sendable {
         public var p50: UInt64?
         /// The 99th percentile.
         public var p99: UInt64?
+
+        /// Figures.
+        public init(index: Int, width: UInt64, exchanges: UInt64, errors: UInt64, p50: UInt64?, p99: UInt64?) {
+            self.index = index
+            self.width = width
+            self.exchanges = exchanges
+            self.errors = errors
+            self.p50 = p50
+            self.p99 = p99
+        }
     }
 
     /// A counter for `planned` iterations.

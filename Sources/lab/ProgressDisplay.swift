@@ -1,77 +1,72 @@
 import Foundation
 import LabCore
 import LabRunner
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 import LabScenario
 #endif
 
-/// Shows a run's progress on stderr: a bar with rate and ETA on a terminal, a plain line
-/// every few seconds otherwise.
-struct ProgressDisplay: Sendable {
+/// Shows a run's progress on stderr (`ProgressLine`): a bar with rate, ETA, errors and the
+/// last second's exchange p50 and p99 on a terminal, a plain line every few seconds otherwise.
+final class ProgressDisplay: Sendable {
     let progress: RunProgress
     let scenario: Scenario
     let isTerminal = isatty(STDERR_FILENO) == 1
+    private let line = Mutex(ProgressLine())
 
-    /// Redraws until cancelled.
+    init(progress: RunProgress, scenario: Scenario) {
+        self.progress = progress
+        self.scenario = scenario
+    }
+
+    /// Redraws until cancelled; notes the count every tenth of a second for the rate.
     func watch() async {
-        let interval: UInt64 = self.isTerminal ? 100_000_000 : 2_000_000_000
+        let tick: UInt64 = 100_000_000
+        let every = self.isTerminal ? 1 : 20
+        var ticks = 0
         while !Task.isCancelled {
-            do { try await Task.sleep(nanoseconds: interval) } catch { return }
-            self.draw(final: false)
+            do { try await Task.sleep(nanoseconds: tick) } catch { return }
+            ticks += 1
+            self.note()
+            if ticks % every == 0 { self.draw(final: false) }
         }
     }
 
     /// Draws the final state and ends the line.
     func finish() {
         if self.isTerminal {
+            self.note()
             self.draw(final: true)
             FileHandleOutput.standardError("\n")
         }
     }
 
-    private func draw(final: Bool) {
+    private func note() {
         let done = self.progress.completed
-        let planned = max(self.progress.planned, 1)
-        let elapsed = Double(Stopwatch.now() &- self.progress.startedAt) / 1e9
-        let rate = elapsed > 0 ? Double(done) / elapsed : 0
-        let fraction = min(1, Double(done) / Double(planned))
-        let remaining = rate > 0 ? Double(planned - min(done, planned)) / rate : 0
-        // A run by time (a closed load in stages) plans no iterations: no share and no ETA.
-        let counts =
-            self.progress.planned == 0
-            ? "\(done)  \(Int(rate))/s  errors \(self.progress.errors)  "
-                + (final ? "done in \(Self.clock(elapsed))" : Self.clock(elapsed))
-            : "\(done)/\(planned) \(Int(fraction * 100))%  \(Int(rate))/s  errors \(self.progress.errors)  "
-                + (final ? "done in \(Self.clock(elapsed))" : rate > 0 ? "ETA \(Self.clock(remaining))" : "ETA --")
-        let live = self.progress.lastInterval.map { "  " + Self.describe($0) } ?? ""
-        if self.isTerminal {
-            // A line longer than the terminal wraps, and the next redraw (back to the start of
-            // the line) then leaves the wrapped part behind: the bar shrinks to make room, then
-            // the last interval's figures go, and what still does not fit is cut.
-            let columns = Self.terminalColumns()
-            let fixed = columns - 1 - self.scenario.name.count - 2
-            let stats = fixed - counts.count - live.count >= 8 ? counts + live : counts
-            let width = min(30, max(fixed - stats.count, 8))
-            let filled = Int(fraction * Double(width))
-            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-            let line = "\(self.scenario.name) \(bar) \(stats)"
-            FileHandleOutput.standardError("\r\u{1B}[K" + String(line.prefix(max(columns - 1, 20))))
-        } else {
-            FileHandleOutput.standardError("progress: \(self.scenario.name) \(counts)\(live)\n")
-        }
+        let now = Stopwatch.now()
+        self.line.withLock { $0.note(done: done, at: now) }
     }
 
-    /// The last closed interval's exchanges: `last 1 s: p50 1.21 ms  p99 3.40 ms  812/s  0 failed`.
-    static func describe(_ interval: RunProgress.IntervalFigures) -> String {
-        let width = TimeSpan(nanoseconds: interval.width)
-        guard let p50 = interval.p50, let p99 = interval.p99 else {
-            return "last \(width): no exchange done, \(interval.errors) failed"
+    private func draw(final: Bool) {
+        let figures = ProgressLine.Figures(
+            name: self.scenario.name,
+            done: self.progress.completed,
+            planned: self.progress.planned,
+            errors: self.progress.errors,
+            elapsed: Double(Stopwatch.now() &- self.progress.startedAt) / 1e9,
+            live: self.progress.lastInterval,
+            final: final
+        )
+        let text = self.line.withLock { $0.text(figures, columns: self.isTerminal ? Self.terminalColumns() : nil) }
+        if self.isTerminal {
+            // A line longer than the terminal wraps, and the next redraw (back to the start of
+            // the line) then leaves the wrapped part behind: the text is fitted to the width.
+            FileHandleOutput.standardError("\r\u{1B}[K" + text)
+        } else {
+            FileHandleOutput.standardError(text + "\n")
         }
-        let rate = Double(interval.exchanges) / width.seconds
-        return "last \(width): p50 \(TimeSpan.format(nanoseconds: Double(p50)))  "
-            + "p99 \(TimeSpan.format(nanoseconds: Double(p99)))  \(Int(rate.rounded()))/s  \(interval.errors) failed"
     }
 
     /// The terminal's width in columns (80 if it does not say).
@@ -79,10 +74,5 @@ struct ProgressDisplay: Sendable {
         var size = winsize()
         guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
         return Int(size.ws_col)
-    }
-
-    static func clock(_ seconds: Double) -> String {
-        let whole = Int(seconds.rounded())
-        return whole >= 60 ? "\(whole / 60)m\(String(format: "%02d", whole % 60))s" : "\(whole)s"
     }
 }
