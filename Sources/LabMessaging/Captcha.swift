@@ -57,7 +57,7 @@ public enum CaptchaGenerator: String, Sendable, Hashable, CaseIterable, Decodabl
 /// of the whole book per issue, as this once did when full, cost a 100,000-entry copy for
 /// every captcha an attacker asked for; the msg/1 fuzzer found it.)
 final class CaptchaBook: Sendable {
-    private struct Pending {
+    struct Pending {
         var text: String
         var expires: Date
     }
@@ -129,9 +129,33 @@ final class CaptchaBook: Sendable {
 
     /// Whether `answer` matches captcha `id` (case-insensitive); the captcha is used up either way.
     func redeem(id: String, answer: String) -> Bool {
+        self.take(id: id, answer: answer) != nil
+    }
+
+    /// A captcha answered right, which `restore` puts back.
+    struct Taken: Sendable {
+        let id: String
+        let entry: Pending
+    }
+
+    /// Redeems like `redeem`, returning the captcha answered right so that a request refused
+    /// `busy` afterwards can give it back (`restore`); nil when the answer is wrong.
+    func take(id: String, answer: String) -> Taken? {
         let now = self.clock.now()
-        guard let entry = self.state.withLock({ $0.pending.removeValue(forKey: id) }) else { return false }
-        return entry.expires > now && entry.text == answer.uppercased()
+        guard let entry = self.state.withLock({ $0.pending.removeValue(forKey: id) }),
+            entry.expires > now, entry.text == answer.uppercased()
+        else { return nil }
+        return Taken(id: id, entry: entry)
+    }
+
+    /// Puts back a captcha taken by a request that then changed nothing (`busy`): it can be
+    /// answered again until it expires, as if never used.
+    func restore(_ taken: Taken) {
+        self.state.withLock { state in
+            guard state.pending[taken.id] == nil else { return }
+            state.pending[taken.id] = taken.entry
+            state.order.append(taken.id)
+        }
     }
 }
 

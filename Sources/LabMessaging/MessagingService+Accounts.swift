@@ -22,15 +22,23 @@ extension MessagingService {
 
     /// Redeems the captcha or throws `badCaptcha` carrying a new one. Called only once the
     /// request has passed every check that answers `badRequest` or `weakPassword`, so that
-    /// those leave the captcha usable.
-    func requireCaptcha(_ fields: (id: String, answer: String)) throws {
+    /// those leave the captcha usable; `work` runs next, and if it is refused `busy` (which
+    /// changes nothing, §4.3) the captcha is given back, still usable.
+    func withCaptcha<T>(_ fields: (id: String, answer: String), _ work: () async throws -> T) async throws -> T {
         let (id, answer) = fields
-        guard id.utf8.count <= 64, answer.utf8.count <= 16, self.captchas.redeem(id: id, answer: answer) else {
+        guard id.utf8.count <= 64, answer.utf8.count <= 16, let taken = self.captchas.take(id: id, answer: answer)
+        else {
             throw MsgFailure(
                 code: .badCaptcha,
                 message: "The captcha answer does not match; here is a new captcha",
                 captcha: self.issueCaptcha()
             )
+        }
+        do {
+            return try await work()
+        } catch let failure as MsgFailure where failure.code == .busy {
+            self.captchas.restore(taken)
+            throw failure
         }
     }
 
@@ -78,10 +86,11 @@ extension MessagingService {
         let captcha = try Self.captchaFields(request)
         let password = try self.openPassword(request, MsgKey.password, op: .register, binding: [username, captcha.id])
         try self.requireStrength(password)
-        try self.requireCaptcha(captcha)
         let kdf = self.options.kdf
         let salt = kdf.makeSalt()
-        let (hash, hashing) = try await self.checks.run { try kdf.derive(password: password, salt: salt) }
+        let (hash, hashing) = try await self.withCaptcha(captcha) {
+            try await self.checks.run { try kdf.derive(password: password, salt: salt) }
+        }
         recorder.record(.kdf, nanoseconds: hashing)
         let inserted = try await self.store.write { db -> Bool in
             guard try MessagingStore.account(db, username: username) == nil else { return false }
@@ -171,19 +180,21 @@ extension MessagingService {
         let username = try Self.username(request, MsgKey.username)
         let captcha = try Self.captchaFields(request)
         let password = try self.openPassword(request, MsgKey.password, op: .login, binding: [username, captcha.id])
-        try self.requireCaptcha(captcha)
-        guard let account = try await self.store.account(named: username) else {
-            // An unknown name costs what a known one does, and answers the same.
-            let kdf = self.options.kdf
-            let salt = self.decoySalt
-            let (_, hashing) = try await self.checks.run { try kdf.derive(password: password, salt: salt) }
-            recorder.record(.kdf, nanoseconds: hashing)
-            throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
+        let account = try await self.withCaptcha(captcha) { () async throws -> MessagingStore.Account in
+            guard let account = try await self.store.account(named: username) else {
+                // An unknown name costs what a known one does, and answers the same.
+                let kdf = self.options.kdf
+                let salt = self.decoySalt
+                let (_, hashing) = try await self.checks.run { try kdf.derive(password: password, salt: salt) }
+                recorder.record(.kdf, nanoseconds: hashing)
+                throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
+            }
+            try Self.requireSuccess(
+                try await self.attempt(account, password: password, recorder: &recorder),
+                wrong: "Unknown user or wrong password"
+            )
+            return account
         }
-        try Self.requireSuccess(
-            try await self.attempt(account, password: password, recorder: &recorder),
-            wrong: "Unknown user or wrong password"
-        )
         let token = Token.random(bytes: 32)
         self.sessions.withLock { $0[token] = Session(userID: account.id, username: account.username) }
         return token

@@ -236,6 +236,37 @@ import Testing
     }
 }
 
+extension PasswordCheckLimitTests {
+    @Test("a login refused busy leaves its captcha usable (busy changes nothing): the same answer logs in later")
+    func busyKeepsTheCaptcha() async throws {
+        let harness = try await Harness(
+            kdf: .pbkdf2SHA256(iterations: 1_000),
+            policy: .default,
+            kdfWorkers: 1,
+            kdfQueueLimit: 2
+        )
+        var quiet = NoStepRecorder()
+        var user = MessagingUser(username: "captcha-keeper", password: "correct horse")
+        let client = try await harness.client()
+        try await user.register(client, recorder: &quiet).orThrow()
+        let captcha = try await user.solveCaptcha(client, recorder: &quiet)
+        // The pool's one worker held and its queue full: the login is refused busy.
+        let checks = harness.service.passwordChecks
+        let gate = DispatchSemaphore(value: 0)
+        let held = (0..<3).map { _ in Task { try await checks.run { gate.wait() } } }
+        try await withDeadline(.seconds(30), "the pool full") { await checks.admitted { $0 >= 3 } }
+        let refused = try await user.login(client, captcha: captcha, recorder: &quiet)
+        for _ in held { gate.signal() }
+        for task in held { _ = try await task.value }
+        #expect(refused.failureCode == .busy)
+        // The same captcha, answered again: the login goes through.
+        let again = try await user.login(client, captcha: captcha, recorder: &quiet)
+        #expect(again.failureCode == nil, "\(again)")
+        // Used now: a third time is refused.
+        #expect(try await user.login(client, captcha: captcha, recorder: &quiet).failureCode == .badCaptcha)
+    }
+}
+
 /// One password check per account at a time: logins that arrive while the account is being
 /// checked wait their turn (no worker, no place in the queue) and read its state then.
 @Suite(.tier(.load), .serialized, .timeLimit(.minutes(1))) struct AccountTurnsTests {
