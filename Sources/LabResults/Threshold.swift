@@ -13,7 +13,8 @@ public import LabCore
 /// plain number is bytes). Stats: `count`, `min`, `p50`, `p90`, `p99`, `p99.9`,
 /// `max`, `mean`, `stddev`, `ops` (per second). An outcome is a count a flow records with
 /// `StepRecorder.count` (letters, digits, `_`, `-`, `.`), summed over the matching groups;
-/// one never counted is 0, since flows need not declare them. Conditions: an operator
+/// one never counted is 0 (the planner checks the name against the flows' declared
+/// outcomes, `Flow.outcomes`). Conditions: an operator
 /// (`<`, `<=`, `>`, `>=`, `==`, `!=`), a number and, for times, a unit (`"< 50 ms"`);
 /// `errors` also takes a percentage of iterations (`"< 1%"`).
 public struct Threshold: Sendable, Equatable {
