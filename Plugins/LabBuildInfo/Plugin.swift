@@ -6,9 +6,13 @@ import PackagePlugin
 /// it was built with, not a hand-written "4"), and, for `LabBuild` only, `BuildCheckout`: the
 /// lab's git commit, whether tracked files had changes not committed, and the toolchain.
 ///
-/// The checkout's facts come from a prebuild command, run on every build: a commit or an edit
-/// changes no input file the build system knows of. Each file is replaced only when its text
-/// changes, so an unchanged tree recompiles nothing.
+/// The checkout's facts come from a build command whose inputs are what moves them: git's
+/// `HEAD` and index, the current branch's ref, and every source file of the package. A
+/// prebuild command ran only when SwiftPM re-planned the build, not on every build: a tree
+/// edited, built, restored and built again kept "with changes not committed". Each file is
+/// replaced only when its text changes, so an unchanged tree recompiles nothing. An edit to a
+/// file outside the targets (a doc) moves the flag at the next build that git or a source
+/// file triggers.
 @main
 struct LabBuildInfo: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
@@ -26,17 +30,54 @@ struct LabBuildInfo: BuildToolPlugin {
                 )
             ]
         }
+        let checkout = context.pluginWorkDirectoryURL.appendingPathComponent("BuildCheckout.swift")
+        // Where the prebuild command used to write it: a copy left there would be compiled twice.
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent("BuildCheckout.swift"))
         return [
-            .prebuildCommand(
+            .buildCommand(
                 displayName: "Git commit and toolchain for \(target.name)",
                 executable: URL(fileURLWithPath: "/bin/sh"),
                 arguments: [
-                    "-c", Self.checkoutScript, "sh", folder.appendingPathComponent("BuildCheckout.swift").path,
+                    "-c", Self.checkoutScript, "sh", checkout.path,
                     context.package.directoryURL.path, (try? context.tool(named: "swiftc").url.path) ?? "swiftc",
                 ],
+                inputFiles: Self.gitFiles(context.package.directoryURL) + Self.sourceFiles(context.package),
+                outputFiles: [checkout]
+            ),
+            .prebuildCommand(
+                displayName: "Package versions for \(target.name)",
+                executable: URL(fileURLWithPath: "/bin/true"),
+                arguments: [],
                 outputFilesDirectory: folder
-            )
+            ),
         ]
+    }
+
+    /// Git's files that move when a commit is made or the tree's state is looked at: `HEAD`,
+    /// the index, and the current branch's ref (a worktree's `.git` is a file naming its folder).
+    static func gitFiles(_ repository: URL) -> [URL] {
+        var gitDirectory = repository.appendingPathComponent(".git")
+        if let link = try? String(contentsOf: gitDirectory, encoding: .utf8), link.hasPrefix("gitdir: ") {
+            let path = link.dropFirst("gitdir: ".count).trimmingCharacters(in: .whitespacesAndNewlines)
+            gitDirectory = URL(fileURLWithPath: path, relativeTo: repository).standardizedFileURL
+        }
+        var files = [gitDirectory.appendingPathComponent("HEAD"), gitDirectory.appendingPathComponent("index")]
+        let common =
+            (try? String(contentsOf: gitDirectory.appendingPathComponent("commondir"), encoding: .utf8))
+            .map { URL(fileURLWithPath: $0.trimmingCharacters(in: .whitespacesAndNewlines), relativeTo: gitDirectory) }
+            ?? gitDirectory
+        if let head = try? String(contentsOf: files[0], encoding: .utf8), head.hasPrefix("ref: ") {
+            let ref = head.dropFirst("ref: ".count).trimmingCharacters(in: .whitespacesAndNewlines)
+            files.append(common.appendingPathComponent(ref).standardizedFileURL)
+        }
+        return files.filter { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
+    /// Every source file of the package's targets.
+    static func sourceFiles(_ package: Package) -> [URL] {
+        package.targets.flatMap { target in
+            (target as? SourceModuleTarget)?.sourceFiles.map(\.url) ?? []
+        }
     }
 
     /// Writes `$1` (a Swift file) from the git checkout at `$2` and `$3 --version` (the
