@@ -61,7 +61,7 @@ import Testing
         let errors = check.output.split(separator: "\n").filter { $0.hasPrefix("::error ") }
         #expect(
             errors == [
-                "::error title=crypto-lab%3A regression::lab check: cx x25519 swift-crypto · decode: 206,000 instructions against the baseline's 200,000, ×1.0300 (allowed ±1.5%25)"
+                "::error title=crypto-lab%3A regression::lab check: cx x25519 swift-crypto · decode: 206,000 instructions against the baseline's 200,000, ×1.0300 (allowed ±0.25%25)"
             ],
             "\(check.output)"
         )
