@@ -178,6 +178,7 @@ let package = Package(
             name: "LabMessaging",
             dependencies: [
                 "LabCore", "LabWire", "CLabArgon2",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -1,5 +1,5 @@
-import Foundation
 import LabCore
+import NIOPosix
 import Synchronization
 
 /// Password hashing off the server's event loops, bounded.
@@ -7,15 +7,20 @@ import Synchronization
 /// A KDF run is deliberately slow (scrypt at its default cost: 128 MiB and a large fraction of
 /// a second). Run on an event loop, a flood of wrong passwords would hold the loops, and every
 /// connection they serve, for as long as it lasts, and make as many 128 MiB allocations at once
-/// as there are loops. Here at most `workers` checks run at once, on an operation queue of the
-/// pool's own; at most `queueLimit` more wait their turn (first come, first served); one more
-/// is answered `busy` at once and changes nothing.
+/// as there are loops. Here at most `workers` checks run at once, on threads of the pool's own;
+/// at most `queueLimit` more wait their turn (first come, first served); one more is answered
+/// `busy` at once and changes nothing.
+///
+/// Threads of its own, not the process's shared dispatch threads (an `OperationQueue` runs
+/// there): on Linux those are as many as the cores, for every concurrent queue of the
+/// process, so each KDF run held one of them, `workers` above the core count were never
+/// reached, and anything else in the process that blocked those threads stopped every login.
 public final class PasswordChecks: Sendable {
     /// Checks that run at once.
     public let workers: Int
     /// Checks that may wait for a worker.
     public let queueLimit: Int
-    private let queue: OperationQueue
+    private let threads: NIOThreadPool
     private let admission = Mutex(Admission())
 
     /// Checks running or waiting now, and who waits for that number to change.
@@ -65,9 +70,14 @@ public final class PasswordChecks: Sendable {
     public init(workers: Int, queueLimit: Int) {
         self.workers = max(1, workers)
         self.queueLimit = max(0, queueLimit)
-        self.queue = OperationQueue()
-        self.queue.name = "lab.msg.kdf"
-        self.queue.maxConcurrentOperationCount = self.workers
+        self.threads = NIOThreadPool(numberOfThreads: self.workers)
+        self.threads.start()
+    }
+
+    deinit {
+        // Checks still waiting are resumed with `CancellationError` (their work item is
+        // called `.cancelled`); the threads end after the running ones.
+        self.threads.shutdownGracefully { _ in }
     }
 
     /// Runs `work` on a worker and returns its result with the nanoseconds it took (the
@@ -93,7 +103,8 @@ public final class PasswordChecks: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard ticket.arm(continuation) else { return }
-                self.queue.addOperation {
+                self.threads.submit { state in
+                    guard state == .active else { return ticket.cancel() }
                     // Taken by whoever comes first: this worker, or the cancellation.
                     guard let continuation = ticket.take() else { return }
                     continuation.resume(

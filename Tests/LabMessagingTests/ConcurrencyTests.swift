@@ -112,6 +112,45 @@ import Testing
         #expect(try await checks.run { 7 }.0 == 7)
     }
 
+    @Test("checks running on every worker, as many as cores, leave the process's async work running")
+    func checksLeaveTheSharedThreads() async throws {
+        // Each check spins (a KDF is CPU-bound: nothing for the dispatch pool to see as
+        // blocked) until an async task sets `released`; that task is started by the last
+        // check to begin. A pool on the shared dispatch threads (one per core on Linux, where
+        // Swift's tasks run too) leaves that task no thread: each spin runs out its bound.
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let checks = PasswordChecks(workers: cores, queueLimit: 0)
+        final class Flags: Sendable {
+            let released = Atomic<Bool>(false)
+            let started = Atomic<Int>(0)
+        }
+        let flags = Flags()
+        let (allStarted, signal) = AsyncStream.makeStream(of: Void.self)
+        let releaser = Task {
+            for await _ in allStarted { break }
+            flags.released.store(true, ordering: .releasing)
+        }
+        let spins = (0..<cores).map { _ in
+            Task {
+                try await checks.run { () -> Bool in
+                    if flags.started.add(1, ordering: .acquiringAndReleasing).newValue == cores { signal.yield() }
+                    let bound = Stopwatch.now() + 30_000_000_000
+                    while !flags.released.load(ordering: .acquiring) {
+                        if Stopwatch.now() > bound { return false }
+                    }
+                    return true
+                }
+            }
+        }
+        try await withDeadline(.seconds(90), "\(cores) checks ended") {
+            for spin in spins {
+                let released = try await spin.value.0
+                #expect(released, "an async task ran while every worker spun")
+            }
+        }
+        await releaser.value
+    }
+
     @Test("admitted(where:) wakes a waiter registered before the count changes, up and down")
     func admissionWakesWaiters() async throws {
         let checks = PasswordChecks(workers: 1, queueLimit: 2)
