@@ -17,8 +17,8 @@ import Testing
     struct Plan {
         /// Logins per second the server sustained with its worker always busy.
         var capacity: Double
-        /// Each stage's arrival rate: half the capacity, then 10% more each stage, 12 stages
-        /// (to 1.43 × capacity).
+        /// Each stage's arrival rate: half the capacity, then 10% more each stage, 14 stages
+        /// (to 1.73 × capacity: room above a capacity the calibration underestimated).
         var rates: [Double]
         /// Whole seconds per stage: at least 8 arrivals in the slowest, at least 1 s.
         var stageSeconds: Int
@@ -32,7 +32,7 @@ import Testing
 
         init(capacity: Double) {
             self.capacity = capacity
-            self.rates = (0..<12).map { 0.5 * capacity * pow(1.1, Double($0)) }
+            self.rates = (0..<14).map { 0.5 * capacity * pow(1.1, Double($0)) }
             self.stageSeconds = max(1, Int((8 / self.rates[0]).rounded(.up)))
             self.warmupSeconds = 1 + Int((2 * Double(Self.clients) / capacity).rounded(.up))
             self.kneeP99Milliseconds = max(50, Int((10_000 / capacity).rounded(.up)))
@@ -51,12 +51,13 @@ import Testing
             """
     }
 
-    /// The server's login capacity: four clients logging in back to back keep its one KDF
-    /// worker busy, so their completed logins per second are what it can serve.
+    /// The server's login capacity: eight clients logging in back to back keep its one KDF
+    /// worker busy, so their completed logins per second are what it can serve. (Four did
+    /// not, on a loaded machine: 4.3/s measured, while the stages then sustained 6.1/s.)
     static func capacity(address: String, folder: URL, attempt: Int) async throws -> Double {
         let file = folder.appendingPathComponent("calibrate.json")
         try """
-            { "name": "calibrate", "server": { "transport": "tcp", "address": "\(address)" }, "clients": { "count": 4 },
+            { "name": "calibrate", "server": { "transport": "tcp", "address": "\(address)" }, "clients": { "count": 8 },
               "load": { "model": "closed", "iterations": 8, "warmupIterations": 2, "deadline": "300 s" },
               "flows": [ { "flow": "login" } ], "report": { "formats": ["json"] } }
             """.write(to: file, atomically: true, encoding: .utf8)
@@ -130,7 +131,7 @@ import Testing
         let result = try await IntervalTests.run(
             """
             { "name": "closed-stages", "server": { "transport": "tcp" }, "clients": { "count": 4 },
-              "load": { "model": "closed", "warmup": "300 ms", "kneeP99": "1 s", "deadline": "30 s",
+              "load": { "model": "closed", "warmup": "1 s", "kneeP99": "1 s", "deadline": "30 s",
                         "stages": [ { "clients": 1, "duration": "1 s" }, { "clients": 2, "duration": "1 s" },
                                     { "clients": 4, "duration": "1 s" } ] },
               "flows": [ { "flow": "cx", "suite": "x25519" } ], "report": { "formats": ["json"] } }
@@ -147,6 +148,8 @@ import Testing
         let staged = capacity.points.reduce(0) { $0 + $1.exchanges }
         let measured = UInt64(result.completedIterations)
         #expect(staged <= measured && measured - staged <= 4, "\(staged) of \(measured) in the stages")
+        // A second of warm-up: in 300 ms a client beside the integration pass's other suites
+        // had not begun one exchange.
         #expect(result.warmupIterations > 0)
         // One client runs one exchange at a time: its stage completes no more than one per p50.
         let first = capacity.points[0]
