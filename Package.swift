@@ -57,15 +57,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Framing and the cx/1 property-list codec, shared by server and client.
-        // Optimised in debug builds too: the test suite's load pass encodes and decodes millions
-        // of plists (rekeys of 10,000 messages among them); unoptimised, the codec's generic
-        // code made that pass 82 s → 121 s and starved a concurrency test of its pool
-        // (AccountTurnsTests, past its one-minute limit). The counted gate counts the release
-        // build, where this setting does nothing.
         .target(
             name: "LabWire",
             dependencies: ["LabCore", "LabResults"],
-            swiftSettings: swiftSettings + [.unsafeFlags(["-O"], .when(configuration: .debug))]
+            swiftSettings: swiftSettings
         ),
         // The cx/1 suites and exchange, written once over the CryptoProvider protocol.
         .target(name: "LabCrypto", dependencies: ["LabCore", "LabWire"], swiftSettings: swiftSettings),

@@ -15,7 +15,8 @@ cd "$(dirname "$0")/.."
 runs=${1:-20}
 slowdown=${2:-15%}
 work=${CHECK_ACCEPTANCE_OUT:-.build/check-acceptance}
-lab=${LAB:-.build/debug/lab}
+[ -n "${LAB:-}" ] || bash scripts/build-release.sh --product lab >/dev/null
+lab=${LAB:-.build/release/lab}
 rm -rf "$work"
 mkdir -p "$work"
 cat > "$work/check.json" <<'JSON'

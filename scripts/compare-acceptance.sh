@@ -13,7 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 slowdown=${1:-25%}
 work=${COMPARE_ACCEPTANCE_OUT:-.build/compare-acceptance}
-lab=${LAB:-.build/debug/lab}
+[ -n "${LAB:-}" ] || bash scripts/build-release.sh --product lab >/dev/null
+lab=${LAB:-.build/release/lab}
 rm -rf "$work"
 mkdir -p "$work"
 cat > "$work/compare.json" <<'JSON'

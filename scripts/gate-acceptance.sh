@@ -23,8 +23,8 @@ runs=${1:-10}
 work=${GATE_ACCEPTANCE_OUT:-.build/gate-acceptance}
 probes=(swift-crypto.sign:32 openssl.verify:32 wire.decode:6)
 
-swift build -c release --product lab
-swift build -c release --product lab -Xswiftc -DLAB_GATE_PROBE --scratch-path .build-probe
+bash scripts/build-release.sh --product lab
+bash scripts/build-release.sh --product lab -Xswiftc -DLAB_GATE_PROBE --scratch-path .build-probe
 release=.build/release/lab
 probe=.build-probe/release/lab
 

@@ -7,9 +7,9 @@
 #   bash scripts/gate.sh record [RUNS]        record a new baseline: RUNS counted runs (default 5)
 #   bash scripts/gate.sh check -- ARGS...     extra `lab run` arguments (tests: --test-slowdown decode=3%)
 #
-# It counts the release build, the one users run (`swift build -c release --product lab`, as
-# the quickstart builds it): `check` and `record` build it first, which on a warm tree takes
-# a few seconds and after a change rebuilds what changed. Options: --lab PATH (count that
+# It counts the release build, the one users run (`bash scripts/build-release.sh`, as the
+# quickstart and the test suite build it): `check` and `record` build it first, which on a
+# warm tree takes a few seconds and after a change rebuilds what changed. Options: --lab PATH (count that
 # binary instead, built by the caller), --out DIR (where the run and check.md go; default
 # .build/gate). The baseline must come from the same build configuration and machine class
 # as the check: record it on the kind of machine CI runs on, and commit Benchmarks/gate/
@@ -38,7 +38,7 @@ done
 # The release build of `lab`, unless --lab named a binary.
 build_lab() {
     if [ -z "$lab" ]; then
-        swift build -c release --product lab
+        bash scripts/build-release.sh --product lab
         lab=.build/release/lab
     fi
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The hostile-load test N times in a row (default 10), stopping at the first failure; each run
 # prints its figures (honest p99 quiet and under attack, lab serve's peak resident memory).
-# Needs a debug build with tests: swift build --build-tests.
+# Needs the build with tests: bash scripts/build-release.sh --build-tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 times=${1:-10}

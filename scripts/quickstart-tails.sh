@@ -6,11 +6,12 @@
 # p50, and over both 10× and p50 + 100 µs (the target proposed for this VM). Exit 1 if a run
 # fails the 10× line.
 #
-#   bash scripts/quickstart-tails.sh [RUNS]     (LAB=path/to/lab for another build than .build/debug/lab)
+#   bash scripts/quickstart-tails.sh [RUNS]     (LAB=path/to/lab for another build than .build/release/lab)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
-lab=${LAB:-.build/debug/lab}
+[ -n "${LAB:-}" ] || bash scripts/build-release.sh --product lab >/dev/null
+lab=${LAB:-.build/release/lab}
 work=${QUICKSTART_TAILS_OUT:-.build/quickstart-tails}
 rm -rf "$work"
 mkdir -p "$work"

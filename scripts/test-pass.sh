@@ -12,7 +12,8 @@ record_failure() {
 }
 
 # test_pass NAME [swift test arguments...]: runs one pass of the suite with
-# `swift test --skip-build ARGS`, its output shown as it comes.
+# `swift test -c release --skip-build ARGS` (the tests are built in release, with the lab
+# they run: bash scripts/build-release.sh --build-tests), its output shown as it comes.
 # It fails (status 1) when swift test fails, and also when the pass ran no test at all:
 # `swift test --filter X` exits 0 when X matches nothing, and a tier that no suite has
 # skips every suite, so a renamed suite or tier would otherwise drop out in silence.
@@ -26,7 +27,7 @@ test_pass() {
     local started=$SECONDS
     local status=0
     # swift test's own status, whatever the caller's pipefail says.
-    swift test --skip-build "$@" 2>&1 | tee "$log"
+    swift test -c release --skip-build "$@" 2>&1 | tee "$log"
     local swift_status=${PIPESTATUS[0]}
     [ "$swift_status" -eq 0 ] || status=1
     # Swift Testing closes a run with "Test run with N tests in M suites passed|failed ...",

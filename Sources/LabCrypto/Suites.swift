@@ -306,7 +306,7 @@ enum KeyEncapsulation {
 }
 
 /// Client RSA keys, checked against the sizes a suite allows.
-enum RSAKeys {
+package enum RSAKeys {
     static func decodeClientKey<P: CryptoProvider>(
         _ bytes: [UInt8],
         allowed: [Int],
@@ -350,7 +350,7 @@ enum RSAKeys {
     /// read without a provider; nil unless `der` is exactly one such structure with a positive `n`.
     ///
     /// It only sizes a key: whether the key is usable is for the provider to say.
-    static func modulusBits(_ der: [UInt8]) -> Int? {
+    package static func modulusBits(_ der: [UInt8]) -> Int? {
         var reader = DERReader(der[...])
         guard var sequence = reader.element(tag: 0x30), reader.isAtEnd,
             let modulus = sequence.element(tag: 0x02), let exponent = sequence.element(tag: 0x02), sequence.isAtEnd,

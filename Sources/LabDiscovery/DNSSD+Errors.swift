@@ -1,5 +1,5 @@
-import CLabDNSSD
-import LabCore
+package import CLabDNSSD
+package import LabCore
 
 extension DNSSD {
     static let noError = DNSServiceErrorType(kDNSServiceErr_NoError)
@@ -14,7 +14,7 @@ extension DNSSD {
     ]
 
     /// `kDNSServiceErr_<Name> (<code>)`.
-    static func errorName(_ code: DNSServiceErrorType) -> String {
+    package static func errorName(_ code: DNSServiceErrorType) -> String {
         let name: String? =
             switch Int(code) {
             case kDNSServiceErr_NoError: "NoError"
@@ -49,7 +49,7 @@ extension DNSSD {
     ///
     /// Avahi reports an unreachable daemon (no avahi-daemon, no D-Bus system bus) as
     /// `kDNSServiceErr_Unknown`; mDNSResponder as `kDNSServiceErr_ServiceNotRunning`.
-    static func failure(_ code: DNSServiceErrorType, during call: String, subject: String) -> LabError {
+    package static func failure(_ code: DNSServiceErrorType, during call: String, subject: String) -> LabError {
         let cause = UnderlyingError(Self.errorName(code))
         switch Int(code) {
         case kDNSServiceErr_Unknown, Int(Self.serviceNotRunning), kDNSServiceErr_NotInitialized,

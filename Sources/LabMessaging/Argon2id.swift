@@ -2,11 +2,11 @@ import CLabArgon2
 import LabCore
 
 /// Argon2id (RFC 9106) through Argon2's reference implementation (libargon2, version 1.3).
-enum Argon2id {
+package enum Argon2id {
     /// The tag of `password` and `salt`, with RFC 9106 §3.1's secret value K and associated
     /// data X if given; `memoryKiB` is m (at least 8 × `parallelism`), `iterations` t,
     /// `parallelism` p (lanes, each hashed on a thread of its own).
-    static func derive(
+    package static func derive(
         password: [UInt8],
         salt: [UInt8],
         secret: [UInt8] = [],

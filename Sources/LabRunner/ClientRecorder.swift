@@ -1,6 +1,6 @@
 import Foundation
 import Histogram
-import LabCore
+package import LabCore
 import LabResults
 import Synchronization
 
@@ -256,7 +256,7 @@ struct ClientRecorder: Sendable {
 
 /// The steps of one iteration, each summed over both sides (e.g. the client's and the
 /// server's `encode`), so every step gets one sample per iteration; and its outcome counts.
-struct IterationSteps: StepRecorder {
+package struct IterationSteps: StepRecorder {
     var entries: [(step: Step, sample: StepSample)] = []
     var outcomes: [String: UInt64] = [:]
     /// Bytes on the wire, by the step that sent them.
@@ -270,29 +270,29 @@ struct IterationSteps: StepRecorder {
     /// (`StepSlowdown` says why that matters).
     private var parts = PartCounts()
 
-    init(slowdown: StepSlowdown? = nil, group: Int = 0) {
+    package init(slowdown: StepSlowdown? = nil, group: Int = 0) {
         self.entries.reserveCapacity(12)
         self.slowdown = slowdown
         self.group = group
     }
 
-    var addsWork: Bool { self.slowdown != nil }
+    package var addsWork: Bool { self.slowdown != nil }
 
-    mutating func workToAdd(to step: Step) -> Int {
+    package mutating func workToAdd(to step: Step) -> Int {
         guard let slowdown = self.slowdown, let slot = slowdown.slot(of: step) else { return 0 }
         return slowdown.rounds(group: self.group, step, part: self.parts[slot])
     }
 
-    mutating func addedWork(to step: Step, took nanoseconds: UInt64) {
+    package mutating func addedWork(to step: Step, took nanoseconds: UInt64) {
         guard let slowdown = self.slowdown, let slot = slowdown.slot(of: step) else { return }
         slowdown.added(group: self.group, step, part: self.parts[slot], took: nanoseconds)
     }
 
-    mutating func record(_ step: Step, nanoseconds: UInt64) {
+    package mutating func record(_ step: Step, nanoseconds: UInt64) {
         self.record(step, sample: StepSample(nanoseconds: nanoseconds))
     }
 
-    mutating func record(_ step: Step, sample: StepSample) {
+    package mutating func record(_ step: Step, sample: StepSample) {
         if let slowdown = self.slowdown, let slot = slowdown.slot(of: step) {
             slowdown.observe(group: self.group, step, part: self.parts[slot], sample)
             self.parts.increment(slot)
@@ -304,11 +304,11 @@ struct IterationSteps: StepRecorder {
         }
     }
 
-    mutating func count(_ outcome: String, by amount: UInt64) {
+    package mutating func count(_ outcome: String, by amount: UInt64) {
         self.outcomes[outcome, default: 0] &+= amount
     }
 
-    mutating func transferred(_ step: Step, sent: Int, received: Int) {
+    package mutating func transferred(_ step: Step, sent: Int, received: Int) {
         self.traffic.add(step, sent: sent, received: received)
     }
 }

@@ -1,15 +1,15 @@
 import Histogram
-import LabCore
-import LabResults
+package import LabCore
+package import LabResults
 import LabWire
 
 /// The server's own steps during a run against a server elsewhere (`lab serve`), fetched
 /// with the lab's `serverStats` request before and after the run: the difference is what
 /// the server did meanwhile, for every client it served (other clients' work included, if
 /// others were using it).
-enum ServerSide {
+package enum ServerSide {
     /// The server's totals now, or why they are not available.
-    static func fetch(_ endpoint: any TransportEndpoint) async -> Result<ServerStats, LabError> {
+    package static func fetch(_ endpoint: any TransportEndpoint) async -> Result<ServerStats, LabError> {
         await self.fetch(endpoint, whenOpen: nil)
     }
 
@@ -20,7 +20,7 @@ enum ServerSide {
     /// The kernel completes a client's handshake before the server's event loop takes the
     /// connection on: just after 500 idle clients had connected, a loaded machine's server
     /// had taken 470 of them.
-    static func fetch(
+    package static func fetch(
         _ endpoint: any TransportEndpoint,
         whenOpen connections: Int?,
         patience: Duration = .seconds(2)

@@ -1,4 +1,4 @@
-import LabCore
+package import LabCore
 import Synchronization
 
 /// Up to 255 parts for each of 32 slowed steps, in four words: counters that never allocate
@@ -53,10 +53,10 @@ struct PartCounts: Sendable {
 /// Only steps timed with `StepRecorder.measure` can be slowed (cx/1's crypto and coding
 /// steps, msg/1's client-side crypto); `unslowed` names the others, and the run fails
 /// naming them.
-final class StepSlowdown: Sendable {
+package final class StepSlowdown: Sendable {
     /// Measurements of a step that fix its amount of added work.
     /// (3 in a counted run, where every measurement of a step but the first counts alike.)
-    static var calibrationSamples: Int { WorkCounter.isActive ? 3 : 64 }
+    package static var calibrationSamples: Int { WorkCounter.isActive ? 3 : 64 }
 
     /// The parts of a step in one iteration that can be slowed (the client's and the server's
     /// `decode` are two); a step recorded more often has its later parts left as they are.
@@ -155,7 +155,7 @@ final class StepSlowdown: Sendable {
     /// which only the slowed runs brought the slowdown's types in counted each step up to
     /// 1.7% more in a debug build (the cache's probes and key comparisons, from callgrind's
     /// per-step dumps of a run with `sign` slowed against one without, 2026-11-24).
-    init?(_ fractions: [Step: Double], groups: Int) {
+    package init?(_ fractions: [Step: Double], groups: Int) {
         guard !fractions.isEmpty || WorkCounter.isActive else { return nil }
         self.fractions = fractions
         let slowed = fractions.keys.sorted()
@@ -206,7 +206,7 @@ final class StepSlowdown: Sendable {
     /// The rounds to add to `part` of `step` in `group`: the fraction of the median of the
     /// samples `observe` saw so far (none before the first), fixed from the
     /// `calibrationSamples`-th on. Called before the step runs, outside what it measures.
-    func rounds(group: Int, _ step: Step, part: Int) -> Int {
+    package func rounds(group: Int, _ step: Step, part: Int) -> Int {
         guard let index = self.index(group: group, step, part: part) else { return 0 }
         return self.rounds(at: index)
     }
@@ -227,7 +227,7 @@ final class StepSlowdown: Sendable {
     /// What the rounds just added to `part` of `step` in `group` took, timed inside the step:
     /// taken out of the sample `observe` sees next, and the cost of a round from now on.
     /// (In a counted run the count of a round is exact, and the time is not what is sized.)
-    func added(group: Int, _ step: Step, part: Int, took nanoseconds: UInt64) {
+    package func added(group: Int, _ step: Step, part: Int, took nanoseconds: UInt64) {
         guard !WorkCounter.isActive, let index = self.index(group: group, step, part: part) else { return }
         self.added(at: index, took: nanoseconds)
     }
@@ -246,7 +246,7 @@ final class StepSlowdown: Sendable {
 
     /// Sees `part` of `step` in `group` as recorded (its time, or in a counted run its
     /// instructions), takes out what was added to it, and plans the next sample's amount.
-    func observe(group: Int, _ step: Step, part: Int, _ sample: StepSample) {
+    package func observe(group: Int, _ step: Step, part: Int, _ sample: StepSample) {
         guard let index = self.index(group: group, step, part: part), let fraction = self.fractions[step],
             let measure = WorkCounter.isActive ? sample.instructions : sample.nanoseconds
         else { return }
@@ -275,7 +275,7 @@ final class StepSlowdown: Sendable {
 
     /// The slowed steps whose added work was never fixed in any group: not timed with
     /// `measure`, or measured fewer than `calibrationSamples` times.
-    var unslowed: [Step] {
+    package var unslowed: [Step] {
         let fixed = self.table.withLock { table in
             (0..<self.entries).filter { table.entries[$0].rounds >= 0 }.map { $0 / Self.partsPerStep % self.slots.count }
         }

@@ -6,7 +6,7 @@ import LabTesting
 import LabWire
 import Testing
 
-@testable import LabCrypto
+import LabCrypto
 
 /// `"keys": "fixed"` and `"clientKeys": "fixed"`: the lab's published test keys, the same in
 /// every run (for the counted gate).

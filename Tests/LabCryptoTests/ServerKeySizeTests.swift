@@ -7,7 +7,7 @@ import LabWire
 import Synchronization
 import Testing
 
-@testable import LabCrypto
+import LabCrypto
 
 /// docs/protocol.md §2.4: for `classic` and `rsa-modern` the server's key is "RSA, same encoding
 /// and size" as the client's, whatever size the server was set up with.

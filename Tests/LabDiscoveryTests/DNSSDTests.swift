@@ -3,7 +3,7 @@ import LabCore
 import LabTesting
 import Testing
 
-@testable import LabDiscovery
+import LabDiscovery
 
 /// DNS-SD against the real avahi-daemon, checked with Avahi's own tools; these fail (they do
 /// not skip) when the daemon is not running: `scripts/services.sh` starts it.

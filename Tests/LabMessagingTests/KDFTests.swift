@@ -3,7 +3,7 @@ import LabCore
 import LabTesting
 import Testing
 
-@testable import LabMessaging
+import LabMessaging
 
 /// The password KDFs against published vectors and against Python's hashlib (and, for
 /// Argon2id, Python's `cryptography`, whose Argon2id is not libargon2's code).

@@ -6,7 +6,7 @@ import LabWire
 import Synchronization
 import Testing
 
-@testable import LabRunner
+import LabRunner
 
 /// Asking a server elsewhere for its heap once it has taken every client's connection on
 /// (`ServerSide.fetch(_:whenOpen:patience:)`): the kernel completes handshakes before the

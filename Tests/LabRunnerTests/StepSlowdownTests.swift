@@ -2,7 +2,7 @@ import LabCore
 import LabTesting
 import Testing
 
-@testable import LabRunner
+import LabRunner
 
 /// How `--test-slowdown` sizes its added work in a timed run, on made-up timings: the step
 /// and the added rounds are told to the slowdown as `measure` would tell them, so what is
