@@ -16,7 +16,7 @@ work=${QUICKSTART_TAILS_OUT:-.build/quickstart-tails}
 rm -rf "$work"
 mkdir -p "$work"
 for index in $(seq 1 "$runs"); do
-    "$lab" run Scenarios/quickstart.json --quiet --out "$work/$index" > "$work/$index.log" 2>&1 || true
+    "$lab" run Scenarios/quickstart.json --set report.stepUsage=true --quiet --out "$work/$index" > "$work/$index.log" 2>&1 || true
 done
 python3 - "$work" "$runs" <<'PY'
 import json, math, sys

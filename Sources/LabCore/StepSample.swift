@@ -23,6 +23,9 @@ public struct StepSample: Sendable, Equatable {
     /// the step did not use (`ThreadUsage.disturbed`). For the exchange, which moves between
     /// threads and has no CPU time, any involuntary switch of the process's threads.
     public var preempted: Bool
+    /// Whether the step's usage was read (`StepRecorder.readsUsage`): if not, `preempted`
+    /// is false and says nothing, and `cpuNanoseconds` is nil.
+    public var watched: Bool
 
     /// Wall time beyond its CPU time that marks a sample as preempted: 100 µs.
     public static let offCPUAllowance: UInt64 = 100_000
@@ -37,12 +40,14 @@ public struct StepSample: Sendable, Equatable {
         nanoseconds: UInt64,
         cpuNanoseconds: UInt64? = nil,
         preempted: Bool = false,
+        watched: Bool = true,
         instructions: UInt64? = nil,
         allocations: UInt64? = nil
     ) {
         self.nanoseconds = nanoseconds
         self.cpuNanoseconds = cpuNanoseconds
         self.preempted = preempted
+        self.watched = watched
         self.instructions = instructions
         self.allocations = allocations
     }
@@ -52,6 +57,7 @@ public struct StepSample: Sendable, Equatable {
         self.nanoseconds &+= other.nanoseconds
         self.cpuNanoseconds = Self.sum(self.cpuNanoseconds, other.cpuNanoseconds)
         self.preempted = self.preempted || other.preempted
+        self.watched = self.watched && other.watched
         self.instructions = Self.sum(self.instructions, other.instructions)
         self.allocations = Self.sum(self.allocations, other.allocations)
     }

@@ -311,10 +311,13 @@ public struct MarkdownReporter: Reporter {
     }
 
     /// The samples the scheduler interrupted, and the percentiles without them; nothing for a
-    /// group without details (a server's own report, a document from before they were kept).
+    /// group without details (a server's own report, a document from before they were kept,
+    /// a run that did not read its steps' usage: `report.stepUsage`).
     /// `interrupts`: whether a sample's interrupts were counted (nil: not said, an older document).
     private static func preemption(_ group: GroupResult, rows: [Step], unit: TimeUnit, interrupts: Bool?) -> [String] {
-        let steps = rows.filter { group.details[$0] != nil }
+        let steps = rows.filter { step in
+            group.details[step].map { $0.preempted + $0.unpreempted.totalCount > 0 || $0.cpu != nil } ?? false
+        }
         guard !steps.isEmpty else { return [] }
         let interrupted = interrupts == true ? ", took an interrupt (the scheduler's tick, a device's)," : ""
         let uncounted =

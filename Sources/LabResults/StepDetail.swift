@@ -32,7 +32,9 @@ public struct StepDetail: Sendable {
 
     /// Adds one sample.
     public mutating func record(_ sample: StepSample) {
-        if sample.preempted {
+        if !sample.watched {
+            // Nothing known of its preemption: in neither count.
+        } else if sample.preempted {
             self.preempted += 1
         } else {
             self.unpreempted.record(sample.nanoseconds)

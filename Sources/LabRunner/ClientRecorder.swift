@@ -270,10 +270,14 @@ package struct IterationSteps: StepRecorder {
     /// (`StepSlowdown` says why that matters).
     private var parts = PartCounts()
 
-    package init(slowdown: StepSlowdown? = nil, group: Int = 0) {
+    /// Whether steps read their thread's usage (`report.stepUsage`).
+    package let readsUsage: Bool
+
+    package init(slowdown: StepSlowdown? = nil, group: Int = 0, readsUsage: Bool = false) {
         self.entries.reserveCapacity(12)
         self.slowdown = slowdown
         self.group = group
+        self.readsUsage = readsUsage
     }
 
     package var addsWork: Bool { self.slowdown != nil }

@@ -10,6 +10,8 @@ struct ClientSession {
     let built: [Runner.Built]
     let progress: RunProgress
     let slowdown: StepSlowdown?
+    /// Whether each step, and each exchange, reads the threads' usage (`report.stepUsage`).
+    let readsUsage: Bool
     /// The run's intervals, or nil when it keeps none.
     let intervals: IntervalClock?
     private(set) var recorder: ClientRecorder
@@ -22,11 +24,13 @@ struct ClientSession {
         built: [Runner.Built],
         progress: RunProgress,
         slowdown: StepSlowdown?,
+        readsUsage: Bool,
         intervals: IntervalClock?
     ) {
         self.built = built
         self.progress = progress
         self.slowdown = slowdown
+        self.readsUsage = readsUsage
         self.intervals = intervals
         self.recorder = client.recorder
         self.flowClients = client.flowClients
@@ -79,10 +83,10 @@ struct ClientSession {
     /// One exchange of `group`: timed (and counted, in a counted run) from its start, or from
     /// `intended` in the open model, to its end, less any `prepare` retried in between.
     mutating func iterate(_ group: Int, measured: Bool, intended: UInt64?) async throws {
-        var steps = IterationSteps(slowdown: self.slowdown, group: group)
+        var steps = IterationSteps(slowdown: self.slowdown, group: group, readsUsage: self.readsUsage)
         // The exchange moves between threads as it awaits: it is marked preempted when any
         // thread of the process was, and counted over the whole process.
-        let switches = ThreadUsage.processInvoluntarySwitches()
+        let switches = self.readsUsage ? ThreadUsage.processInvoluntarySwitches() : nil
         let counted = WorkCounter.isActive ? WorkCounter.read() : nil
         let start = Stopwatch.now()
         var failure: (kind: String, message: String)? = nil
@@ -111,7 +115,7 @@ struct ClientSession {
         }
         let end = Stopwatch.now()
         let countedAfter = counted == nil ? nil : WorkCounter.read()
-        let switchesAfter = ThreadUsage.processInvoluntarySwitches()
+        let switchesAfter = self.readsUsage ? ThreadUsage.processInvoluntarySwitches() : nil
         self.progress.finished(failed: failure != nil)
         if measured {
             self.record(
@@ -119,7 +123,7 @@ struct ClientSession {
                 steps,
                 failure: failure,
                 span: (intended: intended, start: start, end: end, setup: setup),
-                preempted: switches != nil && switches != switchesAfter,
+                preempted: switches.flatMap { before in switchesAfter.map { $0 != before } },
                 counted: counted.flatMap { before in countedAfter.map { (before, $0) } }
             )
         } else {
@@ -140,7 +144,7 @@ struct ClientSession {
         _ steps: IterationSteps,
         failure: (kind: String, message: String)?,
         span: (intended: UInt64?, start: UInt64, end: UInt64, setup: UInt64),
-        preempted: Bool,
+        preempted: Bool?,
         counted: (before: Work, after: Work)?
     ) {
         self.recorder.measured += 1
@@ -164,7 +168,7 @@ struct ClientSession {
             return
         }
         let exchange = Runner.elapsed(from: span.intended ?? span.start, to: span.end, excluding: span.setup)
-        var sample = StepSample(nanoseconds: exchange, preempted: preempted)
+        var sample = StepSample(nanoseconds: exchange, preempted: preempted ?? false, watched: preempted != nil)
         if let counted {
             sample.instructions = counted.after.instructions &- counted.before.instructions
             sample.allocations = counted.after.allocations &- counted.before.allocations

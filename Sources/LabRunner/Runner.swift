@@ -193,6 +193,7 @@ public struct Runner: Sendable {
             built: built,
             progress: self.progress,
             slowdown: self.slowdown,
+            readsUsage: scenario.report.stepUsage,
             intervals: intervals
         )
         try await session.open()

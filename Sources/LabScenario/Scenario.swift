@@ -158,8 +158,13 @@ public struct ReportSpec: Sendable, Decodable {
     /// The figure a matrix's chart draws against its parameter: `<step>.<stat>` (as in
     /// thresholds, e.g. `exchange.p50`) or `bytes.<direction>`.
     public var matrixMetric: String = "exchange.p50"
+    /// Read each step's thread CPU time and preemption, and each exchange's process-wide
+    /// preemption: the report's preempted shares, the percentiles of the samples not
+    /// preempted and the CPU times. Off by default: the reads are system calls (about 1.5 µs
+    /// per step, 0.6 µs per exchange) inside the exchange's time.
+    public var stepUsage: Bool = false
 
-    static let keys = ["formats", "charts", "interval", "matrixMetric"]
+    static let keys = ["formats", "charts", "interval", "matrixMetric", "stepUsage"]
     /// What `interval` may be.
     public static let intervalExpectation =
         "\"0\" (no intervals) or a duration from \"100 ms\" to \"1 h\" such as \"1 s\" or \"10 s\""
@@ -183,6 +188,7 @@ public struct ReportSpec: Sendable, Decodable {
             }
         }
         self.charts = object.optional("charts", expected: "true or false") ?? self.charts
+        self.stepUsage = object.optional("stepUsage", expected: "true or false") ?? self.stepUsage
         self.matrixMetric =
             object.optional("matrixMetric", expected: "a figure such as \"exchange.p50\" or \"bytes.total\"")
             ?? self.matrixMetric

@@ -7,7 +7,7 @@ import Testing
 @Suite(.tier(.unit)) struct StepSampleTests {
     @Test("measure marks a step that spent its time off the CPU as preempted, with its CPU time")
     func offCPUIsPreempted() throws {
-        var timings = StepTimings()
+        var timings = StepTimings(readsUsage: true)
         _ = timings.measure(.sign) { usleep(3_000) }
         let sample = try #require(timings.samples.first?.sample)
         // 3 ms asleep: wall time ≥ 3 ms, CPU time far less, so the step was not running.
@@ -15,6 +15,15 @@ import Testing
         let cpu = try #require(sample.cpuNanoseconds)
         #expect(cpu < 1_000_000 && sample.preempted, "cpu \(cpu) ns, wall \(sample.nanoseconds) ns")
         #expect(sample.instructions == nil, "not a counted run")
+    }
+
+    @Test("measure reads no usage unless its recorder asks: the sample is not watched, and has no CPU time")
+    func usageIsReadOnRequest() throws {
+        var timings = StepTimings()
+        _ = timings.measure(.sign) { usleep(3_000) }
+        let sample = try #require(timings.samples.first?.sample)
+        #expect(sample.nanoseconds >= 3_000_000)
+        #expect(!sample.watched && !sample.preempted && sample.cpuNanoseconds == nil, "\(sample)")
     }
 
     @Test("Both sides' parts of one step add up; either part preempted makes the sum preempted")

@@ -165,6 +165,17 @@ import FoundationXML
 
 /// The lines under a group's table that explain its times: preemption, CPU time, counts.
 @Suite(.tier(.unit)) struct StepDetailReportTests {
+    @Test("A run that read no step's usage (report.stepUsage off) gets no preemption table")
+    func noTableWithoutUsage() throws {
+        var result = Fixture.result()
+        var detail = StepDetail()
+        for _ in 0..<10 { detail.record(StepSample(nanoseconds: 100_000, watched: false)) }
+        result.groups[0].details[.wrap] = detail
+        let report = MarkdownReporter(options: ReportOptions(charts: false)).render(result).first { $0.name == "report.md" }?.text ?? ""
+        #expect(!report.contains("Beside the time"), "\(report)")
+        #expect(!report.contains("| wrap | 0.0% of 0 |"))
+    }
+
     @Test("report.md gives each step's preempted share, its percentiles without those samples, and CPU time")
     func preemptedShareAndPercentilesWithout() throws {
         var result = Fixture.result()
