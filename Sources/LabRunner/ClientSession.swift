@@ -3,7 +3,7 @@ import LabCore
 /// One simulated client's side of a run: its flows' clients, its connections (one per flow
 /// group), which groups are set up on the server, and what it recorded. A load driver calls
 /// `iterate` for each exchange; `Runner` opens the session before and closes it after.
-struct ClientSession {
+struct ClientSession: Sendable {
     /// Instructions and allocator calls so far (`WorkCounter.read()`).
     typealias Work = (instructions: UInt64, allocations: UInt64)
 

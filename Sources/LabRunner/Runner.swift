@@ -173,6 +173,19 @@ public struct Runner: Sendable {
         return prepared
     }
 
+    /// `session`, opened (`ClientSession.open`) in a task of its own. A task keeps the high
+    /// point of its async frames for as long as it lives (its allocator's slabs are reused,
+    /// never freed): connecting and `prepare` go deep, and a client that then idles for the
+    /// whole run held about 11 KiB of them (2,000 idle clients: 21.6 MiB of task slabs).
+    static func opened(_ session: ClientSession) async throws -> ClientSession {
+        let opening = Task {
+            var session = session
+            try await session.open()
+            return session
+        }
+        return try await withTaskCancellationHandler { try await opening.value } onCancel: { opening.cancel() }
+    }
+
     func runClient(
         _ index: Int,
         prepared: PreparedClient,
@@ -196,7 +209,7 @@ public struct Runner: Sendable {
             readsUsage: scenario.report.stepUsage,
             intervals: intervals
         )
-        try await session.open()
+        session = try await Self.opened(session)
         // The idle model's clients wait here for the last one; the others are counted and go on.
         await Self.arrive(at: checkpoints.ready, waiting: scenario.load.model == .idle)
         var picker = WeightedPicker(weights: built.map(\.planned.entry.weight), runSeed: scenario.seed, client: index)
