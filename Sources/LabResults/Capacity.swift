@@ -154,17 +154,20 @@ public struct Capacity: Sendable, Equatable {
         self.knee = Self.knee(self.points, bound: self.bound)
     }
 
-    /// The first stage that was not sustained after one that was, and the rate between them.
+    /// The last sustained stage, when the stage after it was not, and the rate between them:
+    /// where stages stop being sustained for good.
     ///
-    /// Stages before the first sustained one do not count (a first stage slowed by the
-    /// clients' own set-up is not the server's limit). The rate is interpolated where p99, on
-    /// a log scale, crosses the bound between the two stages; when the stage above failed
-    /// exchanges, or has no p99, it is the last sustained stage's.
+    /// A stage that missed the bound below a higher one that held it was a passing disturbance
+    /// (the machine stalled, a handful of exchanges straddled the stage's end), not the
+    /// server's limit: the first crossing put the knee of one run at 0.58× what its server
+    /// served, and of the next at 0.94×. Stages before the first sustained one do not count
+    /// either (a first stage slowed by the clients' own set-up). The rate is interpolated where
+    /// p99, on a log scale, crosses the bound between the two stages; when the stage above
+    /// failed exchanges, or has no p99, it is the last sustained stage's.
     static func knee(_ points: [Point], bound: Double?) -> Knee? {
-        guard let bound, let first = points.firstIndex(where: { $0.sustained == true }),
-            let above = points[first...].firstIndex(where: { $0.sustained == false })
+        guard let bound, let below = points.lastIndex(where: { $0.sustained == true }), below + 1 < points.count
         else { return nil }
-        let below = above - 1
+        let above = below + 1
         let low = points[below]
         let high = points[above]
         var rate = low.offered

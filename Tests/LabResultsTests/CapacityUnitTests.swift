@@ -9,12 +9,13 @@ import Testing
 @Suite(.tier(.unit)) struct CapacityUnitTests {
     static let key = GroupKey(flow: "login", suite: "-", provider: "swift-crypto", transport: "tcp")
 
-    /// Four stages of 2 s at 10, 20, 30 and 40/s over 1 s intervals: each stage's exchanges
+    /// Stages of 2 s at 10, 20, 30, … per second over 1 s intervals: each stage's exchanges
     /// all took `latencies[stage]`, `completed[stage]` ended per second, `errors[stage]` failed.
-    static func run(latencies: [Double], completed: [UInt64], errors: [UInt64] = [0, 0, 0, 0]) -> RunResult {
+    static func run(latencies: [Double], completed: [UInt64], errors: [UInt64]? = nil) -> RunResult {
+        let errors = errors ?? Array(repeating: 0, count: latencies.count)
         var result = OutcomeTests.result([])
         var intervals = RunIntervals(width: 1_000_000_000, origin: Date(timeIntervalSince1970: 0))
-        for stage in 0..<4 {
+        for stage in latencies.indices {
             for second in 0..<2 {
                 var histogram = RunIntervals.histogram()
                 histogram.record(UInt64(latencies[stage] * 1e6), count: UInt64((stage + 1) * 10))
@@ -27,7 +28,7 @@ import Testing
         }
         result.intervals = intervals
         result.stages = LoadStages(
-            stages: (0..<4).map {
+            stages: latencies.indices.map {
                 LoadStages.Stage(
                     rate: Double(10 * ($0 + 1)),
                     startNanoseconds: UInt64($0) * 2_000_000_000,
@@ -62,11 +63,21 @@ import Testing
             Capacity.of(Self.run(latencies: [10, 20, 40, 50], completed: [10, 20, 26, 40])).first
         )
         #expect(starved.points.map(\.sustained) == [true, true, false, true], "30/s served at 26/s is under 90%")
-        #expect(starved.knee?.below == 1 && starved.knee?.above == 2)
+        // 40/s sustained after it: the starved stage was a disturbance, not the limit.
+        #expect(starved.knee == nil)
         let failing = try #require(
             Capacity.of(Self.run(latencies: [10, 20, 40, 400], completed: [10, 20, 30, 30], errors: [0, 0, 0, 1])).first
         )
         #expect(failing.points[3].errors == 2 && failing.knee?.rate == 30)
+    }
+
+    @Test("A stage that missed the bound below one that held it is not the knee: the knee is where stages stop holding it")
+    func passingDisturbance() throws {
+        let capacity = try #require(
+            Capacity.of(Self.run(latencies: [10, 300, 20, 40, 400], completed: [10, 20, 30, 40, 42])).first
+        )
+        #expect(capacity.points.map(\.sustained) == [true, false, true, true, false])
+        #expect(capacity.knee?.below == 3 && capacity.knee?.above == 4, "\(String(describing: capacity.knee))")
     }
 
     @Test("A first stage slowed by set-up is not the knee; no sustained stage, or none failing after one: no knee")
