@@ -200,6 +200,9 @@ public final class MessagingService: FrameHandler, Sendable {
                     "'publicKey' must be \(suite == .x25519 ? "a raw X25519" : "an X-Wing") key of \(suite.publicKeyBytes) bytes, this server's HPKE suite (\(suite.rawValue)); it has \(key.count)"
             )
         }
+        if let reason = suite.unusableKey(key) {
+            throw MsgFailure(code: .badRequest, message: "'publicKey' is unusable: \(reason)")
+        }
         return key
     }
 

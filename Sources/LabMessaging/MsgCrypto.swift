@@ -20,6 +20,31 @@ public enum MsgHPKE: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// Why `key` (of `publicKeyBytes`) cannot be a recipient's key of this suite, or nil.
+    /// X25519 (X-Wing's last 32 bytes, after the ML-KEM-768 key) must not be a low-order
+    /// point: every shared secret with one is all zeros (RFC 7748 §6.1), so whatever is
+    /// wrapped to it is wrapped with a key anyone can compute. X-Wing's ML-KEM part must be a
+    /// key swift-crypto accepts.
+    public func unusableKey(_ key: [UInt8]) -> String? {
+        let x25519: [UInt8]
+        switch self {
+        case .x25519:
+            x25519 = key
+        case .xwing:
+            guard (try? XWingMLKEM768X25519.PublicKey(rawRepresentation: key)) != nil else {
+                return "not an X-Wing public key swift-crypto accepts"
+            }
+            x25519 = Array(key.suffix(32))
+        }
+        guard let peer = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: x25519),
+            let secret = try? Curve25519.KeyAgreement.PrivateKey().sharedSecretFromKeyAgreement(with: peer)
+        else { return "not an X25519 public key" }
+        // swift-crypto returns the all-zero secret of a low-order point; checked without
+        // branching on its bytes.
+        let zero = secret.withUnsafeBytes { $0.reduce(0, |) } == 0
+        return zero ? "a low-order X25519 point (every shared secret with it is zero)" : nil
+    }
+
     /// A public key's size.
     public var publicKeyBytes: Int {
         switch self {

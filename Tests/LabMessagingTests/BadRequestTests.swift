@@ -161,6 +161,51 @@ import Testing
         #expect(try await client.captcha(recorder: &quiet).challenge.count == 5)
     }
 
+    /// Keys no one should wrap to (issue 37, break 9): X25519's low-order points, as the
+    /// trial sent them in `publishKey`, and in `register`; each refused, nothing stored.
+    @Test("low-order X25519 public keys are refused badRequest in register and publishKey; nothing is stored")
+    func lowOrderKeysAreRefused() async throws {
+        let harness = try await Harness(policy: .seedDefault)
+        var (alice, client) = try await harness.registered("alice")
+        var quiet = NoStepRecorder()
+        try await alice.logIn(client, recorder: &quiet)
+        let token = try #require(alice.token)
+        let before = try Self.snapshot(harness.store)
+        // 0, 1, and a point of order 8 (RFC 7748's list, as libsodium blocks them).
+        let points: [[UInt8]] = [
+            Array(repeating: 0, count: 32),
+            [1] + Array(repeating: 0, count: 31),
+            [UInt8](hex: "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800")!,
+        ]
+        for point in points {
+            let published = try await Self.send(client) {
+                $0.set(MsgKey.op, string: "publishKey")
+                $0.set(MsgKey.token, string: token)
+                $0.set(MsgKey.publicKey, data: point)
+            }
+            #expect(try published.string(MsgKey.error) == MsgErrorCode.badRequest.rawValue, "\(point.hexString)")
+            #expect(try published.string(MsgKey.message).contains("low-order"))
+            let captcha = try await client.captcha(recorder: &quiet)
+            let registered = try await Self.send(client) {
+                $0.set(MsgKey.op, string: "register")
+                $0.set(MsgKey.username, string: "mallory")
+                $0.set(MsgKey.password, data: Array(repeating: 7, count: 60))
+                $0.set(MsgKey.publicKey, data: point)
+                $0.set(MsgKey.captchaID, string: captcha.id)
+                $0.set(MsgKey.captcha, string: captcha.challenge)
+            }
+            #expect(try registered.string(MsgKey.error) == MsgErrorCode.badRequest.rawValue, "\(point.hexString)")
+        }
+        #expect(try Self.snapshot(harness.store) == before)
+        // A usable key is still published.
+        let usable = try await Self.send(client) {
+            $0.set(MsgKey.op, string: "publishKey")
+            $0.set(MsgKey.token, string: token)
+            $0.set(MsgKey.publicKey, data: Array(repeating: 9, count: 32))
+        }
+        #expect(try usable.optionalString(MsgKey.error) == nil)
+    }
+
     /// An 8 MB user name: answered `badRequest` where frames that large are allowed (a
     /// 16 MiB limit), and with the default 5 MiB limit the connection ends unread.
     @Test func eightMegabyteUsername() async throws {
