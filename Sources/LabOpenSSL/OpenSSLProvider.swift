@@ -119,6 +119,7 @@ public struct OpenSSLProvider: CryptoProvider {
             if let reason = self.capabilities.missing([], rsaBits: bits) {
                 throw LabError(.badPublicKey, "openssl refuses this \(bits)-bit RSA public key: \(reason)")
             }
+            try self.requireUsableRSA(key, der: bytes)
             return key
         case .x25519, .ed25519:
             let id = type == .x25519 ? EVP_PKEY_X25519 : EVP_PKEY_ED25519
