@@ -103,6 +103,7 @@ public struct OpenSSLProvider: CryptoProvider {
     public func decodePublicKey(_ bytes: [UInt8], type: KeyType) throws -> OpenSSLKey {
         switch type {
         case .rsa:
+            try RSAPublicKeyRules.check(bytes)
             let parsed = bytes.withUnsafeBufferPointer { buffer -> (OpaquePointer?, Int) in
                 var cursor = buffer.baseAddress
                 let key = d2i_PublicKey(EVP_PKEY_RSA, nil, &cursor, buffer.count)
@@ -119,7 +120,6 @@ public struct OpenSSLProvider: CryptoProvider {
             if let reason = self.capabilities.missing([], rsaBits: bits) {
                 throw LabError(.badPublicKey, "openssl refuses this \(bits)-bit RSA public key: \(reason)")
             }
-            try self.requireUsableRSA(key, der: bytes)
             return key
         case .x25519, .ed25519:
             let id = type == .x25519 ? EVP_PKEY_X25519 : EVP_PKEY_ED25519
