@@ -178,7 +178,9 @@ public struct LockoutScript: MessagingScript {
 /// server's time, as the reference's middle-square generator allows, and answers with the
 /// prediction for a user name that does not exist (so no account is hurt).
 ///
-/// Outcomes: `guessed` (the captcha was accepted: the answer was `badCredentials`), `missed`.
+/// Outcomes: `guessed` (the captcha was accepted: the answer was `badCredentials`, or, once
+/// the name's failures hold it back as they would a real one's, `postponed` or `locked`),
+/// `missed`.
 public struct CaptchaGuessScript: MessagingScript {
     public static let name = "captcha-guess"
     public static let summary = "msg/1: an attacker predicting middle-square captchas from the clock"
@@ -206,7 +208,7 @@ public struct CaptchaGuessScript: MessagingScript {
         switch try await attacker.login(client, captcha: captcha, captchaAnswer: guess, recorder: &recorder) {
         case .failure(let failure) where failure.code == .badCaptcha:
             recorder.count("missed")
-        case .failure(let failure) where failure.code == .badCredentials:
+        case .failure(let failure) where [.badCredentials, .postponed, .locked].contains(failure.code):
             recorder.count("guessed")
         case .failure(let failure):
             throw failure.labError

@@ -12,16 +12,16 @@ import Synchronization
 ///
 /// At most `waitLimit` checks wait per account; one more is refused `busy` at once and
 /// changes nothing. An account's lane exists only while a check of it runs or waits.
-public final class AccountTurns: Sendable {
+public final class AccountTurns<Key: Hashable & Sendable>: Sendable {
     /// Checks of one account that may wait for their turn.
     public let waitLimit: Int
     /// Called (tests) when a check starts waiting, with the account's id.
-    private let onWait: (@Sendable (Int64) -> Void)?
+    private let onWait: (@Sendable (Key) -> Void)?
     /// Per account whose turn is held: the checks waiting, oldest first.
-    private let lanes = Mutex<[Int64: [TurnTicket]]>([:])
+    private let lanes = Mutex<[Key: [TurnTicket]]>([:])
 
     /// Turns with room for `waitLimit` waiting checks per account.
-    public init(waitLimit: Int, onWait: (@Sendable (Int64) -> Void)? = nil) {
+    public init(waitLimit: Int, onWait: (@Sendable (Key) -> Void)? = nil) {
         self.waitLimit = max(0, waitLimit)
         self.onWait = onWait
     }
@@ -30,12 +30,12 @@ public final class AccountTurns: Sendable {
     public var accounts: Int { self.lanes.withLock { $0.count } }
 
     /// Checks of `account` waiting now (the running one not included).
-    public func waiting(for account: Int64) -> Int { self.lanes.withLock { $0[account]?.count ?? 0 } }
+    public func waiting(for account: Key) -> Int { self.lanes.withLock { $0[account]?.count ?? 0 } }
 
     /// Returns when it is this check's turn on `account`; throws `busy` at once if
     /// `waitLimit` checks wait already, and `CancellationError` if the task is cancelled
     /// while it waits. Every `acquire` that returns must be followed by one `release`.
-    public func acquire(_ account: Int64) async throws {
+    public func acquire(_ account: Key) async throws {
         let ticket = TurnTicket()
         let admission = self.lanes.withLock { lanes -> Admission in
             guard var waiters = lanes[account] else {
@@ -66,7 +66,7 @@ public final class AccountTurns: Sendable {
     }
 
     /// Ends this check's turn on `account`: the oldest waiting check gets it, or the lane goes.
-    public func release(_ account: Int64) {
+    public func release(_ account: Key) {
         while true {
             let next = self.lanes.withLock { lanes -> TurnTicket? in
                 guard var waiters = lanes[account] else { return nil }

@@ -70,6 +70,26 @@ public enum LockoutPolicy: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether a real account's state is stored with it (`seed`: its lock is for good and
+    /// outlives a restart) rather than kept in the service's `LoginBook`.
+    public var storesAccountState: Bool {
+        if case .seed = self { return true }
+        return false
+    }
+
+    /// Whose state an attempt is judged by and counts against. Under `seed`, the user name's
+    /// (the reference holds the account back, whoever tries). Under `throttle`, the user
+    /// name's as tried from one source (`FramePeer.source`): failures from one address
+    /// postpone that address's next try at the name and no other's, so an attacker who
+    /// keeps a name throttled never keeps its owner out (docs/messaging.md). User names
+    /// have no `@`, so the two parts cannot run together.
+    public func subject(username: String, source: String) -> String {
+        switch self {
+        case .seed: username
+        case .throttle: "\(username)@\(source)"
+        }
+    }
+
     /// Whether an attempt at `now` may check the password.
     public func gate(_ state: LoginState, now: Date) -> LoginGate {
         if state.locked { return .locked }

@@ -27,6 +27,8 @@ public struct MessagingOptions: Sendable, Hashable {
     public var accountWaitLimit: Int
     /// The HPKE suite passwords are sealed and chat keys wrapped with; users' keys are of its kind.
     public var hpke: MsgHPKE
+    /// Failed-login subjects kept in memory at most (`LoginBook`).
+    public var loginBookCapacity: Int
 
     /// The default of `kdfWorkers`: half the cores (at least one), so that a flood of
     /// passwords leaves the rest to everyone else.
@@ -42,7 +44,8 @@ public struct MessagingOptions: Sendable, Hashable {
         kdfWorkers: Int = MessagingOptions.defaultKDFWorkers,
         kdfQueueLimit: Int = 64,
         accountWaitLimit: Int = 256,
-        hpke: MsgHPKE = .x25519
+        hpke: MsgHPKE = .x25519,
+        loginBookCapacity: Int = 100_000
     ) {
         self.kdf = kdf
         self.policy = policy
@@ -53,6 +56,7 @@ public struct MessagingOptions: Sendable, Hashable {
         self.kdfQueueLimit = max(0, kdfQueueLimit)
         self.accountWaitLimit = max(0, accountWaitLimit)
         self.hpke = hpke
+        self.loginBookCapacity = max(1, loginBookCapacity)
     }
 
     /// What a report says about them, e.g. `kdf scrypt:17:8:1, policy throttle (…), captcha csprng`.

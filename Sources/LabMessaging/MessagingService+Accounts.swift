@@ -80,7 +80,11 @@ extension MessagingService {
         }
     }
 
-    func register<R: StepRecorder>(_ request: PropertyListDictionary, recorder: inout R) async throws {
+    func register<R: StepRecorder>(
+        _ request: PropertyListDictionary,
+        from peer: FramePeer,
+        recorder: inout R
+    ) async throws {
         let username = try Self.username(request, MsgKey.username)
         let key = try self.publicKey(request)
         let captcha = try Self.captchaFields(request)
@@ -89,7 +93,7 @@ extension MessagingService {
         let kdf = self.options.kdf
         let salt = kdf.makeSalt()
         let (hash, hashing) = try await self.withCaptcha(captcha) {
-            try await self.checks.run { try kdf.derive(password: password, salt: salt) }
+            try await self.checks.run(source: peer.source) { try kdf.derive(password: password, salt: salt) }
         }
         recorder.record(.kdf, nanoseconds: hashing)
         let inserted = try await self.store.write { db -> Bool in
@@ -109,34 +113,64 @@ extension MessagingService {
         case refused(LoginGate)
     }
 
-    /// Checks `password` for `account` under the policy, in the account's turn (one check
-    /// per account at a time, in arrival order): the account read afresh, the gate, the KDF
-    /// outside any transaction, then the counter update inside one write transaction that
-    /// re-reads the account.
+    /// Checks `password` for the user name under the policy, in its subject's turn (one
+    /// check per subject at a time, in arrival order; `LockoutPolicy.subject`): the state
+    /// read when the turn comes, the gate, the KDF outside any transaction (for a name that
+    /// does not exist, the decoy run, which never matches), then the state's update, which
+    /// re-applies the gate. A real account's state under `seed` lives in the store and is
+    /// updated in one write transaction that re-reads the account; every other state lives
+    /// in the `LoginBook`, so an unknown name goes through the same answers as a real one.
     func attempt<R: StepRecorder>(
-        _ stale: MessagingStore.Account,
+        username: String,
+        account stale: MessagingStore.Account?,
+        from peer: FramePeer,
         password: [UInt8],
         recorder: inout R
     ) async throws -> Verdict {
-        try await self.turns.acquire(stale.id)
-        defer { self.turns.release(stale.id) }
-        // The checks before this one have landed: a postponement or lock they set refuses
-        // this one here, without a KDF run.
-        guard let account = try await self.store.read({ db in try MessagingStore.account(db, id: stale.id) }) else {
-            throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
-        }
         let policy = self.options.policy
-        let gate = policy.gate(account.state, now: self.clock.now())
-        guard gate == .open else { return .refused(gate) }
-        guard let kdf = PasswordKDF(stored: account.kdf) else {
-            throw LabError(.storage, "User \(account.id) has an unknown KDF '\(account.kdf)'")
+        let subject = policy.subject(username: username, source: peer.source)
+        try await self.turns.acquire(subject)
+        defer { self.turns.release(subject) }
+        // The checks before this one have landed: a postponement or lock they set refuses
+        // this one here, without a KDF run. The account is read afresh (a password change
+        // may have landed too).
+        var account: MessagingStore.Account? = nil
+        if let stale {
+            account = try await self.store.read { db in try MessagingStore.account(db, id: stale.id) }
         }
-        let (salt, hash) = (account.salt, account.hash)
-        let (matches, hashing) = try await self.checks.run {
-            try kdf.verify(password: password, salt: salt, hash: hash)
+        let stored = policy.storesAccountState && account != nil
+        let state = stored ? account!.state : self.book.state(subject)
+        let gate = policy.gate(state, now: self.clock.now())
+        guard gate == .open else { return .refused(gate) }
+        let matches: Bool
+        let hashing: UInt64
+        if let account {
+            guard let kdf = PasswordKDF(stored: account.kdf) else {
+                throw LabError(.storage, "User \(account.id) has an unknown KDF '\(account.kdf)'")
+            }
+            let (salt, hash) = (account.salt, account.hash)
+            (matches, hashing) = try await self.checks.run(source: peer.source) {
+                try kdf.verify(password: password, salt: salt, hash: hash)
+            }
+        } else {
+            // An unknown name costs what a known one does.
+            let (kdf, salt) = (self.options.kdf, self.decoySalt)
+            (_, hashing) = try await self.checks.run(source: peer.source) {
+                try kdf.derive(password: password, salt: salt)
+            }
+            matches = false
         }
         recorder.record(.kdf, nanoseconds: hashing)
         let clock = self.clock
+        guard stored, let account else {
+            return self.book.update(subject, now: clock.now()) { state -> Verdict in
+                let now = clock.now()
+                let gate = policy.gate(state, now: now)
+                guard gate == .open else { return .refused(gate) }
+                state = matches ? policy.succeeded(state) : policy.failed(state, now: now)
+                return matches ? .success(state) : .failure(state)
+            }
+        }
         return try await self.store.write { db -> Verdict in
             guard let fresh = try MessagingStore.account(db, id: account.id) else {
                 throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
@@ -175,24 +209,24 @@ extension MessagingService {
 
     func login<R: StepRecorder>(
         _ request: PropertyListDictionary,
+        from peer: FramePeer,
         recorder: inout R
     ) async throws -> String {
         let username = try Self.username(request, MsgKey.username)
         let captcha = try Self.captchaFields(request)
         let password = try self.openPassword(request, MsgKey.password, op: .login, binding: [username, captcha.id])
         let account = try await self.withCaptcha(captcha) { () async throws -> MessagingStore.Account in
-            guard let account = try await self.store.account(named: username) else {
-                // An unknown name costs what a known one does, and answers the same.
-                let kdf = self.options.kdf
-                let salt = self.decoySalt
-                let (_, hashing) = try await self.checks.run { try kdf.derive(password: password, salt: salt) }
-                recorder.record(.kdf, nanoseconds: hashing)
-                throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
-            }
-            try Self.requireSuccess(
-                try await self.attempt(account, password: password, recorder: &recorder),
-                wrong: "Unknown user or wrong password"
+            let account = try await self.store.account(named: username)
+            let verdict = try await self.attempt(
+                username: username,
+                account: account,
+                from: peer,
+                password: password,
+                recorder: &recorder
             )
+            try Self.requireSuccess(verdict, wrong: "Unknown user or wrong password")
+            // A success needs a real account: the decoy check never matches.
+            guard let account else { throw MsgFailure(code: .serverError, message: "The server failed; nothing changed") }
             return account
         }
         let token = Token.random(bytes: 32)
@@ -200,7 +234,11 @@ extension MessagingService {
         return token
     }
 
-    func changePassword<R: StepRecorder>(_ request: PropertyListDictionary, recorder: inout R) async throws {
+    func changePassword<R: StepRecorder>(
+        _ request: PropertyListDictionary,
+        from peer: FramePeer,
+        recorder: inout R
+    ) async throws {
         let (token, session) = try self.tokenAndSession(request)
         let current = try self.openPassword(
             request,
@@ -215,12 +253,20 @@ extension MessagingService {
             throw MsgFailure(code: .notLoggedIn, message: "The session's user no longer exists")
         }
         try Self.requireSuccess(
-            try await self.attempt(account, password: current, recorder: &recorder),
+            try await self.attempt(
+                username: account.username,
+                account: account,
+                from: peer,
+                password: current,
+                recorder: &recorder
+            ),
             wrong: "The current password is wrong"
         )
         let kdf = self.options.kdf
         let salt = kdf.makeSalt()
-        let (hash, hashing) = try await self.checks.run { try kdf.derive(password: new, salt: salt) }
+        let (hash, hashing) = try await self.checks.run(source: peer.source) {
+            try kdf.derive(password: new, salt: salt)
+        }
         recorder.record(.kdf, nanoseconds: hashing)
         try await self.store.write { db in
             try db.execute(

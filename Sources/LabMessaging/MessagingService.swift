@@ -29,8 +29,20 @@ public final class MessagingService: FrameHandler, Sendable {
     /// The password-check pool (KDF runs off the event loops, bounded): to watch it, or, in
     /// a test, to hold its workers.
     public var passwordChecks: PasswordChecks { self.checks }
-    /// One password check at a time per account.
-    let turns: AccountTurns
+    /// One password check at a time per subject (`LockoutPolicy.subject`).
+    let turns: AccountTurns<String>
+    /// Failed-login states not stored with an account.
+    let book: LoginBook
+
+    /// The login state `username` has when tried from `source`: what the policy judges the
+    /// next attempt by (a fresh state for a name that never failed there).
+    public func loginState(username: String, source: FramePeer) async throws -> LoginState {
+        let policy = self.options.policy
+        if policy.storesAccountState, let account = try await self.store.account(named: username) {
+            return account.state
+        }
+        return self.book.state(policy.subject(username: username, source: source.source))
+    }
 
     struct Session: Sendable {
         var userID: Int64
@@ -53,6 +65,7 @@ public final class MessagingService: FrameHandler, Sendable {
         self.decoySalt = options.kdf.makeSalt()
         self.checks = PasswordChecks(workers: options.kdfWorkers, queueLimit: options.kdfQueueLimit)
         self.turns = AccountTurns(waitLimit: options.accountWaitLimit)
+        self.book = LoginBook(capacity: options.loginBookCapacity)
     }
 
     /// The server's public key (of `options.hpke`'s kind), which clients seal passwords to.
@@ -64,8 +77,14 @@ public final class MessagingService: FrameHandler, Sendable {
         CXErrorReply.busyAnswer(connectionLimit: connectionLimit)
     }
 
-    /// Answers one msg/1 request.
+    /// Answers one msg/1 request from a peer the transport cannot name.
     public func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
+        await self.respond(to: body, from: .inProcess, recorder: &recorder)
+    }
+
+    /// Answers one msg/1 request from `peer`.
+    public func respond<R: StepRecorder>(to body: [UInt8], from peer: FramePeer, recorder: inout R) async -> FrameAnswer
+    {
         let request: PropertyListDictionary
         do {
             request = try PropertyListDictionary(decoding: body)
@@ -93,7 +112,7 @@ public final class MessagingService: FrameHandler, Sendable {
                 )
             }
             op = known.rawValue
-            let answer = try await self.perform(known, request, recorder: &recorder)
+            let answer = try await self.perform(known, request, from: peer, recorder: &recorder)
             return FrameAnswer(body: Self.encode(answer), group: op)
         } catch let failure as MsgFailure {
             return FrameAnswer(body: Self.encode(failure), group: op, errorCode: failure.code.rawValue)
@@ -107,6 +126,7 @@ public final class MessagingService: FrameHandler, Sendable {
     func perform<R: StepRecorder>(
         _ op: MsgOp,
         _ request: PropertyListDictionary,
+        from peer: FramePeer,
         recorder: inout R
     ) async throws -> PropertyListDictionary {
         var answer = PropertyListDictionary()
@@ -115,11 +135,11 @@ public final class MessagingService: FrameHandler, Sendable {
         case .captcha:
             self.issueCaptcha().write(to: &answer)
         case .register:
-            try await self.register(request, recorder: &recorder)
+            try await self.register(request, from: peer, recorder: &recorder)
         case .login:
-            answer.set(MsgKey.token, string: try await self.login(request, recorder: &recorder))
+            answer.set(MsgKey.token, string: try await self.login(request, from: peer, recorder: &recorder))
         case .changePassword:
-            try await self.changePassword(request, recorder: &recorder)
+            try await self.changePassword(request, from: peer, recorder: &recorder)
         case .publishKey:
             let session = try self.session(request)
             let key = try self.publicKey(request)

@@ -23,24 +23,98 @@ public final class PasswordChecks: Sendable {
     private let threads: NIOThreadPool
     private let admission = Mutex(Admission())
 
-    /// Checks running or waiting now, and who waits for that number to change.
+    /// Checks running and waiting now, the waiting ones by source, and who waits for the
+    /// count to change.
+    ///
+    /// Fair between sources (`FramePeer.source`): a freed worker goes to the sources with
+    /// checks waiting in turn, one check each, so a source that queues many checks delays
+    /// another's by at most one of its own per round. When the queue is full, a check from
+    /// a source with fewer waiting than the source with most takes that source's newest
+    /// place (which is answered `busy`): one client's flood of logins, for names that exist
+    /// or not, never leaves another client without a place.
     private struct Admission {
-        var count = 0
+        var running = 0
+        var waiting = 0
+        var queues: [String: [Slot]] = [:]
+        /// Sources with checks waiting, in the order they are served.
+        var order: [String] = []
+        var turn = 0
         var waiters: [Int: (condition: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
         var nextWaiter = 0
 
-        /// Changes the count and removes the waiters it satisfies, for resuming.
-        mutating func change(by delta: Int) -> [CheckedContinuation<Void, Never>] {
-            self.count += delta
+        var count: Int { self.running + self.waiting }
+
+        /// The waiters the count now satisfies, removed, for resuming.
+        mutating func satisfied() -> [CheckedContinuation<Void, Never>] {
             let count = self.count
             let satisfied = self.waiters.filter { $0.value.condition(count) }
             for key in satisfied.keys { self.waiters[key] = nil }
             return satisfied.values.map(\.continuation)
         }
+
+        mutating func enqueue(_ slot: Slot, source: String) {
+            if self.queues[source, default: []].isEmpty { self.order.append(source) }
+            self.queues[source, default: []].append(slot)
+            self.waiting += 1
+        }
+
+        /// Takes `slot` out of its source's queue; false if it is not there.
+        mutating func remove(_ slot: Slot, source: String) -> Bool {
+            guard var queue = self.queues[source], let index = queue.firstIndex(where: { $0 === slot }) else {
+                return false
+            }
+            queue.remove(at: index)
+            self.waiting -= 1
+            self.store(queue, source)
+            return true
+        }
+
+        /// The next source's oldest waiting check, taken out, in round-robin order.
+        mutating func next() -> Slot? {
+            guard !self.order.isEmpty else { return nil }
+            if self.turn >= self.order.count { self.turn = 0 }
+            let source = self.order[self.turn]
+            var queue = self.queues[source] ?? []
+            let slot = queue.removeFirst()
+            self.waiting -= 1
+            let emptied = queue.isEmpty
+            self.store(queue, source)
+            // The source's place in the order goes to the next one, or it was removed.
+            if !emptied { self.turn += 1 }
+            return slot
+        }
+
+        /// The newest check of the source with most waiting, if it has more than one more
+        /// than `source` would: the place a newcomer from `source` takes when the queue is full.
+        mutating func pushOut(for source: String) -> Slot? {
+            let mine = self.queues[source]?.count ?? 0
+            guard let (longest, queue) = self.queues.max(by: { $0.value.count < $1.value.count }),
+                queue.count > mine + 1, var queue = Optional(queue)
+            else { return nil }
+            let slot = queue.removeLast()
+            self.waiting -= 1
+            self.store(queue, longest)
+            return slot
+        }
+
+        private mutating func store(_ queue: [Slot], _ source: String) {
+            if queue.isEmpty {
+                self.queues[source] = nil
+                if let index = self.order.firstIndex(of: source) {
+                    self.order.remove(at: index)
+                    if index < self.turn { self.turn -= 1 }
+                }
+            } else {
+                self.queues[source] = queue
+            }
+        }
     }
 
     /// Checks running or waiting now.
     public var admitted: Int { self.admission.withLock { $0.count } }
+
+    /// Checks waiting now from `source`.
+    public func waiting(from source: String) -> Int { self.admission.withLock { $0.queues[source]?.count ?? 0 } }
 
     /// Returns once the number of checks running or waiting satisfies `condition` (at once if
     /// it does now), or when the calling task is cancelled: for tests and tools that must act
@@ -80,24 +154,57 @@ public final class PasswordChecks: Sendable {
         self.threads.shutdownGracefully { _ in }
     }
 
-    /// Runs `work` on a worker and returns its result with the nanoseconds it took (the
-    /// `kdf` step: the hash itself, not the wait); throws `busy` when the queue is full.
+    static func busy() -> MsgFailure {
+        MsgFailure(code: .busy, message: "Too many password checks are waiting; try again later")
+    }
+
+    /// Runs `work` on a worker, in its turn among the checks of every source, and returns
+    /// its result with the nanoseconds it took (the `kdf` step: the hash itself, not the
+    /// wait); throws `busy` when the queue is full (or this check's place was taken by a
+    /// source with fewer waiting).
     ///
     /// A check still waiting when its task is cancelled (the server shutting down) is dropped
     /// and throws `CancellationError` at once; one already running finishes, since a KDF run
     /// cannot be interrupted.
-    public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> (T, UInt64) {
-        let admitted = self.admission.withLock { admission -> [CheckedContinuation<Void, Never>]? in
-            guard admission.count < self.workers + self.queueLimit else { return nil }
-            return admission.change(by: 1)
+    public func run<T: Sendable>(
+        source: String = "",
+        _ work: @escaping @Sendable () throws -> T
+    ) async throws -> (T, UInt64) {
+        let slot = Slot()
+        let (admitted, pushedOut, satisfied) = self.admission.withLock {
+            admission -> (Bool?, Slot?, [CheckedContinuation<Void, Never>]) in
+            if admission.running < self.workers {
+                admission.running += 1
+                return (true, nil, admission.satisfied())
+            }
+            var pushedOut: Slot? = nil
+            if admission.waiting >= self.queueLimit {
+                pushedOut = admission.pushOut(for: source)
+                guard pushedOut != nil else { return (nil, nil, []) }
+            }
+            admission.enqueue(slot, source: source)
+            return (false, pushedOut, admission.satisfied())
         }
-        guard let admitted else {
-            throw MsgFailure(code: .busy, message: "Too many password checks are waiting; try again later")
+        for waiter in satisfied { waiter.resume() }
+        pushedOut?.resolve(.failure(Self.busy()))
+        guard let admitted else { throw Self.busy() }
+        if !admitted {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in slot.arm(continuation) }
+            } onCancel: {
+                let removed = self.admission.withLock { $0.remove(slot, source: source) }
+                if removed { slot.resolve(.failure(CancellationError())) }
+            }
         }
-        for waiter in admitted { waiter.resume() }
+        // This check holds a worker's place until it ends: then the next source's turn.
         defer {
-            let satisfied = self.admission.withLock { $0.change(by: -1) }
+            let (next, satisfied) = self.admission.withLock { admission -> (Slot?, [CheckedContinuation<Void, Never>]) in
+                let next = admission.next()
+                if next == nil { admission.running -= 1 }
+                return (next, admission.satisfied())
+            }
             for waiter in satisfied { waiter.resume() }
+            next?.resolve(.success(()))
         }
         let ticket = Ticket<(T, UInt64)>()
         return try await withTaskCancellationHandler {
@@ -119,6 +226,51 @@ public final class PasswordChecks: Sendable {
         } onCancel: {
             ticket.cancel()
         }
+    }
+}
+
+/// One check waiting for a worker's place: given it, or refused, exactly once, in either
+/// order with the wait itself beginning (`arm`).
+private final class Slot: Sendable {
+    private enum State {
+        case waiting
+        case armed(CheckedContinuation<Void, any Error>)
+        case resolved(Result<Void, any Error>)
+        case done
+    }
+
+    private let state = Mutex(State.waiting)
+
+    func arm(_ continuation: CheckedContinuation<Void, any Error>) {
+        let outcome = self.state.withLock { state -> Result<Void, any Error>? in
+            switch state {
+            case .waiting:
+                state = .armed(continuation)
+                return nil
+            case .resolved(let outcome):
+                state = .done
+                return outcome
+            case .armed, .done:
+                return .failure(CancellationError())
+            }
+        }
+        if let outcome { continuation.resume(with: outcome) }
+    }
+
+    func resolve(_ outcome: Result<Void, any Error>) {
+        let continuation = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            switch state {
+            case .waiting:
+                state = .resolved(outcome)
+                return nil
+            case .armed(let continuation):
+                state = .done
+                return continuation
+            case .resolved, .done:
+                return nil
+            }
+        }
+        continuation?.resume(with: outcome)
     }
 }
 

@@ -24,8 +24,14 @@ public struct ProtocolRouter: FrameHandler {
         self.ops = ops
     }
 
-    /// Sends `body` to the service it belongs to.
+    /// Sends `body` to the service it belongs to, as from a peer the transport cannot name.
     public func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer {
+        await self.respond(to: body, from: .inProcess, recorder: &recorder)
+    }
+
+    /// Sends `body` from `peer` to the service it belongs to.
+    public func respond<R: StepRecorder>(to body: [UInt8], from peer: FramePeer, recorder: inout R) async -> FrameAnswer
+    {
         // Decoded only if the key `op` may be in it: a cx/1 request (which has none) is not
         // decoded twice.
         // Only the keys decide: a body with the key `op` whose values msg/1 refuses (a
@@ -35,11 +41,11 @@ public struct ProtocolRouter: FrameHandler {
         {
             let request = try? PropertyListDictionary(decoding: body)
             if let name = try? request?.optionalString(MsgKey.op), let handler = self.ops[name] {
-                return await handler.respond(to: body, recorder: &recorder)
+                return await handler.respond(to: body, from: peer, recorder: &recorder)
             }
-            if let msg = self.msg { return await msg.respond(to: body, recorder: &recorder) }
+            if let msg = self.msg { return await msg.respond(to: body, from: peer, recorder: &recorder) }
         }
-        return await self.cx.respond(to: body, recorder: &recorder)
+        return await self.cx.respond(to: body, from: peer, recorder: &recorder)
     }
 
     /// The one `busy` answer both protocols' clients read (docs/protocol.md §1.4).

@@ -1,3 +1,4 @@
+import LabCore
 import Logging
 import NIOCore
 import Synchronization
@@ -9,6 +10,9 @@ final class ConnectionSet: Sendable {
         /// The connections with a request under way: its first bytes arrived, its answer is not
         /// yet written.
         var busy: Set<ObjectIdentifier> = []
+        /// Why the server closed a connection, where the connection's task may not see it:
+        /// a peer timed out for not reading is closed while its task waits to write.
+        var closeReasons: [ObjectIdentifier: LabError] = [:]
         var closed = false
         var draining = false
         var refusing = 0
@@ -65,7 +69,21 @@ final class ConnectionSet: Sendable {
         self.state.withLock { state in
             state.channels[ObjectIdentifier(channel)] = nil
             state.busy.remove(ObjectIdentifier(channel))
+            state.closeReasons[ObjectIdentifier(channel)] = nil
         }
+    }
+
+    /// Notes why the server is closing `channel` (a handler's timeout), for its task to log.
+    func closing(_ channel: any Channel, because reason: LabError) {
+        self.state.withLock { state in
+            guard state.channels[ObjectIdentifier(channel)] != nil else { return }
+            state.closeReasons[ObjectIdentifier(channel)] = reason
+        }
+    }
+
+    /// Why the server closed `channel`, if a handler said.
+    func closeReason(_ channel: any Channel) -> LabError? {
+        self.state.withLock { $0.closeReasons[ObjectIdentifier(channel)] }
     }
 
     /// Bytes arrived on `channel`: a request is under way, unless one already was, or the

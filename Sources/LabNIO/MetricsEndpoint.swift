@@ -1,13 +1,25 @@
 import Foundation
 import LabCore
+public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// A plain HTTP/1.1 server with one page, `GET /metrics`, for Prometheus to scrape (`lab
 /// serve --metrics-port`). Every scrape calls `page` for the text; other paths get 404, other
 /// methods 405. Apart from the lab's framed protocols, on a port of its own.
+///
+/// Bounded like the main listener: at most `maxConnections` connections (one more is closed
+/// at once, logged the first time and every 1,000th), each of which must deliver a whole
+/// request within `requestTimeout` of opening or of its previous answer, however steadily it
+/// trickles, or be closed (logged); and accepting backs off for a second when the process is
+/// out of descriptors. A scraper needs one connection, every few seconds.
 public final class MetricsEndpoint: Sendable {
+    /// Connections at once.
+    public static let maxConnections = 16
+    /// How long a connection may take to send a whole request.
+    static let requestTimeout = TimeAmount.seconds(10)
     /// The address it listens on, `host:port`.
     public let address: String
     /// The port (the one picked, for port 0).
@@ -24,15 +36,38 @@ public final class MetricsEndpoint: Sendable {
     public static func start(
         host: String,
         port: Int,
+        logger: Logger = Logger(label: "lab.metrics"),
         page: @escaping @Sendable () -> String
     ) async throws -> MetricsEndpoint {
         let channel: any Channel
+        let counts = Counts()
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelInitializer { server in
+                    // Out of descriptors, accept fails at once and again: wait a second each time.
+                    server.eventLoop.makeCompletedFuture {
+                        try server.pipeline.syncOperations.addHandler(AcceptErrorLog(logger: logger, what: "metrics"))
+                        try server.pipeline.syncOperations.addHandler(AcceptBackoffHandler())
+                    }
+                }
                 .childChannelInitializer { child in
-                    child.pipeline.configureHTTPServerPipeline().flatMap {
-                        child.pipeline.addHandler(MetricsHandler(page: page))
+                    guard counts.open.add(1, ordering: .relaxed).newValue <= Self.maxConnections else {
+                        counts.open.subtract(1, ordering: .relaxed)
+                        let count = counts.refused.add(1, ordering: .relaxed).newValue
+                        if count == 1 || count % 1_000 == 0 {
+                            logger.warning(
+                                "metrics: refusing connections over the limit",
+                                metadata: ["limit": "\(Self.maxConnections)", "refused so far": "\(count)"]
+                            )
+                        }
+                        return child.close()
+                    }
+                    child.closeFuture.whenComplete { _ in counts.open.subtract(1, ordering: .relaxed) }
+                    return child.pipeline.configureHTTPServerPipeline().flatMapThrowing {
+                        let pipeline = child.pipeline.syncOperations
+                        try pipeline.addHandler(RequestDeadline(timeout: Self.requestTimeout, logger: logger))
+                        try pipeline.addHandler(MetricsHandler(page: page))
                     }
                 }
                 .bind(host: host, port: port)
@@ -110,6 +145,68 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
             context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: closed)
             let channel = context.channel
             closed.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}
+
+/// The metrics listener's connections open now, and those refused over the limit.
+private final class Counts: Sendable {
+    let open = Atomic<Int>(0)
+    let refused = Atomic<Int>(0)
+}
+
+/// Closes a metrics connection that has not sent a whole request within `timeout` of opening
+/// or of its last answer: a silent peer and one that trickles a header line a second alike.
+private final class RequestDeadline: ChannelDuplexHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let timeout: TimeAmount
+    private let logger: Logger
+    private var deadline: Scheduled<Void>?
+
+    init(timeout: TimeAmount, logger: Logger) {
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        self.arm(context)
+        context.fireChannelActive()
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { self.arm(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.deadline?.cancel()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.deadline?.cancel()
+        context.fireChannelInactive()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        // An answer's end starts the time for the next request.
+        if case .end = self.unwrapOutboundIn(data) { self.arm(context) }
+        context.write(data, promise: promise)
+    }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        self.deadline?.cancel()
+        let channel = context.channel
+        let (logger, timeout) = (self.logger, self.timeout)
+        let peer = channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?"
+        self.deadline = context.eventLoop.scheduleTask(in: timeout) {
+            logger.notice(
+                "metrics: closing a connection with no whole request",
+                metadata: ["peer": "\(peer)", "within": "\(timeout.nanoseconds / 1_000_000_000) s"]
+            )
+            channel.close(promise: nil)
         }
     }
 }

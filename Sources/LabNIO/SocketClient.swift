@@ -23,6 +23,8 @@ struct SocketClient: Sendable {
     let security: Security?
     /// Set when the server runs in this process: its steps come back with each answer.
     let mailbox: ServerStepMailbox?
+    /// The local address connections come from (any port), or nil for the system's choice.
+    var sourceAddress: String? = nil
 
     static func security(pin: LoadedPin, settings: TLSSettings = TLSSettings()) throws -> Security {
         var configuration = TLSConfiguration.makeClientConfiguration()
@@ -57,7 +59,11 @@ struct SocketClient: Sendable {
         let timeout = self.responseTimeout
         let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            if let source = self.sourceAddress {
+                bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0))
+            }
+            channel = try await bootstrap
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connectTimeout(.seconds(10))
                 .channelInitializer { channel in

@@ -116,6 +116,7 @@ extension SocketServer {
         let peer = connection.channel.remoteAddress
         logger[metadataKey: "peer"] = "\(peer.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?")"
         let peerKey = ServerStepMailbox.key(peer)
+        let source = FramePeer(source: peer?.ipAddress.map(FramePeer.source(ipAddress:)) ?? "?")
         // Looked up at the first answer (the client opened it before sending) and kept.
         var box: ServerStepMailbox.Box? = nil
         var closeCode = "peer-closed"
@@ -128,7 +129,11 @@ extension SocketServer {
                         return
                     }
                     var timings = StepTimings()
-                    let answer = await handler.respond(to: Array(frame.readableBytesView), recorder: &timings)
+                    let answer = await handler.respond(
+                        to: Array(frame.readableBytesView),
+                        from: source,
+                        recorder: &timings
+                    )
                     let group = answer.group ?? "-"
                     // An error answer is counted whether it closes the connection (cx/1's, by its
                     // reason's code) or not (msg/1's); the steps of one that keeps the
@@ -160,7 +165,7 @@ extension SocketServer {
                 logger.debug("the peer closed the connection")
             }
         } catch {
-            closeCode = Self.closeCode(for: error, logger: logger)
+            closeCode = Self.closeCode(for: connections.closeReason(connection.channel) ?? error, logger: logger)
         }
         return closeCode
     }

@@ -107,6 +107,15 @@ public final class SocketServer: Sendable {
             listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.backlog, value: 1024)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelInitializer { listener in
+                    // Before NIO's own `AcceptBackoffHandler`, which waits a second after each
+                    // failed accept but keeps the reason to itself.
+                    listener.eventLoop.makeCompletedFuture {
+                        try listener.pipeline.syncOperations.addHandler(
+                            AcceptErrorLog(logger: configuration.logger, what: "the listener")
+                        )
+                    }
+                }
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .bind(host: configuration.host, port: configuration.port) { channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -197,7 +206,7 @@ public final class SocketServer: Sendable {
             ByteToMessageHandler(FrameDecoder(framing: configuration.framing, frameTimeout: configuration.frameTimeout))
         )
         try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: configuration.framing)))
-        try pipeline.addHandler(IdleTimeoutHandler(timeout: idle))
+        try pipeline.addHandler(IdleTimeoutHandler(timeout: idle, connections: connections))
         return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
     }
 

@@ -51,6 +51,14 @@ public struct TCPTransport: Transport {
         SocketEndpoint(client: self.client(host: host, port: port, security: nil, mailbox: nil), server: nil)
     }
 
+    /// A server elsewhere, reached from the local address `source` (one of this host's; on
+    /// loopback any of 127.0.0.0/8): what a test needs to be two clients the server tells apart.
+    public func remote(host: String, port: Int, from source: String) async throws -> any TransportEndpoint {
+        var client = self.client(host: host, port: port, security: nil, mailbox: nil)
+        client.sourceAddress = source
+        return SocketEndpoint(client: client, server: nil)
+    }
+
     func serverConfiguration(identity: TLSIdentity?) -> SocketServer.Configuration {
         SocketServer.Configuration(
             framing: self.framing,

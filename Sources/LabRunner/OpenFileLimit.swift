@@ -1,3 +1,4 @@
+import Foundation
 import LabCore
 
 #if canImport(Glibc)
@@ -32,5 +33,23 @@ public enum OpenFileLimit {
             .unsupported,
             "This run needs about \(needed) open files (a socket per client connection, plus \(Self.margin) for the rest), but this process may open at most \(soft) (RLIMIT_NOFILE: soft \(soft), hard \(hard)); raise the hard limit (as root: `ulimit -Hn \(needed)`, or LimitNOFILE= for a service), or run fewer clients per process (`lab run --shard K/N`)"
         )
+    }
+
+    /// Descriptors a server keeps for everything but its connections: the ones open at
+    /// start (stdio, SQLite, the event loops' epoll and event descriptors, the listener),
+    /// the `busy` refusals in flight (64), the metrics listener's connections (16), and a
+    /// margin for files opened for a moment (the report, `/proc` reads).
+    public static func serverReserve(openNow: Int) -> Int { openNow + 64 + 17 + 48 }
+
+    /// Descriptors this process has open now (`/proc/self/fd`), or nil where that cannot be read.
+    public static func openNow() -> Int? {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")).map { max(0, $0.count - 1) }
+    }
+
+    /// The connection limit that fits `soft` open files: `asked`, or less when the files
+    /// cannot hold that many connections beside the server's `reserve` (at least 1).
+    public static func connectionsFitting(asked: Int, soft: UInt64, reserve: Int) -> Int {
+        let room = Int(clamping: soft) - reserve
+        return max(1, min(asked, room))
     }
 }

@@ -56,7 +56,7 @@ final class InProcessConnection: Connection {
         }
         let request = try self.framing.frame(body)
         let requestBody = try FrameParser.singleFrame(request, framing: self.framing)
-        let answer = await self.handler.respond(to: requestBody, recorder: &recorder)
+        let answer = await self.handler.respond(to: requestBody, from: .inProcess, recorder: &recorder)
         let response = try self.framing.frame(answer.body)
         let responseBody = try FrameParser.singleFrame(response, framing: self.framing)
         recorder.transferred(step, sent: request.count, received: response.count)

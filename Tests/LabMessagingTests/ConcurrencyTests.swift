@@ -33,7 +33,8 @@ import Testing
                 MessagingClient(connection: try await endpoint.connect(recorder: &quiet))
             }
             let counted = codes.filter { $0 == .badCredentials }.count
-            let state = try #require(try await harness.state("target"))
+            // Every attempt came from 127.0.0.1: under throttle, that source's state.
+            let state = try #require(try await harness.state("target", from: FramePeer(source: "127.0.0.1")))
             let now = harness.clock.now()
             switch policy {
             case .seed(let postponeAfter, let postponeFor, _):
@@ -151,6 +152,53 @@ import Testing
         await releaser.value
     }
 
+    /// Issue 37, break 2: one source's checks fill the queue; another source's check takes
+    /// the newest of their places (that one is refused busy) and is served next, before the
+    /// first source's older waiters: round robin between sources.
+    @Test("a full queue of one source's checks still takes another source's check, served next")
+    func sourcesShareTheQueueFairly() async throws {
+        let checks = PasswordChecks(workers: 1, queueLimit: 4)
+        let gate = DispatchSemaphore(value: 0)
+        final class Order: Sendable {
+            let names = Mutex<[String]>([])
+        }
+        let order = Order()
+        func check(_ source: String, _ name: String) -> Task<Void, any Error> {
+            Task { @Sendable in
+                _ = try await checks.run(source: source) {
+                    gate.wait()
+                    order.names.withLock { $0.append(name) }
+                }
+            }
+        }
+        // The flood: one running, four waiting, each admitted before the next is sent.
+        var flood: [Task<Void, any Error>] = []
+        for index in 0..<5 {
+            flood.append(check("flood", "flood\(index)"))
+            try await withDeadline(.seconds(30), "flood check \(index) admitted") {
+                await checks.admitted { $0 > index }
+            }
+        }
+        #expect(checks.waiting(from: "flood") == 4)
+        // The flood's next check is refused: its source has every place.
+        let refused = try await #require(throws: MsgFailure.self) { _ = try await checks.run(source: "flood") { 0 } }
+        #expect(refused.code == .busy)
+        // The owner's check takes the flood's newest place.
+        let owner = check("owner", "owner")
+        // The flood's newest is refused in the same step as the owner's check is queued.
+        let newest = flood[4]
+        let outcome = try await withDeadline(.seconds(30), "the flood's newest check refused") {
+            await newest.result
+        }
+        #expect(throws: MsgFailure.self) { try outcome.get() }
+        #expect(checks.waiting(from: "flood") == 3 && checks.waiting(from: "owner") == 1)
+        for _ in 0..<5 { gate.signal() }
+        try await owner.value
+        for task in flood.prefix(4) { try await task.value }
+        // flood0 was running; then the sources take turns: flood1, owner, then the rest.
+        #expect(order.names.withLock { $0 } == ["flood0", "flood1", "owner", "flood2", "flood3"])
+    }
+
     @Test("admitted(where:) wakes a waiter registered before the count changes, up and down")
     func admissionWakesWaiters() async throws {
         let checks = PasswordChecks(workers: 1, queueLimit: 2)
@@ -255,7 +303,9 @@ import Testing
         // refused busy, and no account counts a failure.
         let checks = harness.service.passwordChecks
         let gate = DispatchSemaphore(value: 0)
-        let held = (0..<3).map { _ in Task { try await checks.run { gate.wait() } } }
+        // From the logins' own source (in process): a queue that another source filled would
+        // give them a place (fairness between sources, tested on its own).
+        let held = (0..<3).map { _ in Task { try await checks.run(source: FramePeer.inProcess.source) { gate.wait() } } }
         try await withDeadline(.seconds(30), "the pool full") { await checks.admitted { $0 >= 3 } }
         let refused = try await wrongLogins()
         for _ in held { gate.signal() }
@@ -292,7 +342,9 @@ extension PasswordCheckLimitTests {
         // The pool's one worker held and its queue full: the login is refused busy.
         let checks = harness.service.passwordChecks
         let gate = DispatchSemaphore(value: 0)
-        let held = (0..<3).map { _ in Task { try await checks.run { gate.wait() } } }
+        // From the logins' own source (in process): a queue that another source filled would
+        // give them a place (fairness between sources, tested on its own).
+        let held = (0..<3).map { _ in Task { try await checks.run(source: FramePeer.inProcess.source) { gate.wait() } } }
         try await withDeadline(.seconds(30), "the pool full") { await checks.admitted { $0 >= 3 } }
         let refused = try await user.login(client, captcha: captcha, recorder: &quiet)
         for _ in held { gate.signal() }

@@ -67,9 +67,11 @@ struct Harness {
         return try await user.login(client, password: password, captcha: captcha, recorder: &quiet)
     }
 
-    /// The stored login state of `name`.
-    func state(_ name: String) async throws -> LoginState? {
-        try await self.store.account(named: name)?.state
+    /// The login state the policy judges `name`'s next attempt by, from this harness's
+    /// clients (in process): read from the SQLite file for a real account under `seed`, from
+    /// the service's login book otherwise.
+    func state(_ name: String, from peer: FramePeer = .inProcess) async throws -> LoginState? {
+        try await self.service.loginState(username: name, source: peer)
     }
 }
 

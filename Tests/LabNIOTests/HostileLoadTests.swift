@@ -135,14 +135,17 @@ struct HostileLoadTests {
         // is over the fifth locks it (answered badCredentials; every attempt after it is
         // locked): five badCredentials in all; no wrong password ever logs in. (Whether an attempt also
         // meets the postponement itself depends on how long queued checks take.) Names that
-        // do not exist are never postponed or locked: only badCredentials.
+        // do not exist go through the same answers (issue 37, break 8), never a success.
         let answers = tally.answers.withLock { $0 }
         let victim = answers["victim", default: [:]]
         #expect(victim["badCredentials", default: 0] == 5, "five counted failures, then locked: \(victim)")
         #expect(victim["postponing", default: 0] == 1, "the victim was not postponed once: \(victim)")
         #expect(victim["locked", default: 0] >= 1, "the victim was never locked: \(victim)")
         #expect(victim["ok", default: 0] == 0 && answers["unknown"]?["ok"] == nil, "a wrong password logged in: \(answers)")
-        #expect(Set(answers["unknown", default: [:]].keys) == ["badCredentials"], "unknown names: \(answers["unknown"] ?? [:])")
+        #expect(
+            Set(answers["unknown", default: [:]].keys).isSubset(of: ["badCredentials", "postponing", "postponed", "locked"]),
+            "unknown names: \(answers["unknown"] ?? [:])"
+        )
         #expect(answers["unknown", default: [:]]["badCredentials", default: 0] >= 1, "no unknown name was tried")
         // What the password checks cost, from the server's own recording (serverStats): a login
         // ran the KDF for each counted failure of the victim and for each unknown name (the

@@ -193,10 +193,48 @@ public protocol Connection: Sendable {
     func close() async
 }
 
+/// Who sent a request, as the transport that carried it knows: what a server may hold
+/// apart when one client must not cost another (the password throttle and the fairness of
+/// password checks key on `source`).
+public struct FramePeer: Sendable, Hashable, CustomStringConvertible {
+    /// Where the request came from: an IPv4 address, an IPv6 address's /64 prefix (one
+    /// host's or one site's share of addresses, as RFC 6177 assigns them), or a name for
+    /// peers a transport cannot tell apart (`in-process`).
+    public var source: String
+
+    /// A peer.
+    public init(source: String) {
+        self.source = source
+    }
+
+    /// The peer of a transport that cannot tell its clients apart.
+    public static let inProcess = FramePeer(source: "in-process")
+
+    /// The source of a socket peer's address: IPv4 as is (an IPv4-mapped IPv6 address as
+    /// its IPv4), IPv6 cut to its /64.
+    public static func source(ipAddress: String) -> String {
+        let lowered = ipAddress.lowercased()
+        if lowered.hasPrefix("::ffff:"), lowered.contains(".") { return String(lowered.dropFirst(7)) }
+        guard lowered.contains(":") else { return lowered }
+        // Expand "::" to the missing groups, then keep the first four.
+        let halves = lowered.split(separator: "::", maxSplits: 1, omittingEmptySubsequences: false)
+        let head = halves[0].split(separator: ":").map(String.init)
+        let tail = halves.count > 1 ? halves[1].split(separator: ":").map(String.init) : []
+        let groups = head + Array(repeating: "0", count: max(0, 8 - head.count - tail.count)) + tail
+        let prefix = groups.prefix(4).map { String(UInt16($0, radix: 16) ?? 0, radix: 16) }
+        return prefix.joined(separator: ":") + "::/64"
+    }
+
+    public var description: String { self.source }
+}
+
 /// The server side of a flow: answers one request body.
 public protocol FrameHandler: Sendable {
     /// Answers `body`, recording the server's steps; never throws, errors are answers.
     func respond<R: StepRecorder>(to body: [UInt8], recorder: inout R) async -> FrameAnswer
+    /// Answers `body` from `peer`. Transports call this one; a handler that does not care
+    /// who asks implements only `respond(to:recorder:)`, which this defaults to.
+    func respond<R: StepRecorder>(to body: [UInt8], from peer: FramePeer, recorder: inout R) async -> FrameAnswer
     /// The body a transport sends, unasked, to a connection it refuses because it already
     /// serves `connectionLimit` connections, before closing it; nil: close without a word.
     /// The protocol's to say (cx/1 and msg/1 share one `busy` answer), not the transport's.
@@ -206,6 +244,15 @@ public protocol FrameHandler: Sendable {
 extension FrameHandler {
     /// No answer: the connection is closed.
     public func busyAnswer(connectionLimit: Int) -> [UInt8]? { nil }
+
+    /// The answer to anyone: `respond(to:recorder:)`.
+    public func respond<R: StepRecorder>(
+        to body: [UInt8],
+        from peer: FramePeer,
+        recorder: inout R
+    ) async -> FrameAnswer {
+        await self.respond(to: body, recorder: &recorder)
+    }
 }
 
 /// A handler's answer: the body to send, and whether to close the connection after it.

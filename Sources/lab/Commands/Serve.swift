@@ -105,10 +105,23 @@ struct Serve: AsyncParsableCommand {
             Logger(label: "lab.serve").info(
                 "open files: at most \(files.soft) (RLIMIT_NOFILE hard limit \(files.hard))"
             )
-            let server = try ServerAssembly.assemble(try self.settings(), heap: { HeapStats.current() })
+            // A connection past the descriptors fails in accept, where no `busy` can be said:
+            // the limit is fitted to them, and the log says so.
+            var settings = try self.settings()
+            let asked = settings.options.maxConnections
+            let reserve = OpenFileLimit.serverReserve(openNow: OpenFileLimit.openNow() ?? 64)
+            let fitted = OpenFileLimit.connectionsFitting(asked: asked, soft: files.soft, reserve: reserve)
+            if fitted < asked {
+                Logger(label: "lab.serve").warning(
+                    "--max-connections lowered from \(asked) to \(fitted): \(files.soft) open files, \(reserve) kept for the rest (RLIMIT_NOFILE; raise it to serve more)"
+                )
+                settings.options.maxConnections = fitted
+            }
+            let server = try ServerAssembly.assemble(settings, heap: { HeapStats.current() })
             let (socket, identity) = try await ServerAssembly.listen(server)
             var lines = ["listening on \(socket.address)"]
             lines.append("suites: \(server.suites.joined(separator: ", ")) (provider \(server.provider.name))")
+            lines.append("connections: at most \(settings.options.maxConnections) (open files: \(files.soft))")
             if let messaging = server.messaging {
                 lines.append("msg/1: \(messaging.options.description), store \(messaging.store.path)")
             }
