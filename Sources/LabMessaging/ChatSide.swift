@@ -90,7 +90,8 @@ public struct ChatSide: Sendable {
     }
 
     /// Fetches the messages after `lastSeen` (or all, with `fromStart`) and decrypts them
-    /// with the chat key it unwraps (timed as `fetch`, decryption included).
+    /// with the chat key it unwraps (timed as `fetch`, decryption included). The server
+    /// answers in pages that fit its frame limit (`more`); this asks for each in turn.
     public mutating func fetch<R: StepRecorder>(
         _ client: MessagingClient,
         fromStart: Bool = false,
@@ -99,16 +100,38 @@ public struct ChatSide: Sendable {
         let token = try self.user.requireToken()
         let start = Stopwatch.now()
         let peer = self.peer
-        let after = fromStart ? 0 : self.lastSeen
-        let answer = try await client.call(
-            .fetch,
-            {
-                $0.set(MsgKey.token, string: token)
-                $0.set(MsgKey.with, string: peer)
-                $0.set(MsgKey.after, integer: Int(after))
-            },
-            recorder: &recorder
-        ).orThrow()
+        var after = fromStart ? 0 : self.lastSeen
+        var texts: [(Int64, String, [UInt8])] = []
+        while true {
+            let from = after
+            let answer = try await client.call(
+                .fetch,
+                {
+                    $0.set(MsgKey.token, string: token)
+                    $0.set(MsgKey.with, string: peer)
+                    $0.set(MsgKey.after, integer: Int(from))
+                },
+                recorder: &recorder
+            ).orThrow()
+            let messages = try self.open(answer, into: &texts, recorder: &recorder)
+            if let last = messages.last {
+                self.lastSeen = max(self.lastSeen, last.id)
+                after = last.id
+            }
+            // An empty page ends it too, whatever `more` says: no loop without progress.
+            guard try answer.optionalBool(MsgKey.more) == true, !messages.isEmpty else { break }
+        }
+        recorder.record(.fetch, nanoseconds: Stopwatch.now() &- start)
+        return texts
+    }
+
+    /// Unwraps a page's chat key if it is new and decrypts its messages into `texts`;
+    /// returns the page's messages.
+    private mutating func open<R: StepRecorder>(
+        _ answer: PropertyListDictionary,
+        into texts: inout [(Int64, String, [UInt8])],
+        recorder: inout R
+    ) throws -> [StoredMessage] {
         let version = try answer.integer(MsgKey.keyVersion)
         if self.key?.version != version {
             let context = MsgCrypto.chatKeyContext(users: (self.user.username, self.peer), version: version)
@@ -123,8 +146,7 @@ public struct ChatSide: Sendable {
         }
         let key = self.key!.key
         let messages = try MessagePacking.unpack(try answer.data(MsgKey.messages))
-        var texts: [(Int64, String, [UInt8])] = []
-        texts.reserveCapacity(messages.count)
+        texts.reserveCapacity(texts.count + messages.count)
         try recorder.measure(.decrypt) {
             for message in messages {
                 guard message.keyVersion == version else {
@@ -141,9 +163,7 @@ public struct ChatSide: Sendable {
                 )
             }
         }
-        if let last = messages.last { self.lastSeen = max(self.lastSeen, last.id) }
-        recorder.record(.fetch, nanoseconds: Stopwatch.now() &- start)
-        return texts
+        return messages
     }
 
     /// Re-encrypts the whole history under a fresh key and stores it in one request (timed

@@ -85,8 +85,11 @@ extension MessagingService {
             )
         }
         let me = session
-        let (version, wrapped, messages) = try await self.store.read {
-            db -> (Int, [UInt8], [StoredMessage]) in
+        // A page ends before the answer would pass the transport's frame limit (the rest of
+        // the answer, the wrapped key included, takes well under 4 KiB); one message always fits.
+        let budget = max(0, self.maxAnswerBytes - 4_096)
+        let (version, wrapped, messages, more) = try await self.store.read {
+            db -> (Int, [UInt8], [StoredMessage], Bool) in
             guard let chat = try MessagingStore.chat(db, me.userID, peer.id) else {
                 throw MsgFailure(code: .noChat, message: "No chat with '\(peer.username)' yet; open one")
             }
@@ -96,29 +99,41 @@ extension MessagingService {
                     sql: "SELECT wrappedKey FROM chatKeys WHERE chatId = ? AND userId = ?",
                     arguments: [chat.id, me.userID]
                 ) ?? Data()
-            let rows = try Row.fetchAll(
+            // One row past the limit tells whether more follow.
+            let rows = try Row.fetchCursor(
                 db,
                 sql: """
                     SELECT messages.id, messages.keyVersion, messages.ciphertext, users.username
                     FROM messages JOIN users ON users.id = messages.senderId
                     WHERE chatId = ? AND messages.id > ? ORDER BY messages.id LIMIT ?
                     """,
-                arguments: [chat.id, after, limit]
+                arguments: [chat.id, after, limit + 1]
             )
-            let messages = rows.map { row in
-                StoredMessage(
+            var messages: [StoredMessage] = []
+            var bytes = 0
+            var more = false
+            while let row = try rows.next() {
+                let message = StoredMessage(
                     id: row["id"],
                     sender: row["username"],
                     keyVersion: row["keyVersion"],
                     ciphertext: Array(row["ciphertext"] as Data)
                 )
+                let size = MessagePacking.packedSize(message)
+                guard messages.count < limit, messages.isEmpty || bytes + size <= budget else {
+                    more = true
+                    break
+                }
+                messages.append(message)
+                bytes += size
             }
-            return (chat.version, Array(wrapped), messages)
+            return (chat.version, Array(wrapped), messages, more)
         }
         answer.set(MsgKey.keyVersion, integer: version)
         answer.set(MsgKey.wrappedKey, data: wrapped)
         answer.set(MsgKey.messages, data: MessagePacking.pack(messages))
         answer.set(MsgKey.count, integer: messages.count)
+        answer.set(MsgKey.more, bool: more)
     }
 
     func rekey(_ request: PropertyListDictionary) async throws -> Int {

@@ -29,6 +29,10 @@ public final class MessagingService: FrameHandler, Sendable {
     /// The password-check pool (KDF runs off the event loops, bounded): to watch it, or, in
     /// a test, to hold its workers.
     public var passwordChecks: PasswordChecks { self.checks }
+    /// The largest answer body the transport may send (its frame limit): a `fetch` page
+    /// stops before it.
+    public let maxAnswerBytes: Int
+
     /// One password check at a time per subject (`LockoutPolicy.subject`).
     let turns: AccountTurns<String>
     /// Failed-login states not stored with an account.
@@ -54,9 +58,11 @@ public final class MessagingService: FrameHandler, Sendable {
         store: MessagingStore,
         options: MessagingOptions = MessagingOptions(),
         clock: any LabClock = SystemClock(),
-        logger: Logger = Logger(label: "lab.msg")
+        logger: Logger = Logger(label: "lab.msg"),
+        maxAnswerBytes: Int = TransportOptions().maxFrameBytes
     ) {
         self.store = store
+        self.maxAnswerBytes = maxAnswerBytes
         self.options = options
         self.clock = clock
         self.logger = logger

@@ -68,6 +68,7 @@ public enum MsgKey {
     public static let limit = "limit"
     public static let messages = "messages"
     public static let count = "count"
+    public static let more = "more"
     public static let failures = "failures"
 }
 
@@ -195,6 +196,11 @@ public struct StoredMessage: Sendable, Equatable {
 ///   sender (UTF-8), ciphertext length u32, ciphertext.
 /// - `rekey`'s `messages`: per message `id` u64, ciphertext length u32, ciphertext.
 public enum MessagePacking {
+    /// The bytes `message` takes in a packed `fetch` list.
+    public static func packedSize(_ message: StoredMessage) -> Int {
+        17 + min(message.sender.utf8.count, 255) + message.ciphertext.count
+    }
+
     /// Packs `fetch` records.
     public static func pack(_ messages: [StoredMessage]) -> [UInt8] {
         var bytes: [UInt8] = []

@@ -150,7 +150,8 @@ public enum ServerAssembly {
             MessagingService(
                 store: try MessagingStore(path: messaging.store),
                 options: messaging.options,
-                clock: messaging.clock.make()
+                clock: messaging.clock.make(),
+                maxAnswerBytes: settings.options.maxFrameBytes
             )
         }
         let recording = ServerRecording()
