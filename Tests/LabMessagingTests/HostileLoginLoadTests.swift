@@ -1,0 +1,223 @@
+import Foundation
+import LabCore
+import LabMessaging
+import LabNIO
+import LabResults
+import LabTesting
+import LabWire
+import NIOCore
+import NIOPosix
+import Synchronization
+import Testing
+
+/// Issue 37's hostile load: `lab serve` with the default policy (throttle), 512 open files,
+/// one KDF worker and a queue of 8, attacked from 127.0.0.2 with the trial's breaks 1–5 at
+/// once — a throttle keeper guessing the owner's password at each `until`, a flood of logins
+/// for names that do not exist, peers that pipeline requests and never read, and a flood of
+/// silent metrics connections — while honest cx/1 clients and the owner, from 127.0.0.1, do
+/// their work. Every honest exchange and every one of the owner's logins succeeds, and the
+/// server's descriptors stay within the open files it states at start.
+@Suite(.tier(.hostileLoad), .serialized)
+struct HostileLoginLoadTests {
+    static let attacker = "127.0.0.2"
+    static let openFiles = 512
+    static let honestClients = 200
+    static let ownerLogins = 10
+
+    enum Attack: String, CaseIterable, Sendable {
+        case throttleKeeper, unknownFlood, nonReader, metricsSilent
+
+        /// Connections of this kind at once.
+        var connections: Int {
+            switch self {
+            case .throttleKeeper: 4
+            case .unknownFlood: 40
+            case .nonReader: 10
+            case .metricsSilent: 60
+            }
+        }
+    }
+
+    /// What the attackers saw, by kind and answer.
+    final class Seen: Sendable {
+        let answers = Mutex<[String: Int]>([:])
+        let over = Atomic<Bool>(false)
+        let peakDescriptors = Atomic<Int>(0)
+
+        func saw(_ kind: Attack, _ what: String) { self.answers.withLock { $0["\(kind.rawValue) \(what)", default: 0] += 1 } }
+        func count(_ kind: Attack, _ what: String) -> Int { self.answers.withLock { $0["\(kind.rawValue) \(what)"] ?? 0 } }
+        var isOver: Bool { self.over.load(ordering: .relaxed) }
+    }
+
+    /// The server's open descriptors now.
+    static func descriptors(_ pid: Int32) -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
+    }
+
+    /// The honest clients: x25519 exchanges, two each.
+    static func honestRun(port: Int) async throws -> RunResult {
+        try await TestPlan.run(
+            """
+            {
+              "name": "honest",
+              "server": { "transport": "tcp", "address": "127.0.0.1:\(port)" },
+              "clients": { "count": \(Self.honestClients) },
+              "load": { "iterations": 2, "deadline": "180 s" },
+              "flows": [ { "flow": "cx", "suite": "x25519" } ]
+            }
+            """
+        )
+    }
+
+    static func client(port: Int, from source: String) async throws -> (MessagingClient, any TransportEndpoint) {
+        let endpoint = try await TCPTransport(options: TransportOptions()).remote(host: "127.0.0.1", port: port, from: source)
+        var quiet = NoStepRecorder()
+        return (MessagingClient(connection: try await endpoint.connect(recorder: &quiet)), endpoint)
+    }
+
+    @Test("breaks 1–5 at once: honest exchanges and the owner's logins all succeed; descriptors within the stated limit")
+    func honestWorkSucceedsUnderLoginAttacks() async throws {
+        let server = try ServerProcess(
+            URL(fileURLWithPath: "/usr/bin/prlimit"),
+            [
+                "--nofile=\(Self.openFiles):\(Self.openFiles)", LabProcess.executable.path, "serve", "--host", "127.0.0.1",
+                "--port", "0", "--suites", "x25519", "--idle-timeout", "3 s", "--kdf", "scrypt", "--scrypt-log-n", "14",
+                "--kdf-workers", "1", "--kdf-queue", "8", "--metrics-port", "0",
+            ]
+        )
+        defer { server.terminate() }
+        let address = try await ListeningAddress.of(server, timeout: .seconds(20))
+        let limitLine = try await server.line(startingWith: "connections: at most ", timeout: .seconds(5))
+        let stated = Int(limitLine.split(separator: "open files: ").last?.prefix { $0.isNumber } ?? "") ?? 0
+        #expect(stated == Self.openFiles, "\(limitLine)")
+        let metricsLine = try await server.line(startingWith: "metrics on http://", timeout: .seconds(5))
+        let metricsPort = Int(metricsLine.split(separator: ":").last?.prefix { $0.isNumber } ?? "") ?? 0
+        let port = address.port
+
+        // The owner registers, from 127.0.0.1.
+        let (ownerClient, ownerEndpoint) = try await Self.client(port: port, from: "127.0.0.1")
+        var owner = MessagingUser(username: "owner", password: "the owner's own password")
+        var quiet = NoStepRecorder()
+        try await owner.register(ownerClient, recorder: &quiet).orThrow()
+
+        let seen = Seen()
+        var ownerAnswers: [String] = []
+        let honest = try await withThrowingTaskGroup(of: RunResult?.self) { group in
+            // The server's descriptors, every 50 ms, until the attack is over.
+            group.addTask {
+                while !seen.isOver {
+                    seen.peakDescriptors.max(Self.descriptors(server.pid), ordering: .relaxed)
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return nil
+            }
+            for kind in Attack.allCases {
+                for index in 0..<kind.connections {
+                    group.addTask {
+                        try await Self.attack(kind, index: index, port: port, metricsPort: metricsPort, seen: seen)
+                        return nil
+                    }
+                }
+            }
+            // The attack under way (the keeper has the owner's name throttled), the honest work.
+            try await withDeadline(.seconds(120), "the keeper throttled the owner's name") {
+                while seen.count(.throttleKeeper, "postponed") == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            let run = try await Self.honestRun(port: port)
+            for _ in 0..<Self.ownerLogins {
+                let answer = try await Harness.attempt(&owner, ownerClient, password: "the owner's own password")
+                ownerAnswers.append(LoginAttackShape.of(answer))
+            }
+            seen.over.store(true, ordering: .relaxed)
+            try await group.waitForAll()
+            return run
+        }
+        await ownerClient.connection.close()
+        await ownerEndpoint.shutdown()
+
+        #expect(honest.errorCount == 0, "honest exchanges: errors \(honest.groups.map(\.errors))")
+        #expect(honest.completedIterations == Self.honestClients * 2)
+        #expect(ownerAnswers == Array(repeating: "ok", count: Self.ownerLogins), "the owner's logins: \(ownerAnswers)")
+        // Each attack was real: the keeper held the name throttled, the flood was checked and
+        // refused places, the non-readers and the metrics flood were cut off.
+        let answers = seen.answers.withLock { $0 }
+        #expect(seen.count(.throttleKeeper, "postponed") > 0, "\(answers)")
+        #expect(seen.count(.unknownFlood, "badCredentials") > 0 && seen.count(.unknownFlood, "busy") > 0, "\(answers)")
+        #expect(server.errors.contains("read none of its answers") || server.errors.contains("(idle timeout)"))
+        #expect(server.errors.contains("metrics: refusing connections over the limit"))
+        #expect(!server.errors.contains("cannot accept connections"), "the server ran out of descriptors")
+        let peak = seen.peakDescriptors.load(ordering: .relaxed)
+        #expect(peak > 0 && peak < stated, "peak descriptors \(peak), open files stated \(stated)")
+        print("hostile login load: peak descriptors \(peak) of \(stated); attackers saw \(answers.sorted { $0.key < $1.key })")
+    }
+
+    /// One attacking connection of `kind`, bounded, until the honest work is over.
+    static func attack(_ kind: Attack, index: Int, port: Int, metricsPort: Int, seen: Seen) async throws {
+        switch kind {
+        case .throttleKeeper:
+            let (client, endpoint) = try await Self.client(port: port, from: Self.attacker)
+            for _ in 0..<2_000 where !seen.isOver {
+                var guesser = MessagingUser(username: "owner", password: "a guess")
+                let answer = try await Harness.attempt(&guesser, client, password: "a guess")
+                let shape = LoginAttackShape.of(answer)
+                seen.saw(kind, shape.hasPrefix("postponed") ? "postponed" : shape)
+                // As the trial did: the next guess the moment the postponement ends.
+                if case .failure(let failure) = answer, let until = failure.until {
+                    let wait = min(max(until.timeIntervalSinceNow, 0), 0.5)
+                    try await Task.sleep(for: .milliseconds(Int(wait * 1_000) + 50))
+                }
+            }
+            await client.connection.close()
+            await endpoint.shutdown()
+        case .unknownFlood:
+            let (client, endpoint) = try await Self.client(port: port, from: Self.attacker)
+            for attempt in 0..<2_000 where !seen.isOver {
+                let name = "ghost\(index)x\(attempt)"
+                var ghost = MessagingUser(username: name, password: "a guess")
+                seen.saw(kind, LoginAttackShape.of(try await Harness.attempt(&ghost, client, password: "a guess")))
+            }
+            await client.connection.close()
+            await endpoint.shutdown()
+        case .nonReader:
+            // Pipelined captcha requests, never read; again once the server cuts it off.
+            var plist = PropertyListDictionary()
+            plist.set(MsgKey.op, string: "captcha")
+            let body = try plist.encoded()
+            var requests = ByteBuffer()
+            for _ in 0..<20_000 {
+                requests.writeInteger(UInt32(body.count), endianness: .big)
+                requests.writeBytes(body)
+            }
+            for _ in 0..<50 where !seen.isOver {
+                let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .channelOption(.autoRead, value: false)
+                    .bind(to: try SocketAddress(ipAddress: Self.attacker, port: 0))
+                    .connect(host: "127.0.0.1", port: port)
+                    .get()
+                channel.writeAndFlush(requests, promise: nil)
+                while channel.isActive, !seen.isOver { try await Task.sleep(for: .milliseconds(100)) }
+                seen.saw(kind, channel.isActive ? "held" : "cut off")
+                try? await channel.close()
+            }
+        case .metricsSilent:
+            for _ in 0..<100 where !seen.isOver {
+                let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .bind(to: try SocketAddress(ipAddress: Self.attacker, port: 0))
+                    .connect(host: "127.0.0.1", port: metricsPort)
+                    .get()
+                while channel.isActive, !seen.isOver { try await Task.sleep(for: .milliseconds(100)) }
+                try? await channel.close()
+            }
+        }
+    }
+}
+
+/// An answer as an attacker sees it: its code (or "ok") and whether it carries `until`.
+enum LoginAttackShape {
+    static func of(_ result: Result<String, MsgFailure>) -> String {
+        switch result {
+        case .success: "ok"
+        case .failure(let failure): failure.code.rawValue + (failure.until == nil ? "" : "+until")
+        }
+    }
+}
