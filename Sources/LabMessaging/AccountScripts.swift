@@ -154,7 +154,11 @@ public struct LockoutScript: MessagingScript {
 
     /// One login attempt with a captcha read correctly. On the virtual clock another client's
     /// wait may jump time past the captcha's lifetime: then the fresh captcha that comes with
-    /// the refusal is answered instead (counted as `captchaRenewed`), as a person would.
+    /// the refusal is answered instead (counted as `captchaRenewed`), as a person would, up
+    /// to 10 times. (With 3, `untilLocked` under throttle failed about one run in three on
+    /// two cores once failed logins no longer wrote to SQLite: the other client, faster,
+    /// jumped the clock by its 8 to 60 minutes of postponement between a renewal and its use
+    /// four times running.)
     static func attempt<R: StepRecorder>(
         _ user: inout MessagingUser,
         password: String,
@@ -162,7 +166,7 @@ public struct LockoutScript: MessagingScript {
         recorder: inout R
     ) async throws -> Result<String, MsgFailure> {
         var captcha = try await user.solveCaptcha(client, recorder: &recorder)
-        for _ in 1...3 {
+        for _ in 1...10 {
             let answer = try await user.login(client, password: password, captcha: captcha, recorder: &recorder)
             guard case .failure(let failure) = answer, failure.code == .badCaptcha, let fresh = failure.captcha else {
                 return answer

@@ -166,12 +166,19 @@ public struct ChatSide: Sendable {
         return messages
     }
 
-    /// Re-encrypts the whole history under a fresh key and stores it in one request (timed
-    /// as `rekey`: fetch, decryption, encryption, wrapping and the server's transaction).
+    /// The most bytes of re-encrypted messages one `rekey` request carries: under the
+    /// default 5 MiB frame limit, with room for the rest of the request.
+    public static let rekeyPageBytes = 4 << 20
+
+    /// Re-encrypts the whole history under a fresh key and stores it (timed as `rekey`:
+    /// fetch, decryption, encryption, wrapping and the server's transaction): in one
+    /// request, or in pages of at most `pageBytes` that the server applies together with the
+    /// last one (docs/protocol.md §4.6).
     public mutating func rekey<R: StepRecorder>(
         _ client: MessagingClient,
         peerKey: [UInt8],
         newKey: SymmetricKey = SymmetricKey(size: .bits256),
+        pageBytes: Int = ChatSide.rekeyPageBytes,
         recorder: inout R
     ) async throws -> Result<Int, MsgFailure> {
         let token = try self.user.requireToken()
@@ -190,19 +197,32 @@ public struct ChatSide: Sendable {
                 try MsgCrypto.wrapChatKey(key, for: peerKey, suite: self.user.suite, context: context)
             )
         }
+        let pages = Self.pages(reencrypted, bytes: pageBytes)
         let peer = self.peer
-        let answer = try await client.call(
-            .rekey,
-            {
-                $0.set(MsgKey.token, string: token)
-                $0.set(MsgKey.with, string: peer)
-                $0.set(MsgKey.keyVersion, integer: version)
-                $0.set(MsgKey.wrappedKeySelf, data: mine)
-                $0.set(MsgKey.wrappedKeyPeer, data: theirs)
-                $0.set(MsgKey.messages, data: MessagePacking.pack(reencrypted: reencrypted))
-            },
-            recorder: &recorder
+        var answer: Result<PropertyListDictionary, MsgFailure> = .failure(
+            MsgFailure(code: .serverError, message: "No rekey request was sent")
         )
+        for (index, page) in pages.enumerated() {
+            let paged = pages.count > 1
+            let more = index < pages.count - 1
+            answer = try await client.call(
+                .rekey,
+                {
+                    $0.set(MsgKey.token, string: token)
+                    $0.set(MsgKey.with, string: peer)
+                    $0.set(MsgKey.keyVersion, integer: version)
+                    $0.set(MsgKey.wrappedKeySelf, data: mine)
+                    $0.set(MsgKey.wrappedKeyPeer, data: theirs)
+                    $0.set(MsgKey.messages, data: MessagePacking.pack(reencrypted: page))
+                    if paged {
+                        $0.set(MsgKey.page, integer: index)
+                        $0.set(MsgKey.more, bool: more)
+                    }
+                },
+                recorder: &recorder
+            )
+            if case .failure = answer { break }
+        }
         switch answer {
         case .success(let dictionary):
             let next = try dictionary.integer(MsgKey.keyVersion)
@@ -212,5 +232,22 @@ public struct ChatSide: Sendable {
         case .failure(let failure):
             return .failure(failure)
         }
+    }
+
+    /// `records` cut into pages of at most `bytes` packed (at least one record each, and one
+    /// page for an empty history).
+    static func pages(_ records: [(id: Int64, ciphertext: [UInt8])], bytes: Int) -> [[(id: Int64, ciphertext: [UInt8])]] {
+        var pages: [[(id: Int64, ciphertext: [UInt8])]] = [[]]
+        var size = 0
+        for record in records {
+            let packed = 12 + record.ciphertext.count
+            if !pages[pages.count - 1].isEmpty, size + packed > bytes {
+                pages.append([])
+                size = 0
+            }
+            pages[pages.count - 1].append(record)
+            size += packed
+        }
+        return pages
     }
 }

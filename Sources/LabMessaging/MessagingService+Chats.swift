@@ -136,12 +136,19 @@ extension MessagingService {
         answer.set(MsgKey.more, bool: more)
     }
 
-    func rekey(_ request: PropertyListDictionary) async throws -> Int {
+    /// A rekey, whole or one page of it (docs/protocol.md §4.6): the new key version once it
+    /// lands; for a page with more to come, the chat's version, unchanged.
+    func rekey(_ request: PropertyListDictionary) async throws -> (version: Int, staged: Int?) {
         let session = try self.session(request)
         let peer = try await self.peer(request, MsgKey.with, of: session)
         let version = try Self.field { try request.integer(MsgKey.keyVersion) }
         let mine = try self.wrappedKey(request, MsgKey.wrappedKeySelf)
         let theirs = try self.wrappedKey(request, MsgKey.wrappedKeyPeer)
+        let page = try Self.field { try request.optionalInteger(MsgKey.page) }
+        let more = try Self.field { try request.optionalBool(MsgKey.more) } ?? false
+        guard page.map({ $0 >= 0 }) ?? !more else {
+            throw MsgFailure(code: .badRequest, message: "'page' is 0 or more, and 'more' needs a 'page'")
+        }
         let records: [(id: Int64, ciphertext: [UInt8])]
         do {
             records = try MessagePacking.unpackReencrypted(try Self.field { try request.data(MsgKey.messages) })
@@ -149,38 +156,96 @@ extension MessagingService {
             throw MsgFailure(code: .badRequest, message: error.message)
         }
         for record in records { _ = try Self.ciphertext(record.ciphertext) }
-        return try await self.store.write { db -> Int in
-            guard let chat = try MessagingStore.chat(db, session.userID, peer.id) else {
+        let me = session.userID
+        return try await self.store.write { db -> (version: Int, staged: Int?) in
+            guard let chat = try MessagingStore.chat(db, me, peer.id) else {
                 throw MsgFailure(code: .noChat, message: "No chat with '\(peer.username)' yet; open one")
             }
+            // A refusal drops what this user staged for the chat: the rekey starts again.
+            let dropStaged = {
+                try db.execute(sql: "DELETE FROM rekeyPages WHERE chatId = ? AND userId = ?", arguments: [chat.id, me])
+            }
             guard chat.version == version else {
+                try dropStaged()
                 throw MsgFailure(
                     code: .conflict,
                     message: "The chat key is at version \(chat.version), not \(version); fetch it again"
                 )
             }
-            // The new ciphertexts must cover exactly the chat's messages: none missed, none foreign.
+            if page == 0 || page == nil { try dropStaged() }
+            if let page, page > 0 {
+                let last = try Int.fetchOne(
+                    db,
+                    sql: "SELECT MAX(page) FROM rekeyPages WHERE chatId = ? AND userId = ? AND keyVersion = ?",
+                    arguments: [chat.id, me, version]
+                )
+                guard last == page - 1 else {
+                    try dropStaged()
+                    throw MsgFailure(
+                        code: .conflict,
+                        message: "Page \(page) of a rekey does not follow page \(last.map(String.init) ?? "none"); start again at page 0"
+                    )
+                }
+            }
+            if more, let page {
+                // Staged: each a message of this chat, once.
+                let insert = try db.makeStatement(
+                    sql: """
+                        INSERT OR ABORT INTO rekeyPages (chatId, userId, keyVersion, page, messageId, ciphertext)
+                        SELECT ?, ?, ?, ?, id, ? FROM messages WHERE id = ? AND chatId = ?
+                        """
+                )
+                for record in records {
+                    do {
+                        try insert.execute(
+                            arguments: [chat.id, me, version, page, Data(record.ciphertext), record.id, chat.id]
+                        )
+                    } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                        try dropStaged()
+                        throw MsgFailure(code: .conflict, message: "Message \(record.id) comes twice in the rekey")
+                    }
+                    guard db.changesCount == 1 else {
+                        try dropStaged()
+                        throw MsgFailure(code: .conflict, message: "Message \(record.id) is not in this chat; fetch again")
+                    }
+                }
+                let staged = try Int.fetchOne(
+                    db,
+                    sql: "SELECT COUNT(*) FROM rekeyPages WHERE chatId = ? AND userId = ?",
+                    arguments: [chat.id, me]
+                ) ?? 0
+                return (version, staged)
+            }
+            // The last page (or the whole rekey): the staged pages and this one must cover
+            // exactly the chat's messages: none missed, none foreign, none twice.
+            let staged = try Row.fetchAll(
+                db,
+                sql: "SELECT messageId, ciphertext FROM rekeyPages WHERE chatId = ? AND userId = ?",
+                arguments: [chat.id, me]
+            ).map { (id: $0["messageId"] as Int64, ciphertext: Array($0["ciphertext"] as Data)) }
+            try dropStaged()
+            let all = staged + records
             let ids = Set(try Int64.fetchAll(db, sql: "SELECT id FROM messages WHERE chatId = ?", arguments: [chat.id]))
-            guard ids.count == records.count, Set(records.map(\.id)) == ids else {
+            guard ids.count == all.count, Set(all.map(\.id)) == ids else {
                 throw MsgFailure(
                     code: .conflict,
                     message:
-                        "The chat has \(ids.count) messages and the rekey carries \(records.count) that do not match them; fetch again"
+                        "The chat has \(ids.count) messages and the rekey carries \(all.count) that do not match them; fetch again"
                 )
             }
             let next = version + 1
             let update = try db.makeStatement(sql: "UPDATE messages SET ciphertext = ?, keyVersion = ? WHERE id = ?")
-            for record in records {
+            for record in all {
                 try update.execute(arguments: [Data(record.ciphertext), next, record.id])
             }
-            for (user, wrapped) in [(session.userID, mine), (peer.id, theirs)] {
+            for (user, wrapped) in [(me, mine), (peer.id, theirs)] {
                 try db.execute(
                     sql: "UPDATE chatKeys SET wrappedKey = ? WHERE chatId = ? AND userId = ?",
                     arguments: [Data(wrapped), chat.id, user]
                 )
             }
             try db.execute(sql: "UPDATE chats SET keyVersion = ? WHERE id = ?", arguments: [next, chat.id])
-            return next
+            return (next, nil)
         }
     }
 }

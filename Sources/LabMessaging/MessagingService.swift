@@ -170,7 +170,9 @@ public final class MessagingService: FrameHandler, Sendable {
         case .fetch:
             try await self.fetch(request, into: &answer)
         case .rekey:
-            answer.set(MsgKey.keyVersion, integer: try await self.rekey(request))
+            let (version, staged) = try await self.rekey(request)
+            answer.set(MsgKey.keyVersion, integer: version)
+            if let staged { answer.set(MsgKey.count, integer: staged) }
         case .logout:
             let token = try Self.field { try request.string(MsgKey.token) }
             guard self.sessions.withLock({ $0.removeValue(forKey: token) }) != nil else {

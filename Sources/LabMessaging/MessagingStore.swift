@@ -93,6 +93,23 @@ public final class MessagingStore: Sendable {
                     """
             )
         }
+        // A rekey sent in pages (docs/protocol.md §4.6): the pages already received, kept
+        // until the last one lands (or the sender starts again).
+        migrator.registerMigration("v2") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE rekeyPages (
+                      chatId INTEGER NOT NULL REFERENCES chats(id),
+                      userId INTEGER NOT NULL REFERENCES users(id),
+                      keyVersion INTEGER NOT NULL,
+                      page INTEGER NOT NULL,
+                      messageId INTEGER NOT NULL,
+                      ciphertext BLOB NOT NULL,
+                      PRIMARY KEY (chatId, userId, messageId)
+                    );
+                    """
+            )
+        }
         return migrator
     }
 

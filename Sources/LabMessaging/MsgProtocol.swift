@@ -69,6 +69,7 @@ public enum MsgKey {
     public static let messages = "messages"
     public static let count = "count"
     public static let more = "more"
+    public static let page = "page"
     public static let failures = "failures"
 }
 
