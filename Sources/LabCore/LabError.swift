@@ -62,6 +62,7 @@ extension LabError {
             case serverError
             case cryptoFailure
             case unreadableFile
+            case busy
         }
 
         private let base: Base
@@ -74,6 +75,9 @@ extension LabError {
         public var description: String { self.base.rawValue }
 
         /// A scenario file or flag is wrong; the message names the JSON path.
+        /// The server is at a limit it states (connections, password checks, buffered
+        /// bytes): try again later.
+        public static let busy = Code(.busy)
         public static let invalidScenario = Code(.invalidScenario)
         /// A scenario or the CLI named a plugin that is not registered.
         public static let unknownPlugin = Code(.unknownPlugin)

@@ -1,6 +1,7 @@
 public import LabCore
 public import LabWire
 public import NIOCore
+import Synchronization
 
 /// Cuts the inbound byte stream into frame bodies (docs/protocol.md §1).
 ///
@@ -17,13 +18,18 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
     public let framing: Framing
     /// How long one frame may take to arrive, from its first byte to its last; nil: no limit.
     public let frameTimeout: TimeSpan?
+    /// The server-wide bytes partial frames may hold, shared by every connection; nil: none.
+    public let budget: BufferBudget?
     /// When the frame now arriving began to, if one is.
     private var partialSince: UInt64?
+    /// What the frame now arriving holds of `budget`.
+    private var reservation: BufferBudget.Reservation?
 
     /// A decoder for `framing`.
-    public init(framing: Framing, frameTimeout: TimeSpan? = nil) {
+    public init(framing: Framing, frameTimeout: TimeSpan? = nil, budget: BufferBudget? = nil) {
         self.framing = framing
         self.frameTimeout = frameTimeout
+        self.budget = budget
     }
 
     /// The next frame's body, or nil until all of it is in; throws on a bad length, or on a
@@ -37,9 +43,22 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
         let length = try self.framing.bodyLength(header: header)
         guard buffer.readableBytes >= headerBytes + length else {
             try self.waiting(buffer)
+            // The frame's whole size is held against the budget once its header says it,
+            // before the body is buffered, and given back when the frame is whole (or the
+            // connection ends: the reservation goes with the decoder).
+            if let budget = self.budget, self.reservation == nil {
+                guard let reservation = budget.reserve(headerBytes + length) else {
+                    throw LabError(
+                        .busy,
+                        "A frame of \(length) bytes would take the server's buffered frames past their budget of \(budget.limit) bytes"
+                    )
+                }
+                self.reservation = reservation
+            }
             return nil
         }
         self.partialSince = nil
+        self.reservation = nil
         buffer.moveReaderIndex(forwardBy: headerBytes)
         return buffer.readSlice(length: length)
     }
@@ -48,6 +67,7 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
     public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> ByteBuffer? {
         // At the end the stream is over, not slow: what is left is a truncated frame.
         self.partialSince = nil
+        defer { self.reservation = nil }
         if let frame = try self.decode(buffer: &buffer) { return frame }
         if buffer.readableBytes > 0 {
             let pending = buffer.readableBytes
@@ -104,5 +124,53 @@ public struct FrameEncoder: MessageToByteEncoder {
         case .u64le: out.writeInteger(UInt64(length), endianness: .little)
         }
         out.writeImmutableBuffer(data)
+    }
+}
+
+/// The bytes that frames still arriving may hold in buffers, across every connection of a
+/// server: past it, the connection whose frame would pass it is closed (`busy`, logged), so
+/// that many connections each sending most of a large frame cannot take the server's memory.
+/// A frame holds its whole announced size from its header until it is whole.
+public final class BufferBudget: Sendable {
+    /// Bytes at most.
+    public let limit: Int
+    private let used = Atomic<Int>(0)
+
+    /// A budget of `limit` bytes.
+    public init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Bytes held now.
+    public var held: Int { self.used.load(ordering: .relaxed) }
+
+    /// Holds `bytes` until the reservation is released, or nil if that would pass the limit.
+    public func reserve(_ bytes: Int) -> Reservation? {
+        var current = self.used.load(ordering: .relaxed)
+        while true {
+            guard current + bytes <= self.limit else { return nil }
+            let (exchanged, original) = self.used.compareExchange(
+                expected: current,
+                desired: current + bytes,
+                ordering: .relaxed
+            )
+            if exchanged { return Reservation(budget: self, bytes: bytes) }
+            current = original
+        }
+    }
+
+    /// Bytes held for one frame, given back when it goes.
+    public final class Reservation: Sendable {
+        let budget: BufferBudget
+        let bytes: Int
+
+        init(budget: BufferBudget, bytes: Int) {
+            self.budget = budget
+            self.bytes = bytes
+        }
+
+        deinit {
+            self.budget.used.subtract(self.bytes, ordering: .relaxed)
+        }
     }
 }

@@ -37,6 +37,8 @@ public final class SocketServer: Sendable {
         public var tlsVersion: TLSVersionChoice?
         /// Where connection events go.
         public var logger: Logger
+        /// The bytes frames still arriving may hold across every connection.
+        public var maxBufferedBytes: Int
 
         /// A configuration.
         public init(
@@ -49,7 +51,8 @@ public final class SocketServer: Sendable {
             tls: TLSIdentity? = nil,
             tlsGroups: [TLSGroup]? = nil,
             tlsVersion: TLSVersionChoice? = nil,
-            logger: Logger = Logger(label: "lab.server")
+            logger: Logger = Logger(label: "lab.server"),
+            maxBufferedBytes: Int = TransportOptions.defaultMaxBufferedBytes
         ) {
             self.framing = framing
             self.host = host
@@ -61,6 +64,7 @@ public final class SocketServer: Sendable {
             self.tlsGroups = tlsGroups
             self.tlsVersion = tlsVersion
             self.logger = logger
+            self.maxBufferedBytes = maxBufferedBytes
         }
     }
 
@@ -101,6 +105,10 @@ public final class SocketServer: Sendable {
             version: configuration.tlsVersion
         )
         let connections = ConnectionSet(limit: configuration.maxConnections)
+        // A frame of the largest size always fits an otherwise empty budget.
+        let budget = BufferBudget(
+            limit: max(configuration.maxBufferedBytes, configuration.framing.maxFrameBytes + 16)
+        )
         let logger = configuration.logger
         let listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>
         do {
@@ -123,7 +131,8 @@ public final class SocketServer: Sendable {
                             channel,
                             configuration: configuration,
                             sslContext: sslContext,
-                            connections: connections
+                            connections: connections,
+                            budget: budget
                         )
                     }
                 }
@@ -193,7 +202,8 @@ public final class SocketServer: Sendable {
         _ channel: any Channel,
         configuration: Configuration,
         sslContext: NIOSSLContext?,
-        connections: ConnectionSet
+        connections: ConnectionSet,
+        budget: BufferBudget? = nil
     ) throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
         let pipeline = channel.pipeline.syncOperations
         if let sslContext {
@@ -203,7 +213,9 @@ public final class SocketServer: Sendable {
         try pipeline.addHandler(IdleStateHandler(allTimeout: idle.timeAmount))
         try pipeline.addHandler(RequestArrivalHandler(connections: connections, logger: configuration.logger))
         try pipeline.addHandler(
-            ByteToMessageHandler(FrameDecoder(framing: configuration.framing, frameTimeout: configuration.frameTimeout))
+            ByteToMessageHandler(
+                FrameDecoder(framing: configuration.framing, frameTimeout: configuration.frameTimeout, budget: budget)
+            )
         )
         try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: configuration.framing)))
         try pipeline.addHandler(IdleTimeoutHandler(timeout: idle, connections: connections))

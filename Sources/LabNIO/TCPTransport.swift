@@ -70,7 +70,8 @@ public struct TCPTransport: Transport {
             tls: identity,
             tlsGroups: self.options.tls.groups,
             tlsVersion: self.options.tls.version,
-            logger: self.logger
+            logger: self.logger,
+            maxBufferedBytes: self.options.maxBufferedBytes
         )
     }
 

@@ -60,6 +60,14 @@ public struct TransportOptions: Sendable, Hashable {
     public var maxConnections: Int
     /// Certificates and pins, for `tls`.
     public var tls: TLSSettings
+    /// The bytes that frames still arriving may hold across all of a server's connections
+    /// (each counted at the size its header announces); past it the connection whose frame
+    /// would pass it is closed, `busy`.
+    public var maxBufferedBytes: Int
+
+    /// The default of `maxBufferedBytes`: 512 MiB, a hundred frames of the default 5 MiB at
+    /// once (the adversarial trial's 60 partial frames took 327 MiB with no bound at all).
+    public static let defaultMaxBufferedBytes = 512 << 20
 
     /// The default of `maxConnections`: 10,000 idle clients and room to spare, within the
     /// 20,000 open files a process may have here.
@@ -74,7 +82,8 @@ public struct TransportOptions: Sendable, Hashable {
         idleTimeout: TimeSpan = .seconds(30),
         frameTimeout: TimeSpan = .seconds(30),
         maxConnections: Int = TransportOptions.defaultMaxConnections,
-        tls: TLSSettings = TLSSettings()
+        tls: TLSSettings = TLSSettings(),
+        maxBufferedBytes: Int = TransportOptions.defaultMaxBufferedBytes
     ) {
         self.framing = framing
         self.maxFrameBytes = maxFrameBytes
@@ -84,6 +93,7 @@ public struct TransportOptions: Sendable, Hashable {
         self.frameTimeout = frameTimeout
         self.maxConnections = maxConnections
         self.tls = tls
+        self.maxBufferedBytes = maxBufferedBytes
     }
 }
 

@@ -121,7 +121,9 @@ struct Serve: AsyncParsableCommand {
             let (socket, identity) = try await ServerAssembly.listen(server)
             var lines = ["listening on \(socket.address)"]
             lines.append("suites: \(server.suites.joined(separator: ", ")) (provider \(server.provider.name))")
-            lines.append("connections: at most \(settings.options.maxConnections) (open files: \(files.soft))")
+            lines.append(
+                "connections: at most \(settings.options.maxConnections) (open files: \(files.soft)); frames arriving: at most \(settings.options.maxBufferedBytes) bytes held"
+            )
             if let messaging = server.messaging {
                 lines.append("msg/1: \(messaging.options.description), store \(messaging.store.path)")
             }

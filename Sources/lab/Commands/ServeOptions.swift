@@ -37,6 +37,14 @@ struct ListenerOptions: ParsableArguments {
     @Option(help: "Serve at most this many connections at once; one more is answered busy and closed.")
     var maxConnections = TransportOptions.defaultMaxConnections
 
+    @Option(
+        help: """
+            The bytes frames still arriving may hold across all connections, each counted at the \
+            size its header announces; the connection whose frame would pass it is closed.
+            """
+    )
+    var maxBufferedBytes = TransportOptions.defaultMaxBufferedBytes
+
     @Flag(help: "Serve TLS; with no --tls-certificate, on a fresh self-signed certificate.")
     var tls = false
 
@@ -63,6 +71,9 @@ struct ListenerOptions: ParsableArguments {
         guard self.idleTimeout > .zero else { throw ValidationError("--idle-timeout must be longer than 0 s") }
         guard self.frameTimeout > .zero else { throw ValidationError("--frame-timeout must be longer than 0 s") }
         guard self.maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard self.maxBufferedBytes >= self.maxFrameBytes else {
+            throw ValidationError("--max-buffered-bytes must be at least --max-frame-bytes (\(self.maxFrameBytes))")
+        }
         if (self.tlsCertificate == nil) != (self.tlsKey == nil) {
             throw ValidationError("--tls-certificate and --tls-key go together")
         }
@@ -110,7 +121,8 @@ struct ListenerOptions: ParsableArguments {
             idleTimeout: self.idleTimeout,
             frameTimeout: self.frameTimeout,
             maxConnections: self.maxConnections,
-            tls: tls
+            tls: tls,
+            maxBufferedBytes: self.maxBufferedBytes
         )
     }
 
