@@ -29,6 +29,8 @@ public struct MessagingOptions: Sendable, Hashable {
     public var hpke: MsgHPKE
     /// Failed-login subjects kept in memory at most (`LoginBook`).
     public var loginBookCapacity: Int
+    /// Login sessions at once; a login past it ends the oldest session.
+    public var maxSessions: Int
 
     /// The default of `kdfWorkers`: half the cores (at least one), so that a flood of
     /// passwords leaves the rest to everyone else.
@@ -45,7 +47,8 @@ public struct MessagingOptions: Sendable, Hashable {
         kdfQueueLimit: Int = 64,
         accountWaitLimit: Int = 256,
         hpke: MsgHPKE = .x25519,
-        loginBookCapacity: Int = 100_000
+        loginBookCapacity: Int = 100_000,
+        maxSessions: Int = 100_000
     ) {
         self.kdf = kdf
         self.policy = policy
@@ -57,6 +60,7 @@ public struct MessagingOptions: Sendable, Hashable {
         self.accountWaitLimit = max(0, accountWaitLimit)
         self.hpke = hpke
         self.loginBookCapacity = max(1, loginBookCapacity)
+        self.maxSessions = max(1, maxSessions)
     }
 
     /// What a report says about them, e.g. `kdf scrypt:17:8:1, policy throttle (…), captcha csprng`.

@@ -171,7 +171,7 @@ extension MessagingService {
                 return matches ? .success(state) : .failure(state)
             }
         }
-        return try await self.store.write { db -> Verdict in
+        let verdict = try await self.store.write { db -> Verdict in
             guard let fresh = try MessagingStore.account(db, id: account.id) else {
                 throw MsgFailure(code: .badCredentials, message: "Unknown user or wrong password")
             }
@@ -183,6 +183,9 @@ extension MessagingService {
             try MessagingStore.save(db, state: next, of: account.id)
             return matches ? .success(next) : .failure(next)
         }
+        // A lock ends the account's sessions too: a token from before must not outlive it.
+        if case .failure(let state) = verdict, state.locked { self.sessions.removeAll(of: account.id) }
+        return verdict
     }
 
     /// Returns if the password was right; otherwise throws the refusal or `badCredentials`
@@ -230,7 +233,7 @@ extension MessagingService {
             return account
         }
         let token = Token.random(bytes: 32)
-        self.sessions.withLock { $0[token] = Session(userID: account.id, username: account.username) }
+        self.sessions.add(token, Session(userID: account.id, username: account.username))
         return token
     }
 

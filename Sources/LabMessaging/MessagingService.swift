@@ -20,7 +20,7 @@ public final class MessagingService: FrameHandler, Sendable {
     public let clock: any LabClock
     let serverKey: MsgKeyPair
     let captchas: CaptchaBook
-    let sessions = Synchronization.Mutex<[String: Session]>([:])
+    let sessions: SessionBook
     let logger: Logger
     /// A salt for the KDF run on unknown user names, so that they cost what a known one does.
     let decoySalt: [UInt8]
@@ -38,6 +38,9 @@ public final class MessagingService: FrameHandler, Sendable {
     /// Failed-login states not stored with an account.
     let book: LoginBook
 
+    /// Login sessions open now.
+    public var sessionCount: Int { self.sessions.count }
+
     /// The login state `username` has when tried from `source`: what the policy judges the
     /// next attempt by (a fresh state for a name that never failed there).
     public func loginState(username: String, source: FramePeer) async throws -> LoginState {
@@ -48,10 +51,7 @@ public final class MessagingService: FrameHandler, Sendable {
         return self.book.state(policy.subject(username: username, source: source.source))
     }
 
-    struct Session: Sendable {
-        var userID: Int64
-        var username: String
-    }
+    typealias Session = SessionBook.Session
 
     /// A service over `store`.
     public init(
@@ -72,6 +72,7 @@ public final class MessagingService: FrameHandler, Sendable {
         self.checks = PasswordChecks(workers: options.kdfWorkers, queueLimit: options.kdfQueueLimit)
         self.turns = AccountTurns(waitLimit: options.accountWaitLimit)
         self.book = LoginBook(capacity: options.loginBookCapacity)
+        self.sessions = SessionBook(capacity: options.maxSessions)
     }
 
     /// The server's public key (of `options.hpke`'s kind), which clients seal passwords to.
@@ -175,7 +176,7 @@ public final class MessagingService: FrameHandler, Sendable {
             if let staged { answer.set(MsgKey.count, integer: staged) }
         case .logout:
             let token = try Self.field { try request.string(MsgKey.token) }
-            guard self.sessions.withLock({ $0.removeValue(forKey: token) }) != nil else {
+            guard self.sessions.remove(token) else {
                 throw MsgFailure(code: .notLoggedIn, message: "The token is unknown or already logged out")
             }
         }
@@ -186,7 +187,7 @@ public final class MessagingService: FrameHandler, Sendable {
 
     func tokenAndSession(_ request: PropertyListDictionary) throws -> (String, Session) {
         let token = try Self.field { try request.string(MsgKey.token) }
-        guard token.utf8.count <= 128, let session = self.sessions.withLock({ $0[token] }) else {
+        guard token.utf8.count <= 128, let session = self.sessions.session(token) else {
             throw MsgFailure(code: .notLoggedIn, message: "Log in first: the token is unknown or logged out")
         }
         return (token, session)

@@ -170,6 +170,14 @@ extension SocketServer {
         return closeCode
     }
 
+    /// Failed TLS handshakes, for the log's rate.
+    static let tlsFailures = Atomic<Int>(0)
+
+    /// `text` without the " at /path/file.cc:123" that BoringSSL's errors carry.
+    static func withoutSourcePaths(_ text: String) -> String {
+        text.replacing(#/ at /[^\s\])]*/#, with: "")
+    }
+
     /// The close code of a connection that ended with `error` (the frame codec's `LabError`s
     /// by their code, TLS failures as `tls`, anything else as `io`), logged with its reason.
     static func closeCode(for error: any Error, logger: Logger) -> String {
@@ -178,7 +186,15 @@ extension SocketServer {
             logger.warning("closing the connection", metadata: ["reason": "\(error.code): \(error.message)"])
             return error.code.description
         case is NIOSSLError, is NIOSSLExtraError:
-            logger.warning("closing the connection: TLS failed", metadata: ["reason": "\(error)"])
+            // Anyone can fail a handshake as often as he likes: the first failure and every
+            // 1,000th are warnings, the rest debug lines; BoringSSL's source paths are cut.
+            let count = Self.tlsFailures.add(1, ordering: .relaxed).newValue
+            let level: Logger.Level = count == 1 || count % 1_000 == 0 ? .warning : .debug
+            logger.log(
+                level: level,
+                "closing the connection: TLS failed",
+                metadata: ["reason": "\(Self.withoutSourcePaths("\(error)"))", "TLS failures so far": "\(count)"]
+            )
             return "tls"
         default:
             logger.notice("the connection failed", metadata: ["reason": "\(error)"])

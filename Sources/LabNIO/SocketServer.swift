@@ -172,6 +172,12 @@ public final class SocketServer: Sendable {
         )
     }
 
+    /// The TLS 1.2 suites a server accepts: forward-secret AEAD ones.
+    static let tls12CipherSuites = [
+        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+    ].joined(separator: ":")
+
     /// The TLS server context for `identity`, offering `groups` and speaking `version`
     /// (nil: the library's choices), or nil to serve plain TCP.
     static func tlsContext(
@@ -186,6 +192,10 @@ public final class SocketServer: Sendable {
                 privateKey: .privateKey(identity.privateKey)
             )
             tls.restrict(groups: groups, version: version)
+            // TLS 1.2 with AEAD suites only (TLS 1.3 has no others): no CBC, no RSA key
+            // exchange, as Mozilla's "intermediate" profile. BoringSSL's default took
+            // ECDHE-ECDSA-AES128-SHA.
+            tls.cipherSuites = Self.tls12CipherSuites
             return try NIOSSLContext(configuration: tls)
         } catch {
             throw LabError(

@@ -20,7 +20,8 @@ struct Harness {
         captcha: CaptchaGenerator = .csprng,
         captchaCapacity: Int = 100_000,
         kdfWorkers: Int = MessagingOptions.defaultKDFWorkers,
-        kdfQueueLimit: Int = 64
+        kdfQueueLimit: Int = 64,
+        maxSessions: Int = 100_000
     ) async throws {
         self.directory = FileManager.default.temporaryDirectory.appendingPathComponent("msg-test-" + UUID().uuidString)
         self.store = try MessagingStore(path: self.directory.appendingPathComponent("messaging.sqlite").path)
@@ -33,7 +34,8 @@ struct Harness {
                 captcha: captcha,
                 captchaCapacity: captchaCapacity,
                 kdfWorkers: kdfWorkers,
-                kdfQueueLimit: kdfQueueLimit
+                kdfQueueLimit: kdfQueueLimit,
+                maxSessions: maxSessions
             ),
             clock: self.clock
         )

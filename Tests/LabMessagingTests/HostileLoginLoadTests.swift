@@ -17,7 +17,7 @@ import Testing
 /// silent metrics connections — while honest cx/1 clients and the owner, from 127.0.0.1, do
 /// their work. Every honest exchange and every one of the owner's logins succeeds, and the
 /// server's descriptors stay within the open files it states at start.
-@Suite(.tier(.hostileLoad), .serialized)
+@Suite(.tier(.hostileLoginLoad), .serialized)
 struct HostileLoginLoadTests {
     static let attacker = "127.0.0.2"
     static let openFiles = 512

@@ -20,6 +20,9 @@ public enum TestTier: String, CaseIterable, Sendable {
     case load
     /// A thousand clients and a hundred hostile connections against `lab serve`: alone.
     case hostileLoad = "hostile-load"
+    /// Issue 37's login, non-reader and metrics attacks beside honest work against `lab
+    /// serve`: alone, after the other hostile load.
+    case hostileLoginLoad = "hostile-login-load"
     /// Stops and restarts avahi-daemon (root): alone, after every other discovery test.
     case daemonRestart = "daemon-restart"
     /// `lab compare`'s acceptance, judged on real timings: alone.
