@@ -23,6 +23,8 @@ struct HostileLoginLoadTests {
     static let openFiles = 512
     static let honestClients = 200
     static let ownerLogins = 10
+    /// The budget for frames still arriving, stated at start.
+    static let bufferedBytes = 16 << 20
 
     enum Attack: String, CaseIterable, Sendable {
         case throttleKeeper, unknownFlood, nonReader, metricsSilent
@@ -47,6 +49,15 @@ struct HostileLoginLoadTests {
         func saw(_ kind: Attack, _ what: String) { self.answers.withLock { $0["\(kind.rawValue) \(what)", default: 0] += 1 } }
         func count(_ kind: Attack, _ what: String) -> Int { self.answers.withLock { $0["\(kind.rawValue) \(what)"] ?? 0 } }
         var isOver: Bool { self.over.load(ordering: .relaxed) }
+    }
+
+    /// The server process's peak resident memory (`VmHWM`), in bytes.
+    static func peakResident(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { throw LabError(.unsupported, "no VmHWM in /proc/\(pid)/status") }
+        return kib << 10
     }
 
     /// The server's open descriptors now.
@@ -82,7 +93,8 @@ struct HostileLoginLoadTests {
             [
                 "--nofile=\(Self.openFiles):\(Self.openFiles)", LabProcess.executable.path, "serve", "--host", "127.0.0.1",
                 "--port", "0", "--suites", "x25519", "--idle-timeout", "3 s", "--kdf", "scrypt", "--scrypt-log-n", "14",
-                "--kdf-workers", "1", "--kdf-queue", "8", "--metrics-port", "0",
+                "--kdf-workers", "1", "--kdf-queue", "8", "--metrics-port", "0", "--max-buffered-bytes",
+                "\(Self.bufferedBytes)",
             ]
         )
         defer { server.terminate() }
@@ -94,12 +106,15 @@ struct HostileLoginLoadTests {
         let metricsPort = Int(metricsLine.split(separator: ":").last?.prefix { $0.isNumber } ?? "") ?? 0
         let port = address.port
 
+        #expect(limitLine.contains("at most \(Self.bufferedBytes) bytes held"), "\(limitLine)")
         // The owner registers, from 127.0.0.1.
         let (ownerClient, ownerEndpoint) = try await Self.client(port: port, from: "127.0.0.1")
         var owner = MessagingUser(username: "owner", password: "the owner's own password")
         var quiet = NoStepRecorder()
         try await owner.register(ownerClient, recorder: &quiet).orThrow()
 
+        // The quiet peak: a password check (scrypt, 16 MiB) has run.
+        let quietPeak = try Self.peakResident(server.pid)
         let seen = Seen()
         var ownerAnswers: [String] = []
         let honest = try await withThrowingTaskGroup(of: RunResult?.self) { group in
@@ -148,6 +163,12 @@ struct HostileLoginLoadTests {
         #expect(!server.errors.contains("cannot accept connections"), "the server ran out of descriptors")
         let peak = seen.peakDescriptors.load(ordering: .relaxed)
         #expect(peak > 0 && peak < stated, "peak descriptors \(peak), open files stated \(stated)")
+        // Memory: what the attacks can make the server hold is frames arriving (under the
+        // stated budget, twice it with NIO's doubling buffers), answers queued to non-readers
+        // (64 KiB of NIO's high-water mark each, and the frames read ahead), and connections.
+        let growth = try Self.peakResident(server.pid) - quietPeak
+        #expect(growth <= 2 * Self.bufferedBytes + (48 << 20), "peak resident grew \(growth >> 20) MiB under attack")
+        print("hostile login load: peak resident +\(growth >> 20) MiB")
         print("hostile login load: peak descriptors \(peak) of \(stated); attackers saw \(answers.sorted { $0.key < $1.key })")
     }
 

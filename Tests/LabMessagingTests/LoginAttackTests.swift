@@ -159,6 +159,59 @@ struct LoginAttackTests {
     }
 }
 
+extension LoginAttackTests {
+    /// Break 9, against `lab serve`: an all-zero X25519 `publicKey` in `publishKey`, as the
+    /// trial sent it (and in `register`): `badRequest`, and the user's key is unchanged.
+    @Test("lab serve refuses an all-zero X25519 publicKey in publishKey and register")
+    func lowOrderKeyAgainstLabServe() async throws {
+        let served = try await MsgInteropTests.Served.start()
+        defer { served.cleanUp() }
+        let (client, endpoint) = try await Self.connect(served, from: Self.attacker)
+        try await withEndpoint(endpoint) { _ in
+            var quiet = NoStepRecorder()
+            var alice = MessagingUser(username: "alice", password: "correct horse")
+            try await alice.register(client, recorder: &quiet).orThrow()
+            try await alice.logIn(client, recorder: &quiet)
+            let token = try #require(alice.token)
+            let zero = [UInt8](repeating: 0, count: 32)
+            let published = try await client.call(
+                .publishKey,
+                {
+                    $0.set(MsgKey.token, string: token)
+                    $0.set(MsgKey.publicKey, data: zero)
+                },
+                recorder: &quiet
+            )
+            #expect(published.failureCode == .badRequest, "\(published)")
+            let captcha = try await alice.solveCaptcha(client, recorder: &quiet)
+            let registered = try await client.call(
+                .register,
+                {
+                    $0.set(MsgKey.username, string: "mallory")
+                    $0.set(MsgKey.password, data: Array(repeating: 7, count: 60))
+                    $0.set(MsgKey.publicKey, data: zero)
+                    $0.set(MsgKey.captchaID, string: captcha.id)
+                    $0.set(MsgKey.captcha, string: captcha.challenge)
+                },
+                recorder: &quiet
+            )
+            #expect(registered.failureCode == .badRequest, "\(registered)")
+            // alice's key is still her own.
+            let key = try await client.call(
+                .peerKey,
+                {
+                    $0.set(MsgKey.token, string: token)
+                    $0.set(MsgKey.username, string: "alice")
+                },
+                recorder: &quiet
+            ).orThrow()
+            #expect(try key.data(MsgKey.publicKey) == alice.publicKey)
+            await client.connection.close()
+        }
+        try await served.stop()
+    }
+}
+
 /// The attackers' answers, counted, and the signal to stop.
 private final class Flood: Sendable {
     private struct State {
