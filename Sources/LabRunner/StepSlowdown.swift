@@ -61,6 +61,8 @@ package final class StepSlowdown: Sendable {
     /// The parts of a step in one iteration that can be slowed (the client's and the server's
     /// `decode` are two); a step recorded more often has its later parts left as they are.
     static let partsPerStep = 8
+    /// Slowed steps a counted run leaves room for (the lab names 23 steps).
+    static let maxSlowedSteps = 32
 
     /// A slowed part of a step in one group: what sizes its added work.
     private struct Entry {
@@ -157,13 +159,24 @@ package final class StepSlowdown: Sendable {
     /// per-step dumps of a run with `sign` slowed against one without, 2026-11-24).
     package init?(_ fractions: [Step: Double], groups: Int) {
         guard !fractions.isEmpty || WorkCounter.isActive else { return nil }
-        self.fractions = fractions
+        // Allocated at the same sizes whatever is slowed (room for `maxSlowedSteps`), so that
+        // a counted run that slows a step leaves the heap as one that slows none: a table or
+        // dictionaries sized to the slowed steps moved the buffers of the steps after them,
+        // and AES-GCM's count follows its buffers' alignment (x25519 `encrypt` +319
+        // instructions in a run that slowed `decode`, 2026-11-27).
+        var kept = [Step: Double](minimumCapacity: Self.maxSlowedSteps)
+        for (step, fraction) in fractions { kept[step] = fraction }
+        self.fractions = kept
         let slowed = fractions.keys.sorted()
-        self.slots = Dictionary(uniqueKeysWithValues: slowed.enumerated().map { ($0.element, $0.offset) })
+        var slots = [Step: Int](minimumCapacity: Self.maxSlowedSteps)
+        for (offset, step) in slowed.enumerated() { slots[step] = offset }
+        self.slots = slots
         self.groups = max(1, groups)
         self.entries = self.groups * slowed.count * Self.partsPerStep
         // One entry more: the bookkeeping's first run, below.
-        self.table = Mutex(Table(count: self.entries + 1, calibration: Self.calibrationSamples))
+        let room = WorkCounter.isActive ? max(slowed.count, Self.maxSlowedSteps) : slowed.count
+        let capacity = self.groups * room * Self.partsPerStep + 1
+        self.table = Mutex(Table(count: capacity, calibration: Self.calibrationSamples))
         // The cheapest of five timings of 100,000 rounds: the cost with the least noise in it.
         let rounds = 100_000
         var best = UInt64.max
