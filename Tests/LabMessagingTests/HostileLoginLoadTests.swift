@@ -51,15 +51,6 @@ struct HostileLoginLoadTests {
         var isOver: Bool { self.over.load(ordering: .relaxed) }
     }
 
-    /// The server process's peak resident memory (`VmHWM`), in bytes.
-    static func peakResident(_ pid: Int32) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        else { throw LabError(.unsupported, "no VmHWM in /proc/\(pid)/status") }
-        return kib << 10
-    }
-
     /// The server's open descriptors now.
     static func descriptors(_ pid: Int32) -> Int {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).count
@@ -114,7 +105,7 @@ struct HostileLoginLoadTests {
         try await owner.register(ownerClient, recorder: &quiet).orThrow()
 
         // The quiet peak: a password check (scrypt, 16 MiB) has run.
-        let quietPeak = try Self.peakResident(server.pid)
+        let quietPeak = try ProcessFigures.peakResident(server.pid)
         let seen = Seen()
         var ownerAnswers: [String] = []
         let honest = try await withThrowingTaskGroup(of: RunResult?.self) { group in
@@ -166,7 +157,7 @@ struct HostileLoginLoadTests {
         // Memory: what the attacks can make the server hold is frames arriving (under the
         // stated budget, twice it with NIO's doubling buffers), answers queued to non-readers
         // (64 KiB of NIO's high-water mark each, and the frames read ahead), and connections.
-        let growth = try Self.peakResident(server.pid) - quietPeak
+        let growth = try ProcessFigures.peakResident(server.pid) - quietPeak
         #expect(growth <= 2 * Self.bufferedBytes + (48 << 20), "peak resident grew \(growth >> 20) MiB under attack")
         print("hostile login load: peak resident +\(growth >> 20) MiB")
         print("hostile login load: peak descriptors \(peak) of \(stated); attackers saw \(answers.sorted { $0.key < $1.key })")

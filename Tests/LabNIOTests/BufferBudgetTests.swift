@@ -21,7 +21,7 @@ struct BufferBudgetTests {
         defer { server.terminate() }
         let line = try await server.line(startingWith: "connections: at most", timeout: .seconds(5))
         #expect(line.contains("frames arriving: at most \(Self.budget) bytes held"), "\(line)")
-        let before = try Self.peakResident(server.pid)
+        let before = try ProcessFigures.peakResident(server.pid)
         var header = ByteBuffer()
         header.writeInteger(UInt32(Self.frame), endianness: .big)
         let body = ByteBuffer(repeating: 0x41, count: 4 << 20)
@@ -37,7 +37,7 @@ struct BufferBudgetTests {
             channels.append(channel)
         }
         let held = Self.budget / (Self.frame + 4)
-        let closedAtOnce = try await Self.until(.seconds(20)) { channels.filter { !$0.isActive }.count >= 20 - held }
+        let closedAtOnce = try await ProcessFigures.until(.seconds(20)) { channels.filter { !$0.isActive }.count >= 20 - held }
         #expect(closedAtOnce, "\(channels.filter { !$0.isActive }.count) of 20 closed; at most \(held) may be held")
         try await server.errors(containing: "past their budget of \(Self.budget) bytes", timeout: .seconds(5))
         // The held ones end at the idle timeout (5 s), their bytes all read by then: the
@@ -47,21 +47,8 @@ struct BufferBudgetTests {
             $0.components(separatedBy: "(idle timeout)").count - 1 >= stillHeld
         }
         // NIO's buffer for a frame grows by doubling: up to twice the frame's bytes each.
-        let growth = try Self.peakResident(server.pid) - before
+        let growth = try ProcessFigures.peakResident(server.pid) - before
         #expect(growth <= 2 * Self.budget + (16 << 20), "peak resident grew \(growth >> 20) MiB; budget \(Self.budget >> 20) MiB")
         print("buffer budget: peak resident grew \(growth >> 20) MiB under a \(Self.budget >> 20) MiB budget")
-    }
-
-    static func until(_ limit: Duration, _ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return true
-    }
-
-    static func peakResident(_ pid: Int32) throws -> Int {
-        try HostileLoadTests.peakResident(pid)
     }
 }

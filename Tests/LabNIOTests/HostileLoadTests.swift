@@ -222,14 +222,7 @@ struct HostileLoadTests {
         await connection.close()
     }
 
-    /// The server process's peak resident memory (`VmHWM`), in bytes.
-    static func peakResident(_ pid: Int32) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        else { throw LabError(.unsupported, "no VmHWM in /proc/\(pid)/status") }
-        return kib << 10
-    }
+    static func peakResident(_ pid: Int32) throws -> Int { try ProcessFigures.peakResident(pid) }
 
     /// The server's log lines for connections it ended (honest clients end their own, which
     /// is logged below the `info` level).

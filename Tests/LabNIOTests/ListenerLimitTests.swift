@@ -33,16 +33,6 @@ struct ListenerLimitTests {
         return HeldConnection(channel: channel)
     }
 
-    /// Waits until `condition` holds, checking every 100 ms, for at most `limit`.
-    static func until(_ limit: Duration, _ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return true
-    }
-
     @Test("metrics: past 16 connections the rest are closed at once; silent and trickling ones within the request timeout")
     func metricsListenerIsBounded() async throws {
         let (server, _) = try await LabProcess.serve(["--no-messaging", "--metrics-port", "0"])
@@ -60,7 +50,7 @@ struct ListenerLimitTests {
             for held in silent + [trickler] { held.channel.close(promise: nil) }
         }
         // Over the limit: closed at once (the trickler may be one of them, if it came late).
-        let overLimit = try await Self.until(.seconds(10)) { silent.filter(\.isClosed).count >= 60 - 16 }
+        let overLimit = try await ProcessFigures.until(.seconds(10)) { silent.filter(\.isClosed).count >= 60 - 16 }
         #expect(overLimit, "\(silent.filter(\.isClosed).count) of 60 silent connections closed at once")
         try await server.errors(containing: "metrics: refusing connections over the limit", timeout: .seconds(10))
         // Every held one is closed within the request timeout (10 s) and a margin, however it
@@ -73,7 +63,7 @@ struct ListenerLimitTests {
             }
         }
         defer { trickling.cancel() }
-        let allClosed = try await Self.until(.seconds(30)) { (silent + [trickler]).allSatisfy(\.isClosed) }
+        let allClosed = try await ProcessFigures.until(.seconds(30)) { (silent + [trickler]).allSatisfy(\.isClosed) }
         #expect(allClosed, "\((silent + [trickler]).filter { !$0.isClosed }.count) metrics connections still open after 30 s")
         let longest = (silent + [trickler]).compactMap { $0.closedAfter.withLock { $0 } }.max() ?? .zero
         #expect(longest < .seconds(20), "a metrics connection lived \(longest)")
@@ -108,7 +98,7 @@ struct ListenerLimitTests {
         var held: [HeldConnection] = []
         for _ in 0..<300 { held.append(try await Self.open(host: address.host, port: address.port)) }
         defer { for connection in held { connection.channel.close(promise: nil) } }
-        let refused = try await Self.until(.seconds(20)) { held.filter(\.isClosed).count >= 300 - limit }
+        let refused = try await ProcessFigures.until(.seconds(20)) { held.filter(\.isClosed).count >= 300 - limit }
         #expect(refused, "\(held.filter(\.isClosed).count) of \(300 - limit) over the limit refused")
         #expect(held.filter(\.isClosed).count == 300 - limit, "a held connection was closed")
         try await server.errors(containing: "refusing connections: busy", timeout: .seconds(5))
