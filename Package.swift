@@ -21,6 +21,20 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lab", targets: ["lab"]),
+        // The lab as a library (docs/architecture.md, "A plugin outside the repository"): the
+        // plugin protocols, the runner, the reporters and the built-in plugins (LabKit); the
+        // command line as a function, `LabCLI.main(catalog:)`, so that a package's own
+        // executable is the `lab` with its plugins added (LabCLI); and what proves a plugin the
+        // way the built-in ones are proven: Wycheproof, the Python peer, the transport
+        // conformance suite, the faulty provider (LabTestKit).
+        .library(
+            name: "LabKit",
+            targets: [
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabRunner", "LabReport", "LabPlugins",
+            ]
+        ),
+        .library(name: "LabCLI", targets: ["LabCLI"]),
+        .library(name: "LabTestKit", targets: ["LabTestKit"]),
         .executable(name: "two-host", targets: ["TwoHost"]),
         // For the benchmark package in Benchmarks/: its cases, built and tested here.
         .library(name: "LabBenchmarks", targets: ["LabBenchmarks"]),
@@ -225,9 +239,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The command-line tool.
-        .executableTarget(
-            name: "lab",
+        // The command line, as a function of the plugin catalog.
+        .target(
+            name: "LabCLI",
             dependencies: [
                 "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
                 "LabNIO", "LabDiscovery", "LabMessaging", "LabMemory", "LabBuild",
@@ -240,6 +254,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The command-line tool: LabCLI with the built-in plugins.
+        .executableTarget(name: "lab", dependencies: ["LabCLI", "LabPlugins"], swiftSettings: swiftSettings),
         // What this build is: version, git commit, toolchain, package versions (written at
         // build time by Plugins/LabBuildInfo).
         .target(name: "LabBuild", swiftSettings: swiftSettings, plugins: ["LabBuildInfo"]),
@@ -257,12 +273,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Test support shared by the test targets: vector loading, the Python peer.
+        // The test kit, for the lab's tests and for plugin authors: Wycheproof's files run
+        // against any provider, the Python peer, the transport conformance suite, a provider
+        // that corrupts what it is told to.
+        .target(name: "LabTestKit", dependencies: ["LabCore", "LabCrypto", "LabWire", "LabProcesses"], swiftSettings: swiftSettings),
+        // Test support shared by the test targets: tiers, fixtures, processes; the test kit too.
         .target(
             name: "LabTesting",
             dependencies: [
                 "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner",
-                "LabProcesses",
+                "LabProcesses", "LabTestKit",
             ],
             path: "Tests/LabTesting",
             swiftSettings: swiftSettings

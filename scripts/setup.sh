@@ -19,6 +19,7 @@ apt_packages=(
   pkg-config                      # SwiftPM finds the system libraries with it
   python3 python3-pip             # the independent Python peer used by the tests
   prometheus                      # promtool: the independent check of lab serve's metrics page
+  libbotan-2-dev                  # Examples/ThirdProvider: a third provider, added from outside the lab
 )
 
 missing=()

@@ -96,8 +96,8 @@ public struct CXFlow: Flow {
     /// Checks the suite, its options and both providers.
     public static func check(_ setup: FlowSetup, options: Options) -> [(path: String, message: String)] {
         let id = setup.suite ?? Self.defaultSuite
-        guard SuiteRegistry.builtIn.ids.contains(id) else {
-            let ids = SuiteRegistry.builtIn.ids
+        guard setup.suites.ids.contains(id) else {
+            let ids = setup.suites.ids
             return [
                 (
                     "suite",
@@ -107,7 +107,7 @@ public struct CXFlow: Flow {
         }
         let suite: any Suite
         do {
-            suite = try SuiteRegistry.builtIn.make(id, options: SuiteOptions(rsaBits: options.rsaBits))
+            suite = try setup.suites.make(id, options: SuiteOptions(rsaBits: options.rsaBits))
         } catch let error as LabError {
             return [("options.rsaBits", error.message)]
         } catch {
@@ -149,7 +149,7 @@ public struct CXFlow: Flow {
 
     /// Makes the server for the entry's suite (per-run server keys are made here: `keygen.server`).
     public init<R: StepRecorder>(setup: FlowSetup, options: Options, recorder: inout R) throws {
-        let suite = try SuiteRegistry.builtIn.make(
+        let suite = try setup.suites.make(
             setup.suite ?? Self.defaultSuite,
             options: SuiteOptions(rsaBits: options.rsaBits)
         )
@@ -172,6 +172,7 @@ public struct CXFlow: Flow {
             setup.serverProvider,
             options: CXServerOptions(suites: [suite], keyLifetime: setup.serverKeys, payload: payload),
             others: setup.providers,
+            knownSuites: setup.suites.ids,
             stall: options.stall,
             measuredStart: self.measuredStart,
             recorder: &recorder
@@ -182,11 +183,18 @@ public struct CXFlow: Flow {
         _ provider: S,
         options: CXServerOptions,
         others: [any CryptoProvider],
+        knownSuites: [String],
         stall: Stall?,
         measuredStart: MeasuredStart,
         recorder: inout R
     ) throws -> any FrameHandler {
-        let server = try CXServer(provider: provider, options: options, others: others, recorder: &recorder)
+        let server = try CXServer(
+            provider: provider,
+            options: options,
+            others: others,
+            knownSuites: knownSuites,
+            recorder: &recorder
+        )
         return CXHandler(server: server, stall: stall, measuredStart: measuredStart)
     }
 
@@ -269,12 +277,14 @@ extension CXFlow {
         keyLifetime: KeyLifetime = .perRun,
         payload: [UInt8] = Payload.standard,
         others: [any CryptoProvider] = [],
+        knownSuites: [String] = SuiteRegistry.builtIn.ids,
         recorder: inout R
     ) throws -> any FrameHandler {
         try Self.makeHandler(
             provider,
             options: CXServerOptions(suites: suites, keyLifetime: keyLifetime, payload: payload),
             others: others,
+            knownSuites: knownSuites,
             stall: nil,
             measuredStart: MeasuredStart(),
             recorder: &recorder

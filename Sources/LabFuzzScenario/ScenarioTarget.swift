@@ -19,6 +19,7 @@ import LabWire
 public enum ScenarioTarget {
     private static let plugins = Plugins(
         providers: ProviderRegistry([SwiftCryptoProvider.self, OpenSSLProvider.self]),
+        suites: .builtIn,
         flows: FlowRegistry([CXFlow.self] + MessagingFlows.all),
         transports: TransportRegistry([InProcessTransport.self]),
         reporters: ["csv", "markdown", "json"]

@@ -103,7 +103,7 @@ public struct OpenSSLProvider: CryptoProvider {
     public func decodePublicKey(_ bytes: [UInt8], type: KeyType) throws -> OpenSSLKey {
         switch type {
         case .rsa:
-            try RSAPublicKeyRules.check(bytes)
+            try RSAPublicKeyDER.check(bytes)
             let parsed = bytes.withUnsafeBufferPointer { buffer -> (OpaquePointer?, Int) in
                 var cursor = buffer.baseAddress
                 let key = d2i_PublicKey(EVP_PKEY_RSA, nil, &cursor, buffer.count)

@@ -1,6 +1,6 @@
 public import Foundation
 public import LabCore
-public import LabCrypto
+import LabCrypto
 import LabDiscovery
 import LabMessaging
 import LabNIO
@@ -32,6 +32,7 @@ public enum BuiltInPlugins {
     /// build of the lab, so calibrated figures compare across builds (docs/performance.md).
     public static let catalog = PluginCatalog(
         providers: providers,
+        suites: suites,
         flows: flows,
         transports: transports,
         reporters: reporters,
@@ -45,7 +46,9 @@ public enum BuiltInPlugins {
 
 /// The registries a run draws on: what the scenario validator and the runner take
 /// (`plugins`), and the reporters that write the run's reports. Tests and embedders add
-/// their own plugins with `adding(transport:)` and `adding(reporter:)`.
+/// their own plugins with `adding(provider:)`, `adding(suite:)`, `adding(flow:)`,
+/// `adding(transport:)` and `adding(reporter:)`: a program that hands the result to
+/// `LabCLI.main(catalog:)` is the `lab` with its plugins added (docs/architecture.md).
 public struct PluginCatalog: Sendable {
     /// What the scenario validator and the runner take; its reporter names are `reporters`'.
     public private(set) var plugins: Plugins
@@ -55,6 +58,7 @@ public struct PluginCatalog: Sendable {
     /// A catalog of these registries.
     public init(
         providers: ProviderRegistry,
+        suites: SuiteRegistry,
         flows: FlowRegistry,
         transports: TransportRegistry,
         reporters: ReporterRegistry,
@@ -63,6 +67,7 @@ public struct PluginCatalog: Sendable {
     ) {
         self.plugins = Plugins(
             providers: providers,
+            suites: suites,
             flows: flows,
             transports: transports,
             reporters: reporters.names,
@@ -70,6 +75,27 @@ public struct PluginCatalog: Sendable {
             calibrationProviders: calibrationProviders
         )
         self.reporters = reporters
+    }
+
+    /// This catalog with one more crypto provider (its name must be new).
+    public func adding(provider: any CryptoProvider.Type) -> PluginCatalog {
+        var catalog = self
+        catalog.plugins.providers = ProviderRegistry(self.plugins.providers.types + [provider])
+        return catalog
+    }
+
+    /// This catalog with one more cx/1 suite (its id must be new).
+    public func adding(suite: any Suite.Type) -> PluginCatalog {
+        var catalog = self
+        catalog.plugins.suites = SuiteRegistry(self.plugins.suites.types + [suite])
+        return catalog
+    }
+
+    /// This catalog with one more flow (its name must be new).
+    public func adding(flow: any Flow.Type) -> PluginCatalog {
+        var catalog = self
+        catalog.plugins.flows = FlowRegistry(self.plugins.flows.types + [flow])
+        return catalog
     }
 
     /// This catalog with one more transport (its name must be new).

@@ -1,9 +1,10 @@
 public import Foundation
 public import LabCore
-public import LabCrypto
+import LabCrypto
 public import LabMessaging
 public import LabNIO
 public import LabResults
+public import LabRunner
 import LabWire
 
 /// One suite a server offers: `x25519`, or `classic@1024` with its RSA size.
@@ -41,7 +42,7 @@ public struct SuiteChoice: Sendable, Hashable, CustomStringConvertible {
     public var description: String { self.rsaBits.map { "\(self.id)@\($0)" } ?? self.id }
 
     /// The suite, made through `registry`.
-    public func make(_ registry: SuiteRegistry = BuiltInPlugins.suites) throws -> any Suite {
+    public func make(_ registry: SuiteRegistry) throws -> any Suite {
         try registry.make(self.id, options: SuiteOptions(rsaBits: self.rsaBits))
     }
 }
@@ -127,23 +128,24 @@ public struct AssembledServer: Sendable {
 /// puts it on a transport. `lab serve` is this plus its lifetimes (`ServeServices`); tests
 /// build servers the same way, without a process.
 public enum ServerAssembly {
-    /// Builds the server `settings` describe, with a provider from `providers`.
+    /// Builds the server `settings` describe, with the provider and suites of `plugins`.
     /// `heap` reads the process's heap for `serverStats` (`HeapStats.current`, or nothing).
     public static func assemble(
         _ settings: ServerSettings,
-        providers registry: ProviderRegistry = BuiltInPlugins.providers,
+        plugins: Plugins = BuiltInPlugins.all,
         started: Date = Date(),
         heap: @escaping @Sendable () -> HeapSnapshot? = { nil }
     ) throws -> AssembledServer {
-        let providers = try registry.makeAll()
-        let provider = try registry.make(settings.provider)
-        let suites = try self.suites(settings.suites, provider: provider, others: providers)
+        let providers = try plugins.providers.makeAll()
+        let provider = try plugins.providers.make(settings.provider)
+        let suites = try self.suites(settings.suites, in: plugins.suites, provider: provider, others: providers)
         var keygen = NoStepRecorder()
         let cx = try CXFlow.serverHandler(
             provider: provider,
             suites: suites,
             keyLifetime: settings.keys,
             others: providers,
+            knownSuites: plugins.suites.ids,
             recorder: &keygen
         )
         let messaging = try settings.messaging.map { messaging in
@@ -196,13 +198,13 @@ public enum ServerAssembly {
     }
 
     /// The suites `choices` name, each checked against `provider`; with no choice, every
-    /// built-in suite the provider can do.
+    /// suite of `registry` the provider can do.
     static func suites(
         _ choices: [SuiteChoice]?,
+        in registry: SuiteRegistry,
         provider: any CryptoProvider,
         others: [any CryptoProvider]
     ) throws -> [any Suite] {
-        let registry = BuiltInPlugins.suites
         guard let choices else {
             return try registry.ids.map { try registry.make($0) }.filter { $0.unsupportedReason(on: provider) == nil }
         }

@@ -169,6 +169,7 @@ struct Planner {
             entry: entry,
             label: label,
             suite: entry.suite,
+            suites: self.plugins.suites,
             clientProvider: client,
             serverProvider: server,
             providers: self.loaded,

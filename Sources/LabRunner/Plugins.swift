@@ -4,6 +4,8 @@ public import LabCore
 public struct Plugins: Sendable {
     /// Crypto providers.
     public var providers: ProviderRegistry
+    /// cx/1's suites, handed to each flow in its `FlowSetup`.
+    public var suites: SuiteRegistry
     /// Flows.
     public var flows: FlowRegistry
     /// Transports.
@@ -19,6 +21,7 @@ public struct Plugins: Sendable {
     /// A plugin set.
     public init(
         providers: ProviderRegistry,
+        suites: SuiteRegistry,
         flows: FlowRegistry,
         transports: TransportRegistry,
         reporters: [String],
@@ -26,6 +29,7 @@ public struct Plugins: Sendable {
         calibrationProviders: [String] = []
     ) {
         self.providers = providers
+        self.suites = suites
         self.flows = flows
         self.transports = transports
         self.reporters = reporters

@@ -16,6 +16,11 @@ extension SuiteChoice {
         SuiteChoice("x25519"),
         SuiteChoice("pq"),
     ]
+
+    /// The built-in suite this names.
+    public func make() throws -> any Suite {
+        try self.make(.builtIn)
+    }
 }
 
 /// Shared, loaded-once providers.

@@ -71,6 +71,8 @@ public struct FlowSetup: Sendable {
     public var label: String
     /// The suite: the entry's, or nil for the flow's default.
     public var suite: String?
+    /// The suites the catalog registered, which `suite` is looked up in.
+    public var suites: SuiteRegistry
     /// The provider of the simulated clients.
     public var clientProvider: any CryptoProvider
     /// The provider of the server.
@@ -93,6 +95,7 @@ public struct FlowSetup: Sendable {
         entry: FlowEntry,
         label: String,
         suite: String?,
+        suites: SuiteRegistry,
         clientProvider: any CryptoProvider,
         serverProvider: any CryptoProvider,
         providers: [any CryptoProvider],
@@ -105,6 +108,7 @@ public struct FlowSetup: Sendable {
         self.entry = entry
         self.label = label
         self.suite = suite
+        self.suites = suites
         self.clientProvider = clientProvider
         self.serverProvider = serverProvider
         self.providers = providers

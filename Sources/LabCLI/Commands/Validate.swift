@@ -16,7 +16,7 @@ struct Validate: AsyncParsableCommand {
     func run() async throws {
         var failed = false
         for file in self.files {
-            switch ScenarioValidator.validate(file: file, plugins: BuiltInPlugins.all) {
+            switch ScenarioValidator.validate(file: file, plugins: LabCLI.catalog.plugins) {
             case .success(let plan):
                 print(
                     "\(file): ok (\(plan.scenario.name): \(plan.flows.count) flow\(plan.flows.count == 1 ? "" : "s"), \(plan.thresholds.count) threshold\(plan.thresholds.count == 1 ? "" : "s"))"

@@ -1,4 +1,5 @@
 public import Foundation
+public import LabProcesses
 import LabCore
 
 /// Drives `Tests/Interop/cx_peer.py`, an independent cx/1 implementation written from

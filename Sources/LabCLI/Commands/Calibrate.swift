@@ -16,7 +16,7 @@ struct Calibrate: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The provider: \(BuiltInPlugins.providers.names.joined(separator: ", ")).")
+    @Option(help: "The provider: \(LabCLI.catalog.plugins.providers.names.joined(separator: ", ")).")
     var provider = "openssl"
 
     @Option(help: "Seconds per operation.")
@@ -43,7 +43,7 @@ struct Calibrate: AsyncParsableCommand {
             guard self.seconds > 0, self.seconds <= 600 else {
                 throw ValidationError("--seconds must be above 0 and at most 600")
             }
-            let calibrator = try Calibrator(try BuiltInPlugins.providers.make(self.provider))
+            let calibrator = try Calibrator(try LabCLI.catalog.plugins.providers.make(self.provider))
             var rates: [String: Double] = [:]
             var cpuRates: [String: Double] = [:]
             for operation in Calibrator.Operation.allCases {

@@ -32,7 +32,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Also write the port, once listening, to this file.")
     var portFile: String?
 
-    @Option(help: "The crypto provider: \(BuiltInPlugins.providers.names.joined(separator: ", ")).")
+    @Option(help: "The crypto provider: \(LabCLI.catalog.plugins.providers.names.joined(separator: ", ")).")
     var provider = "swift-crypto"
 
     @Option(
@@ -117,7 +117,7 @@ struct Serve: AsyncParsableCommand {
                 )
                 settings.options.maxConnections = fitted
             }
-            let server = try ServerAssembly.assemble(settings, heap: { HeapStats.current() })
+            let server = try ServerAssembly.assemble(settings, plugins: LabCLI.catalog.plugins, heap: { HeapStats.current() })
             let (socket, identity) = try await ServerAssembly.listen(server)
             var lines = ["listening on \(socket.address)"]
             lines.append("suites: \(server.suites.joined(separator: ", ")) (provider \(server.provider.name))")
@@ -229,7 +229,7 @@ struct Serve: AsyncParsableCommand {
             busiest: server.statistics.busiest.reading,
             atEnd: HeapStats.current()
         )
-        let written = try writeReports(
+        let written = try LabCLI.catalog.reporters.writeReports(
             result,
             formats: ReporterRegistry.standardFormats,
             charts: true,

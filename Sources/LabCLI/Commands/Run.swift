@@ -83,7 +83,7 @@ struct Run: AsyncParsableCommand {
     @Option(
         name: .customLong("format"),
         help: ArgumentHelp(
-            "Also write this report (repeatable), beside the scenario's report.formats: csv, markdown, json, junit, github, bmf, hgrm.",
+            "Also write this report (repeatable), beside the scenario's report.formats: \(LabCLI.catalog.reporters.names.joined(separator: ", ")).",
             valueName: "NAME"
         )
     )
@@ -121,7 +121,7 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let catalog = BuiltInPlugins.catalog
+            let catalog = LabCLI.catalog
             var plan = try self.plan(catalog)
             // A process of a counted run, under callgrind: one flow, its results to the folder
             // the lab that started it reads them from.

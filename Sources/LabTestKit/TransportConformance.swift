@@ -1,21 +1,13 @@
 import Foundation
 public import LabCore
-import LabPlugins
 import Synchronization
 
 /// The behaviour every transport must have, whatever carries its bytes: one suite that the
-/// `in-process`, `tcp` and `tls` transports all pass (`TransportConformanceTests`).
+/// `in-process`, `tcp` and `tls` transports all pass (`TransportConformanceTests`), and that a
+/// transport written outside the lab runs the same way (docs/architecture.md).
 ///
 /// Each check throws a `ConformanceFailure` naming what went wrong.
 public enum TransportConformance {
-    /// The transports that must conform.
-    public static let transports = BuiltInPlugins.transports.names
-
-    /// Makes the named transport with `options`.
-    public static func make(_ name: String, options: TransportOptions = TransportOptions()) throws -> any Transport {
-        try BuiltInPlugins.transports.make(name, options: options)
-    }
-
     /// A handler that answers each body reversed, records a `sign` step of the body's length in
     /// nanoseconds, and closes after answering a body that starts with `close`; a connection
     /// over the limit gets `busy <limit>` in ASCII, which no protocol of the lab answers.

@@ -14,18 +14,18 @@ struct List: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let providers = try BuiltInPlugins.providers.makeAll()
+            let providers = try LabCLI.catalog.plugins.providers.makeAll()
             print("Providers:")
             for provider in providers {
                 print("  \(provider.name.padding(12))\(provider.version)")
             }
             print("\nFlows:")
-            for flow in BuiltInPlugins.flows.types {
+            for flow in LabCLI.catalog.plugins.flows.types {
                 print("  \(flow.name.padding(12))\(flow.summary)")
             }
-            print("\nTransports: \(BuiltInPlugins.transports.names.joined(separator: ", "))")
-            print("Reporters: \(BuiltInPlugins.reporters.names.joined(separator: ", "))")
-            if let discovery = BuiltInPlugins.all.discovery {
+            print("\nTransports: \(LabCLI.catalog.plugins.transports.names.joined(separator: ", "))")
+            print("Reporters: \(LabCLI.catalog.reporters.names.joined(separator: ", "))")
+            if let discovery = LabCLI.catalog.plugins.discovery {
                 print("Discovery: \(type(of: discovery).name) (\"server\": { \"discover\": \"_crypttest._tcp\" })")
             }
             print("\nMessaging service (msg/1; in a messaging flow's \"options\", and lab serve options):")
@@ -38,8 +38,8 @@ struct List: AsyncParsableCommand {
             }
             print("\nSuites:")
             var suites: [any Suite] = []
-            for id in BuiltInPlugins.suites.ids {
-                let suite = try BuiltInPlugins.suites.make(id)
+            for id in LabCLI.catalog.plugins.suites.ids {
+                let suite = try LabCLI.catalog.plugins.suites.make(id)
                 suites.append(suite)
                 let insecure = suite.isInsecure ? "  [INSECURE: kept for fidelity]" : ""
                 print("  \(id.padding(12))\(suite.clientKey) → \(suite.serverKey), \(suite.signature)\(insecure)")

@@ -4,7 +4,7 @@ public import Foundation
 public enum RepositoryPaths {
     /// The repository's root folder.
     public static let root: URL = {
-        // Tests/LabTesting/RepositoryPaths.swift → the root is three levels up.
+        // Sources/LabTestKit/RepositoryPaths.swift → the root is three levels up.
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
     }()

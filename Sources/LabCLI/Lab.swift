@@ -1,19 +1,38 @@
 import ArgumentParser
 import Foundation
 import LabCore
+public import LabPlugins
 import LabResults
+import LabRunner
+import LabScenario
 import NIOCore
 import NIOPosix
+import Synchronization
+
+/// The `lab` command as a library: `lab` itself is `LabCLI.main(catalog: BuiltInPlugins.catalog)`,
+/// and a package that adds plugins builds its own `lab` by handing its catalog instead
+/// (docs/architecture.md, "A plugin outside the repository").
+public enum LabCLI {
+    /// The plugins every command reads: set once by `main(catalog:)`, before any parsing.
+    static var catalog: PluginCatalog { installed.withLock { $0 } }
+    private static let installed = Mutex(BuiltInPlugins.catalog)
+
+    /// Runs the command line with `catalog`'s plugins and exits.
+    public static func main(catalog: PluginCatalog) async {
+        Self.installed.withLock { $0 = catalog }
+        await Lab.main()
+    }
+}
 
 /// `lab`: a benchmark and simulation lab for secure client/server exchanges.
-@main
 struct Lab: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lab",
         abstract: "A benchmark and simulation lab for secure client/server exchanges.",
         version: LabInfo.current.versionText,
         subcommands: [
-            Run.self, Serve.self, Compare.self, Check.self, Merge.self, Calibrate.self, HiccupsCommand.self, Validate.self, List.self,
+            Run.self, Serve.self, Compare.self, Check.self, Merge.self, Calibrate.self, HiccupsCommand.self, Validate.self,
+            List.self, Schema.self,
         ]
     )
 
@@ -69,7 +88,8 @@ struct Lab: AsyncParsableCommand {
     }
 
     /// Whether tasks should run on NIO's event loops: for `lab serve`, and for `lab run` of a
-    /// scenario whose server transport is not `in-process`.
+    /// scenario whose server transport (after its `--set` changes) crosses a socket, as the
+    /// catalog's transport says.
     static func usesEventLoopsForTasks(_ arguments: [String], _ override: String?) -> Bool {
         if let override, ["swift", "nio"].contains(override) { return override == "nio" }
         guard arguments.count > 1 else { return false }
@@ -78,14 +98,42 @@ struct Lab: AsyncParsableCommand {
             return true
         case "run":
             // The scenario is read properly later; an unreadable one gets the default here.
-            guard let path = arguments.dropFirst(2).first(where: { !$0.hasPrefix("-") }),
-                let data = FileManager.default.contents(atPath: path),
-                let scenario = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let server = scenario["server"] as? [String: Any]
-            else { return false }
-            return (server["transport"] as? String ?? "in-process") != "in-process"
+            guard let transport = Self.serverTransport(Array(arguments.dropFirst(2))) else { return false }
+            return LabCLI.catalog.plugins.transports.type(named: transport)?.usesNetwork ?? false
         default:
             return false
         }
+    }
+
+    /// The `server.transport` of `lab run`'s scenario, with its `--set` changes applied.
+    static func serverTransport(_ arguments: [String]) -> String? {
+        var overrides: [ScenarioOverride] = []
+        var file: String?
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--set", index + 1 < arguments.count {
+                overrides += ScenarioOverride(argument: arguments[index + 1]).map { [$0] } ?? []
+                index += 2
+                continue
+            }
+            if argument.hasPrefix("--set=") {
+                overrides += ScenarioOverride(argument: String(argument.dropFirst(6))).map { [$0] } ?? []
+            } else if !argument.hasPrefix("-"), file == nil {
+                file = argument
+            }
+            index += 1
+        }
+        guard let file, let data = try? InputFile.read(file),
+            let changed = try? ScenarioOverride.apply(overrides, to: data),
+            let scenario = try? JSONDecoder().decode(TransportOnly.self, from: changed)
+        else { return nil }
+        return scenario.server?.transport ?? "in-process"
+    }
+
+    /// The one field `serverTransport` reads.
+    private struct TransportOnly: Decodable {
+        struct Server: Decodable { var transport: String? }
+        var server: Server?
     }
 }

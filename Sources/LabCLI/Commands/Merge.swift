@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LabCore
+import LabPlugins
 import LabReport
 import LabResults
 
@@ -31,7 +32,7 @@ struct Merge: AsyncParsableCommand {
     @Option(
         name: .customLong("format"),
         help: ArgumentHelp(
-            "Also write this report (repeatable), beside csv, markdown and json: junit, github, bmf, hgrm.",
+            "Also write this report (repeatable), beside \(ReporterRegistry.standardFormats.joined(separator: ", ")): \(LabCLI.catalog.reporters.names.filter { !ReporterRegistry.standardFormats.contains($0) }.joined(separator: ", ")).",
             valueName: "NAME"
         )
     )
@@ -42,7 +43,7 @@ struct Merge: AsyncParsableCommand {
             guard !self.runs.isEmpty else { throw ValidationError("give the shards' results.json files") }
             let urls = self.runs.map(Compare.resultsURL)
             let results = try urls.map { try ResultsDocument.load(from: $0) }
-            for name in self.formats { _ = try ReporterRegistry.builtIn.make(name) }
+            for name in self.formats { _ = try LabCLI.catalog.reporters.make(name) }
             var merged = try RunMerge.merge(results, sources: urls.map(\.path))
             if !merged.missingShards.isEmpty, !self.allowPartial {
                 throw ValidationError(
@@ -58,7 +59,7 @@ struct Merge: AsyncParsableCommand {
                 ?? URL(fileURLWithPath: Run.defaultDirectory(named: scenario, at: Date()).path + "-merged")
             let standard = ReporterRegistry.standardFormats
             let formats = standard + self.formats.filter { !standard.contains($0) }
-            let written = try writeReports(merged.result, formats: formats, charts: true, to: directory)
+            let written = try LabCLI.catalog.reporters.writeReports(merged.result, formats: formats, charts: true, to: directory)
             var standardError = StandardError()
             for note in merged.notes { print("note: \(note)", to: &standardError) }
             if !self.quiet {

@@ -5,6 +5,7 @@ import LabMemory
 import LabNIO
 import LabPlugins
 import LabResults
+import LabRunner
 
 /// Turns what `lab serve` measured into a `RunResult`, so the usual reporters write it.
 ///
@@ -47,7 +48,7 @@ enum ServerReport {
                 GroupResult(
                     key: GroupKey(flow: "cx", suite: suite, provider: provider.name, transport: transport),
                     flowKind: "cx",
-                    insecure: (try? BuiltInPlugins.suites.make(suite).isInsecure) ?? false,
+                    insecure: (try? LabCLI.catalog.plugins.suites.make(suite).isInsecure) ?? false,
                     steps: snapshot.steps[suite] ?? [:],
                     errors: errors,
                     iterations: (snapshot.exchanges[suite] ?? 0) + errors.values.reduce(0, +)

@@ -1,0 +1,1 @@
+#include <botan/ffi.h>

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import LabCore
+import LabPlugins
+import LabReport
+import LabRunner
+
+/// `lab schema`: the JSON schema of the scenarios this `lab` takes, its plugin names the catalog's.
+struct Schema: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the JSON schema of scenario files, with this lab's plugin names (docs/scenario.schema.json).",
+        discussion: """
+            For editors and independent checks, e.g. `lab schema > scenario.schema.json` and \
+            `check-jsonschema --schemafile scenario.schema.json my.json`. A lab built with more \
+            plugins lists them too.
+            """
+    )
+
+    func run() throws {
+        print(Self.text(for: LabCLI.catalog), terminator: "")
+    }
+
+    /// The schema for `catalog`, ending in a newline.
+    static func text(for catalog: PluginCatalog) -> String {
+        let plugins = catalog.plugins
+        let lists: [(String, [String])] = [
+            ("reporters", catalog.reporters.names),
+            ("providers", plugins.providers.names),
+            ("transports", plugins.transports.names),
+            ("flows", plugins.flows.names),
+            ("suites", plugins.suites.ids),
+        ]
+        var text = ScenarioSchema.template
+        for (kind, names) in lists {
+            let list = "[" + names.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+            text = text.replacingOccurrences(of: "{{\(kind)}}", with: list)
+        }
+        return text + "\n"
+    }
+}
