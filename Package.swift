@@ -299,6 +299,14 @@ let package = Package(
             path: "Tests/StallingServer",
             swiftSettings: swiftSettings
         ),
+        // Test support: the `lab` with a transport, a suite and a flow defined here, in no
+        // module of the lab, added through the catalog (PluginCLITests runs it).
+        .executableTarget(
+            name: "PluginLab",
+            dependencies: ["LabCLI", "LabPlugins", "LabCore", "LabCrypto", "LabNIO"],
+            path: "Tests/PluginLab",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "LabCoreTests",
             dependencies: ["LabCore", "CLabCounting", "LabTesting"],

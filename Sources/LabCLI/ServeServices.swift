@@ -33,7 +33,7 @@ enum ServeServices {
 /// The socket server: serves until the group shuts down, then drains the answers in flight
 /// for at most `grace` (`SocketServer.shutdown(grace:)`).
 struct ServerService: Service {
-    let server: SocketServer
+    let server: any ListeningServer
     let grace: Duration
 
     func run() async throws {

@@ -14,7 +14,7 @@ import Synchronization
 /// per connection, as this once kept, cost about 400 KiB for each connection that had been
 /// answered: 435 MiB for 1,000 clients, found by the hostile-load test.) A snapshot merges the
 /// shards, so a client that has its answer finds it in the next snapshot.
-public final class ServerRecording: Sendable {
+public final class ServerRecording: ServerRecorder {
     /// A copy of the totals so far.
     public struct Snapshot: Sendable {
         /// Per group (e.g. suite), the server's step durations in nanoseconds.
@@ -124,7 +124,7 @@ public final class ServerRecording: Sendable {
     }
 
     /// A new connection's record.
-    func open() -> ConnectionRecording {
+    public func opened() -> any ConnectionRecorder {
         let index = self.ends.withLock { ends in
             ends.open += 1
             ends.opened &+= 1
@@ -134,7 +134,7 @@ public final class ServerRecording: Sendable {
     }
 
     /// Counts a connection refused at once (`busy`): closed, never opened.
-    func refused(code: String) {
+    public func refused(code: String) {
         let satisfied = self.ends.withLock { ends in
             ends.connections += 1
             ends.closes[code, default: 0] += 1
@@ -183,12 +183,17 @@ public final class ServerRecording: Sendable {
 }
 
 /// One connection's handle on the recording: the shard its answers go to.
-struct ConnectionRecording: Sendable {
+struct ConnectionRecording: ConnectionRecorder {
     let recording: ServerRecording
     let shard: Int
 
     /// Records one answer: its steps under `group` if it succeeded, else its error code.
     func record(_ timings: StepTimings, group: String, error: String?) {
         self.recording.record(timings, group: group, error: error, shard: self.shard)
+    }
+
+    /// Counts the connection's end.
+    func closed(code: String) {
+        self.recording.close(self, code: code)
     }
 }

@@ -16,7 +16,7 @@ extension SocketServer {
         _ listener: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>,
         handler: any FrameHandler,
         connections: ConnectionSet,
-        recording: ServerRecording?,
+        recording: (any ServerRecorder)?,
         mailbox: ServerStepMailbox?,
         logger: Logger
     ) async {
@@ -52,7 +52,7 @@ extension SocketServer {
                             continue
                         }
                         group.addTask {
-                            let record = recording?.open()
+                            let record = recording?.opened()
                             let closeCode = await Self.serve(
                                 connection,
                                 handler: handler,
@@ -64,7 +64,7 @@ extension SocketServer {
                             // The place is free before the close is counted: whoever awaits
                             // the count may connect again at once.
                             connections.remove(connection.channel)
-                            if let record { recording?.close(record, code: closeCode) }
+                            record?.closed(code: closeCode)
                         }
                     }
                 }
@@ -108,7 +108,7 @@ extension SocketServer {
         _ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>,
         handler: any FrameHandler,
         connections: ConnectionSet,
-        record: ConnectionRecording?,
+        record: (any ConnectionRecorder)?,
         mailbox: ServerStepMailbox?,
         logger: Logger
     ) async -> String {

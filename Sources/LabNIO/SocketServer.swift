@@ -13,7 +13,7 @@ import Synchronization
 /// A connection ends, with its reason logged, on a zero or oversized length (before the body
 /// is read), on a body the handler answers with an error, on an idle peer, on a TLS failure,
 /// or when the peer leaves; the listener and the other connections carry on.
-public final class SocketServer: Sendable {
+public final class SocketServer: ListeningServer {
     /// How a server listens and what it tolerates.
     public struct Configuration: Sendable {
         /// The framing and frame limit.
@@ -72,8 +72,10 @@ public final class SocketServer: Sendable {
     public let host: String
     /// The bound port (the one picked, when 0 was asked).
     public let port: Int
-    /// What the server measured, if asked to record.
-    public let recording: ServerRecording?
+    /// What the server measured, if asked to record into a `ServerRecording`.
+    public var recording: ServerRecording? { self.recorder as? ServerRecording }
+    /// Where the server totals what it served, if anywhere.
+    let recorder: (any ServerRecorder)?
     let mailbox: ServerStepMailbox?
     private let listener: any Channel
     private let connections: ConnectionSet
@@ -88,7 +90,7 @@ public final class SocketServer: Sendable {
     public static func start(
         handler: any FrameHandler,
         configuration: Configuration,
-        recording: ServerRecording? = nil
+        recording: (any ServerRecorder)? = nil
     ) async throws -> SocketServer {
         try await Self.start(handler: handler, configuration: configuration, recording: recording, mailbox: nil)
     }
@@ -96,7 +98,7 @@ public final class SocketServer: Sendable {
     static func start(
         handler: any FrameHandler,
         configuration: Configuration,
-        recording: ServerRecording?,
+        recording: (any ServerRecorder)?,
         mailbox: ServerStepMailbox?
     ) async throws -> SocketServer {
         let sslContext = try Self.tlsContext(
@@ -235,7 +237,7 @@ public final class SocketServer: Sendable {
     private init(
         host: String,
         port: Int,
-        recording: ServerRecording?,
+        recording: (any ServerRecorder)?,
         mailbox: ServerStepMailbox?,
         listener: any Channel,
         connections: ConnectionSet,
@@ -244,7 +246,7 @@ public final class SocketServer: Sendable {
     ) {
         self.host = host
         self.port = port
-        self.recording = recording
+        self.recorder = recording
         self.mailbox = mailbox
         self.listener = listener
         self.connections = connections

@@ -37,8 +37,13 @@ public struct TCPTransport: Transport {
         try await self.serve(handler, identity: nil, pin: nil)
     }
 
-    /// A server for `lab serve`: no client of this process, steps totalled in `recording`.
-    public func startServer(_ handler: any FrameHandler, recording: ServerRecording?) async throws -> SocketServer {
+    /// A server for `lab serve`: no client of this process, steps totalled in `recorder`.
+    public func listen(_ handler: any FrameHandler, recorder: (any ServerRecorder)?) async throws -> any ListeningServer {
+        try await self.startServer(handler, recording: recorder)
+    }
+
+    /// `listen`, typed.
+    public func startServer(_ handler: any FrameHandler, recording: (any ServerRecorder)?) async throws -> SocketServer {
         try await SocketServer.start(
             handler: handler,
             configuration: self.serverConfiguration(identity: nil),

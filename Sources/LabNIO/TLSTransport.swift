@@ -57,19 +57,21 @@ public struct TLSTransport: Transport {
         return try await self.base.serve(handler, identity: identity, pin: pin)
     }
 
-    /// A server for `lab serve` with `identity`.
-    public func startServer(
-        _ handler: any FrameHandler,
-        identity: TLSIdentity,
-        recording: ServerRecording?
-    )
-        async throws -> SocketServer
-    {
-        try await SocketServer.start(
+    /// A server for `lab serve`, presenting the scenario's certificate or a fresh self-signed
+    /// one; it announces the certificate's pin, which its clients need.
+    public func listen(_ handler: any FrameHandler, recorder: (any ServerRecorder)?) async throws -> any ListeningServer {
+        let identity = try self.identity()
+        let socket = try await SocketServer.start(
             handler: handler,
             configuration: self.base.serverConfiguration(identity: identity),
-            recording: recording
+            recording: recorder
         )
+        do {
+            return TLSServer(socket: socket, pin: try Fingerprint.spkiSHA256(identity.leaf))
+        } catch {
+            await socket.shutdown()
+            throw error
+        }
     }
 
     /// Reaches the TLS server at `host`:`port`, which must present the pinned certificate.
@@ -85,5 +87,20 @@ public struct TLSTransport: Transport {
             client: self.base.client(host: host, port: port, security: security, mailbox: nil),
             server: nil
         )
+    }
+}
+
+/// A TLS server others reach: a socket server and the pin of the certificate it presents.
+struct TLSServer: ListeningServer {
+    let socket: SocketServer
+    /// The SHA-256 of the certificate's SubjectPublicKeyInfo.
+    let pin: [UInt8]
+
+    var host: String { self.socket.host }
+    var port: Int { self.socket.port }
+    var announcement: [String] { ["tls: spki sha256/\(Fingerprint.base64(self.pin))"] }
+
+    func shutdown(grace: Duration) async {
+        await self.socket.shutdown(grace: grace)
     }
 }

@@ -176,25 +176,22 @@ public enum ServerAssembly {
         )
     }
 
-    /// Starts listening on the settings' transport: the server, and the TLS identity it
-    /// presents (nil over TCP).
-    public static func listen(_ server: AssembledServer) async throws -> (server: SocketServer, identity: TLSIdentity?) {
+    /// Starts listening on the settings' transport, made from `transports`: any transport
+    /// that crosses a socket serves others through `Transport.listen`, so a plugin's does too.
+    public static func listen(
+        _ server: AssembledServer,
+        transports: TransportRegistry = BuiltInPlugins.transports
+    ) async throws -> any ListeningServer {
         let settings = server.settings
-        switch settings.transport {
-        case TCPTransport.name:
-            let transport = try TCPTransport(options: settings.options)
-            return (try await transport.startServer(server.handler, recording: server.recording), nil)
-        case TLSTransport.name:
-            let transport = try TLSTransport(options: settings.options)
-            let identity = try transport.identity()
-            let socket = try await transport.startServer(server.handler, identity: identity, recording: server.recording)
-            return (socket, identity)
-        default:
+        guard let type = transports.type(named: settings.transport), type.usesNetwork else {
+            let network = transports.types.filter { $0.usesNetwork }.map { $0.name }
             throw LabError(
                 .invalidScenario,
-                "A server others reach listens on tcp or tls, not '\(settings.transport)'"
+                "A server others reach listens on a transport that crosses a socket (\(network.joined(separator: ", "))), not '\(settings.transport)'"
             )
         }
+        let transport = try transports.make(settings.transport, options: settings.options)
+        return try await transport.listen(server.handler, recorder: server.recording)
     }
 
     /// The suites `choices` name, each checked against `provider`; with no choice, every

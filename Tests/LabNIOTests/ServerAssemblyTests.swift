@@ -65,9 +65,9 @@ import Testing
             ServerSettings(suites: [SuiteChoice("x25519")], messaging: messaging)
         )
         #expect(server.protocols == ["cx/1", "msg/1"])
-        let (socket, identity) = try await ServerAssembly.listen(server)
-        #expect(identity == nil, "tcp presents no certificate")
-        try await withCleanup({ await socket.shutdown() }) {
+        let socket = try await ServerAssembly.listen(server)
+        #expect(socket.announcement.isEmpty, "tcp presents no certificate")
+        try await withCleanup({ await socket.shutdown(grace: .zero) }) {
             let result = try await TestPlan.run(
                 """
                 {

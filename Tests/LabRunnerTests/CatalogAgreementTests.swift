@@ -30,9 +30,8 @@ import Testing
             plugins.providers.names + plugins.suites.ids + plugins.flows.names + plugins.transports.names
             + Self.catalog.reporters.names
         let words = Set(listed.output.split(whereSeparator: { " \n,:()".contains($0) }).map(String.init))
-        for name in names {
-            #expect(words.contains(name), "lab list does not name \(name)")
-        }
+        let missing = names.filter { !words.contains($0) }
+        #expect(missing.isEmpty, "lab list does not name \(missing)")
     }
 
     /// The rows of the markdown table under `heading` in docs/architecture.md: cells, trimmed.

@@ -118,7 +118,7 @@ struct Serve: AsyncParsableCommand {
                 settings.options.maxConnections = fitted
             }
             let server = try ServerAssembly.assemble(settings, plugins: LabCLI.catalog.plugins, heap: { HeapStats.current() })
-            let (socket, identity) = try await ServerAssembly.listen(server)
+            let socket = try await ServerAssembly.listen(server, transports: LabCLI.catalog.plugins.transports)
             var lines = ["listening on \(socket.address)"]
             lines.append("suites: \(server.suites.joined(separator: ", ")) (provider \(server.provider.name))")
             lines.append(
@@ -127,10 +127,7 @@ struct Serve: AsyncParsableCommand {
             if let messaging = server.messaging {
                 lines.append("msg/1: \(messaging.options.description), store \(messaging.store.path)")
             }
-            if let identity {
-                let spki = try Fingerprint.spkiSHA256(identity.leaf)
-                lines.append("tls: spki sha256/\(Fingerprint.base64(spki))")
-            }
+            lines += socket.announcement
             // The port file first: whoever waits for the `listening on` line may read it at once.
             if let portFile = self.portFile {
                 try Self.writeAtomically("\(socket.port)\n", to: portFile)
@@ -188,7 +185,7 @@ struct Serve: AsyncParsableCommand {
 
     /// With `--advertise`: the server announced by DNS-SD, as a service that withdraws the
     /// announcement at shutdown. Shuts the server down if it cannot be announced.
-    private func advertise(_ socket: SocketServer, server: AssembledServer) async throws -> (any Service)? {
+    private func advertise(_ socket: any ListeningServer, server: AssembledServer) async throws -> (any Service)? {
         guard let name = self.advertise else { return nil }
         if ["127.0.0.1", "::1", "localhost"].contains(self.listener.host) {
             // Avahi announces the host's addresses on every interface it serves; a
@@ -203,7 +200,7 @@ struct Serve: AsyncParsableCommand {
             Self.printNow(["advertised as '\(advertisement.name)' (\(DNSSD.defaultType), local.)"])
             return AdvertisementService(advertisement: advertisement)
         } catch {
-            await socket.shutdown()
+            await socket.shutdown(grace: .zero)
             throw error
         }
     }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import LabCore
+import LabPlugins
+import LabRunner
 import LabMessaging
 import LabNIO
 import LabWire
@@ -44,6 +46,15 @@ struct ListenerOptions: ParsableArguments {
             """
     )
     var maxBufferedBytes = TransportOptions.defaultMaxBufferedBytes
+
+    @Option(
+        name: .customLong("transport"),
+        help: ArgumentHelp(
+            "The transport, one of the lab's that cross a socket: \(ListenerOptions.networkTransports.joined(separator: ", ")) (default tcp; --tls means tls).",
+            valueName: "NAME"
+        )
+    )
+    var transportName: String?
 
     @Flag(help: "Serve TLS; with no --tls-certificate, on a fresh self-signed certificate.")
     var tls = false
@@ -98,13 +109,34 @@ struct ListenerOptions: ParsableArguments {
         if !self.useTLS, self.tlsGroups != nil || self.tlsVersion != nil {
             throw ValidationError("--tls-groups and --tls-version go with --tls")
         }
+        if let name = self.transportName {
+            guard Self.networkTransports.contains(name) else {
+                throw ValidationError(
+                    "--transport must be one of \(Self.networkTransports.joined(separator: ", ")), not '\(name)'"
+                )
+            }
+            if self.tls || self.tlsCertificate != nil, !(Self.transportType(name)?.usesTLS ?? false) {
+                throw ValidationError("--tls and --tls-certificate go with a TLS transport, not '\(name)'")
+            }
+        }
     }
 
-    /// TLS was asked for, or implied by a certificate.
-    var useTLS: Bool { self.tls || self.tlsCertificate != nil }
+    /// The catalog's transports that cross a socket: those that can serve others.
+    static var networkTransports: [String] {
+        LabCLI.catalog.plugins.transports.types.filter { $0.usesNetwork }.map { $0.name }
+    }
 
-    /// The transport plugin's name: `tls` or `tcp`.
-    var transport: String { self.useTLS ? TLSTransport.name : TCPTransport.name }
+    static func transportType(_ name: String) -> (any Transport.Type)? {
+        LabCLI.catalog.plugins.transports.type(named: name)
+    }
+
+    /// TLS was asked for, implied by a certificate, or what the chosen transport runs.
+    var useTLS: Bool {
+        self.tls || self.tlsCertificate != nil || (self.transportName.flatMap(Self.transportType)?.usesTLS ?? false)
+    }
+
+    /// The transport plugin's name: `--transport`'s, else `tls` or `tcp`.
+    var transport: String { self.transportName ?? (self.useTLS ? TLSTransport.name : TCPTransport.name) }
 
     /// What the transport is made with.
     var transportOptions: TransportOptions {

@@ -21,6 +21,9 @@ public protocol Transport: Sendable {
     func serve(_ handler: any FrameHandler) async throws -> any TransportEndpoint
     /// An endpoint for a server already running at `host`:`port`, served by someone else.
     func remote(host: String, port: Int) async throws -> any TransportEndpoint
+    /// Starts a server others reach (`lab serve`) at the options' host and port, totalling
+    /// what it serves in `recorder`; only transports that cross a socket can.
+    func listen(_ handler: any FrameHandler, recorder: (any ServerRecorder)?) async throws -> any ListeningServer
 }
 
 extension Transport {
@@ -32,6 +35,11 @@ extension Transport {
 
     /// No outcomes by default.
     public static var outcomePrefix: String? { nil }
+
+    /// Refuses: only network transports serve others.
+    public func listen(_ handler: any FrameHandler, recorder: (any ServerRecorder)?) async throws -> any ListeningServer {
+        throw LabError(.unsupported, "The '\(Self.name)' transport cannot serve others; use tcp or tls")
+    }
 
     /// Refuses: only network transports reach other servers.
     public func remote(host: String, port: Int) async throws -> any TransportEndpoint {
@@ -180,6 +188,44 @@ public enum CertificatePin: Sendable, Hashable {
     case certificateFile(String)
     /// The SHA-256 of the server's SubjectPublicKeyInfo (32 bytes).
     case spkiSHA256([UInt8])
+}
+
+/// A server others reach, listening (`Transport.listen`): what `lab serve` runs.
+public protocol ListeningServer: Sendable {
+    /// The bound host.
+    var host: String { get }
+    /// The bound port (the one picked, when 0 was asked).
+    var port: Int { get }
+    /// Lines `lab serve` prints about it after `listening on`, e.g. its TLS certificate's pin.
+    var announcement: [String] { get }
+    /// Stops accepting and ends every connection; a connection inside its handler may finish
+    /// that answer for at most `grace`.
+    func shutdown(grace: Duration) async
+}
+
+extension ListeningServer {
+    /// `host:port`.
+    public var address: String { "\(self.host):\(self.port)" }
+
+    /// Nothing to add by default.
+    public var announcement: [String] { [] }
+}
+
+/// Where a server others reach totals what it served: its steps per group, its answers, and
+/// why its connections ended (`lab serve`'s statistics, metrics page and report read it).
+public protocol ServerRecorder: Sendable {
+    /// A connection was admitted: its answers and its end go to the record returned.
+    func opened() -> any ConnectionRecorder
+    /// A connection was refused at once (e.g. `busy`): closed, never opened.
+    func refused(code: String)
+}
+
+/// One admitted connection's record (`ServerRecorder.opened`).
+public protocol ConnectionRecorder: Sendable {
+    /// One answer: its steps under `group` if it succeeded, else its error code.
+    func record(_ timings: StepTimings, group: String, error: String?)
+    /// The connection ended, and why (`peer-closed`, `timedOut`, …).
+    func closed(code: String)
 }
 
 /// A served handler, as clients reach it.
