@@ -31,6 +31,7 @@ let package = Package(
             name: "LabKit",
             targets: [
                 "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabRunner", "LabReport", "LabPlugins",
+                "LabProviders", "LabSwiftCrypto", "LabOpenSSL", "LabNIO", "LabMessaging", "LabDiscovery",
             ]
         ),
         .library(name: "LabCLI", targets: ["LabCLI"]),
@@ -97,10 +98,18 @@ let package = Package(
         ),
         // The `openssl` provider.
         .target(name: "LabOpenSSL", dependencies: ["LabCore", "CLabOpenSSL"], swiftSettings: swiftSettings),
+        // The providers that ship with the lab, listed once.
+        .target(
+            name: "LabProviders",
+            dependencies: ["LabCore", "LabSwiftCrypto", "LabOpenSSL"],
+            swiftSettings: swiftSettings
+        ),
         // The micro-benchmarks' cases: Benchmarks/ times them, this package's tests run each once.
         .target(
             name: "LabBenchmarks",
-            dependencies: ["LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging"],
+            dependencies: [
+                "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabProviders", "LabMessaging",
+            ],
             swiftSettings: swiftSettings
         ),
         // The fuzz targets and their properties, a module each (and LabFuzzSupport, what they
@@ -117,7 +126,7 @@ let package = Package(
         ),
         .target(
             name: "LabFuzzCX",
-            dependencies: ["LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL"],
+            dependencies: ["LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabProviders"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -130,8 +139,8 @@ let package = Package(
         .target(
             name: "LabFuzzScenario",
             dependencies: [
-                "LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabMessaging",
-                "LabScenario", "LabRunner",
+                "LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabProviders", "LabMessaging", "LabScenario",
+                "LabRunner",
             ],
             swiftSettings: swiftSettings
         ),
@@ -234,7 +243,7 @@ let package = Package(
         .target(
             name: "LabPlugins",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabOpenSSL", "LabProviders",
                 "LabRunner", "LabReport", "LabNIO", "LabDiscovery", "LabMessaging",
             ],
             swiftSettings: swiftSettings

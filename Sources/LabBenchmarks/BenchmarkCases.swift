@@ -2,6 +2,7 @@ import LabCore
 import LabCrypto
 import LabMessaging
 import LabOpenSSL
+import LabProviders
 import LabSwiftCrypto
 import LabWire
 import Synchronization
@@ -30,7 +31,7 @@ public struct BenchmarkCase: Sendable {
 public enum BenchmarkCases {
     /// Every primitive cx/1 uses, per provider, timed alone: the lab's own cost floor.
     public static func primitives() throws -> [BenchmarkCase] {
-        try Self.primitives(SwiftCryptoProvider()) + Self.primitives(try OpenSSLProvider())
+        try BuiltInProviders.registry.makeAll().flatMap { try Self.primitives($0) }
     }
 
     /// What an exchange costs beyond its primitives: the cx/1 codec with its framing, one

@@ -1,8 +1,7 @@
 import LabCore
 import LabCrypto
 import LabFuzzSupport
-import LabOpenSSL
-import LabSwiftCrypto
+import LabProviders
 import LabWire
 
 /// cx/1 from both ends: the server answering a request body, or a client opening a reply.
@@ -37,7 +36,7 @@ public enum CXTarget {
 
     private static let fixture: Fixture = {
         var fixture = Fixture(servers: [], clients: [])
-        let providers: [any CryptoProvider] = [SwiftCryptoProvider()] + [try? OpenSSLProvider()].compactMap { $0 }
+        let providers: [any CryptoProvider] = BuiltInProviders.registry.types.compactMap { try? $0.init() }
         for provider in providers {
             let suites = SuiteRegistry.builtIn.ids.compactMap { try? SuiteRegistry.builtIn.make($0) }
                 .filter { $0.unsupportedReason(on: provider) == nil }

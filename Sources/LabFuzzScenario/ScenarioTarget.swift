@@ -3,9 +3,8 @@ import LabCore
 import LabCrypto
 import LabFuzzSupport
 import LabMessaging
-import LabOpenSSL
+import LabProviders
 import LabRunner
-import LabSwiftCrypto
 import LabWire
 
 /// Scenario files: `lab run`'s and `lab validate`'s parser and checks, on any text.
@@ -18,7 +17,7 @@ import LabWire
 /// JSON path that starts at the root (`$`) and says what was expected.
 public enum ScenarioTarget {
     private static let plugins = Plugins(
-        providers: ProviderRegistry([SwiftCryptoProvider.self, OpenSSLProvider.self]),
+        providers: BuiltInProviders.registry,
         suites: .builtIn,
         flows: FlowRegistry([CXFlow.self] + MessagingFlows.all),
         transports: TransportRegistry([InProcessTransport.self]),

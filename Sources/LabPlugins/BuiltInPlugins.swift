@@ -5,11 +5,11 @@ import LabDiscovery
 import LabMessaging
 import LabNIO
 import LabOpenSSL
+import LabProviders
 public import LabReport
 public import LabResults
 public import LabRunner
 public import LabScenario
-import LabSwiftCrypto
 import LabWire
 
 /// The plugins that ship with the lab, listed once; the CLI and the tests share these lists.
@@ -17,7 +17,7 @@ import LabWire
 /// plugin"); reporters are listed in `ReporterRegistry.builtIn`, the others here.
 public enum BuiltInPlugins {
     /// `swift-crypto` and `openssl`.
-    public static let providers = ProviderRegistry([SwiftCryptoProvider.self, OpenSSLProvider.self])
+    public static let providers = BuiltInProviders.registry
     /// `classic`, `rsa-modern`, `x25519`, `pq`.
     public static let suites = SuiteRegistry.builtIn
     /// `cx`, then the messaging flows: `login`, `lockout`, `captcha-guess`, `chat`, `rekey`, `password-change`.
