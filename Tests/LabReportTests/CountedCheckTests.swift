@@ -104,12 +104,13 @@ import Testing
         #expect(Self.verdicts(beyond)["verify"] == .more)
     }
 
-    @Test("A small step must move by 100 instructions; 1% of a step of 17,646 or 20,000 is caught")
+    @Test("A small step must move by 150 instructions; 1% of a step of 17,646 or 20,000 is caught")
     func minimumChange() throws {
         let baseline = Self.run([.keygenSession: Self.samples(1_208)])
-        let bookkeeping = try CountedCheck(run: Self.run([.keygenSession: Self.samples(1_300)]), baselines: [baseline])
+        // Where buffers fall moved x25519 `encrypt` by 107 instructions: not a regression.
+        let bookkeeping = try CountedCheck(run: Self.run([.keygenSession: Self.samples(1_315)]), baselines: [baseline])
         #expect(Self.verdicts(bookkeeping)["keygen.session"] == .unchanged)
-        let real = try CountedCheck(run: Self.run([.keygenSession: Self.samples(1_320)]), baselines: [baseline])
+        let real = try CountedCheck(run: Self.run([.keygenSession: Self.samples(1_360)]), baselines: [baseline])
         #expect(Self.verdicts(real)["keygen.session"] == .more)
         // The release build's `decode`, about 17,600 instructions: 1% more (176) is caught.
         let decode = try CountedCheck(

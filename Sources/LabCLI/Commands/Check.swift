@@ -10,7 +10,7 @@ struct Check: AsyncParsableCommand {
         discussion: """
             Counted runs (lab run --counted) are checked on instructions: a step regressed when its \
             median over the samples exceeds the baselines' by more than --count-floor (and at least \
-            100 instructions) plus twice the baselines' spread between processes. Timed runs are checked over their rounds: \
+            150 instructions) plus twice the baselines' spread between processes. Timed runs are checked over their rounds: \
 
             both runs need rounds ("load": {"rounds": 10}): each round gives every step one median, \
             divided by the calibration unit timed just before it in the same process. A step regressed \
