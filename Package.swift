@@ -16,6 +16,13 @@ let swiftSettings: [SwiftSetting] = [
 // Without jemalloc the lab reports no heap figures.
 let withoutJemalloc = ProcessInfo.processInfo.environment["LAB_WITHOUT_JEMALLOC"] == "1"
 
+// The tests' own code (the test targets and LabTesting) is compiled without optimisation in
+// the release build the suite runs: the lab's modules they call keep `-O`, and the test code
+// builds in less time than optimised (scripts/test: one release build of the lab and its
+// tests). No product contains these targets, so a package that depends on the lab never
+// builds them, and SwiftPM's rule against unsafe flags in dependencies' products holds.
+let testSettings: [SwiftSetting] = swiftSettings + [.unsafeFlags(["-Onone"])]
+
 let package = Package(
     name: "crypto-lab",
     platforms: [.macOS(.v15)],
@@ -294,7 +301,7 @@ let package = Package(
                 "LabProcesses", "LabTestKit",
             ],
             path: "Tests/LabTesting",
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         // Test support: a msg/1 server whose rekeys stall halfway, for RekeyCrashTests to kill
         // (the hook lives here, not in `lab`).
@@ -319,18 +326,18 @@ let package = Package(
         .testTarget(
             name: "LabCoreTests",
             dependencies: ["LabCore", "CLabCounting", "LabTesting"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabResultsTests",
             dependencies: ["LabCore", "LabResults", "LabTesting", .product(name: "Histogram", package: "hdrhistogram-swift")],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
-        .testTarget(name: "LabWireTests", dependencies: ["LabCore", "LabWire", "LabTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "LabWireTests", dependencies: ["LabCore", "LabWire", "LabTesting"], swiftSettings: testSettings),
         .testTarget(
             name: "LabFuzzingTests",
             dependencies: ["LabCore", "LabFuzzing", "LabTesting"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabCryptoTests",
@@ -338,7 +345,7 @@ let package = Package(
                 "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabPlugins", "LabTesting",
                 "LabBenchmarks",
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabRunnerTests",
@@ -348,7 +355,7 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabReportTests",
@@ -358,7 +365,7 @@ let package = Package(
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             exclude: ["Snapshots"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabNIOTests",
@@ -371,7 +378,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabMessagingTests",
@@ -383,12 +390,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabDiscoveryTests",
             dependencies: ["LabCore", "LabDiscovery", "LabTesting"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSettings
         ),
     ]
 )

@@ -68,6 +68,15 @@ import Testing
         return (outcome.status, flagged.sorted(), out.appendingPathComponent("run"), allocations)
     }
 
+    /// Steps whose count follows where their buffers fall, not only their code: x25519's
+    /// AES-GCM of a 432-byte message (about 20,000 instructions). On 2026-11-27, one build, a
+    /// process that slowed `decode` by `--test-slowdown` counted `decrypt` at 19,592 against
+    /// the baseline's 19,390 (+1.04%) and `encrypt` at 20,506 against 20,611 (−0.51%); one
+    /// that slowed `sign`, 19,356 and 20,504. The gate may name them beside a slowed step;
+    /// rsa-modern's AES-GCM and every other step must not move (docs/performance.md,
+    /// "Where buffers fall").
+    static let layoutSensitive: Set<String> = ["x25519 encrypt", "x25519 decrypt"]
+
     // Two counted runs of Scenarios/ci-gate.json (two processes each, one per flow) serve
     // every check here: four Valgrind processes instead of eight, a minute and a half of CI.
     @Test("The gate fails on decode or sign made 1% slower, naming that step alone; every other step counts alike in both")
@@ -81,7 +90,9 @@ import Testing
             #expect(result.status == 2, "\(step): exit \(result.status)")
             // Both suites' step is named; an exchange may be (it holds the step); nothing else.
             #expect(result.flagged.contains("x25519 \(step)") && result.flagged.contains("rsa-modern \(step)"), "\(result.flagged)")
-            let others = result.flagged.filter { !$0.hasSuffix(" \(step)") && !$0.hasSuffix(" exchange") }
+            let others = result.flagged.filter {
+                !$0.hasSuffix(" \(step)") && !$0.hasSuffix(" exchange") && !Self.layoutSensitive.contains($0)
+            }
             #expect(others.isEmpty, "\(step): also flagged \(others)")
             // The slowdown's bookkeeping between the steps allocates nothing: an exchange makes
             // as many calls into the allocator as the baseline's (StepSlowdown says why), to the
@@ -123,7 +134,9 @@ import Testing
             for step in steps + (suite == "x25519" ? ["keygen.client"] : []) where !["decode", "sign", "exchange"].contains(step) {
                 let x = Double(a.medians[suite]?[step] ?? 0)
                 let y = Double(b.medians[suite]?[step] ?? 1)
-                #expect(x > 0 && abs(x - y) <= max(0.0025 * y, 150), "\(suite) \(step): \(x) vs \(y)")
+                // x25519's AES-GCM follows where its buffers fall, by up to about 1% (below).
+                let allowed = Self.layoutSensitive.contains("\(suite) \(step)") ? 0.02 * y : max(0.0025 * y, 150)
+                #expect(x > 0 && abs(x - y) <= allowed, "\(suite) \(step): \(x) vs \(y)")
             }
         }
         let x = Double(a.medians["x25519"]?["verify"] ?? 0)
