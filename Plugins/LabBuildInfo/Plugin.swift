@@ -106,17 +106,22 @@ struct LabBuildInfo: BuildToolPlugin {
         if cmp -s "$file.tmp" "$file"; then rm -f "$file.tmp"; else mv "$file.tmp" "$file"; fi
         """#
 
-    /// `BuildPackages`: each package of `package`'s resolved graph, with its version.
+    /// `BuildPackages`: each package whose modules `package`'s products are built from, with
+    /// its version. A package only the tests use (SwiftCSV) is left out: it is in no `lab`,
+    /// and a package that depends on the lab does not resolve it, so the file, and the
+    /// modules compiled with it, would differ between the lab's own build and theirs.
     static func packagesFile(_ package: Package) -> String {
+        let built = Self.targetsBuilt(for: package.products)
         var found: [String: String] = [:]
         var queue = package.dependencies.map(\.package)
         while let next = queue.popLast() {
             guard found[next.displayName] == nil else { continue }
+            queue += next.dependencies.map(\.package)
+            guard next.targets.contains(where: { built.contains($0.id) }) else { continue }
             switch next.origin {
             case .repository(_, let version, _), .registry(_, let version): found[next.displayName] = version
             default: found[next.displayName] = "local"
             }
-            queue += next.dependencies.map(\.package)
         }
         let entries = found.sorted { $0.key < $1.key }.map { "        \"\($0.key)\": \"\($0.value)\",\n" }
         return """
@@ -128,6 +133,24 @@ struct LabBuildInfo: BuildToolPlugin {
             }
 
             """
+    }
+
+    /// The ids of every target `products` contain, and of every target those depend on,
+    /// across packages.
+    static func targetsBuilt(for products: [Product]) -> Set<Target.ID> {
+        var seen: Set<Target.ID> = []
+        var stack = products.flatMap(\.targets)
+        while let target = stack.popLast() {
+            guard seen.insert(target.id).inserted else { continue }
+            for dependency in target.dependencies {
+                switch dependency {
+                case .target(let other): stack.append(other)
+                case .product(let product): stack += product.targets
+                @unknown default: break
+                }
+            }
+        }
+        return seen
     }
 
     /// Writes `text` to `file` unless it already holds it.
