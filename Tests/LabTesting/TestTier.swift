@@ -35,6 +35,9 @@ public enum TestTier: String, CaseIterable, Sendable {
     /// The hiccup meter's own tests: it sorts a thread's gaps by what the guest saw over
     /// them, and another test's threads on the cores would switch it out: alone.
     case hiccups
+    /// A generator given more clients than it has cores must say it was saturated: judged on
+    /// the process's demand for the cores, which other tests' processes would take: alone.
+    case saturation
 
     /// The environment variable that names the tiers to run.
     public static let variable = "LAB_TEST_TIERS"
