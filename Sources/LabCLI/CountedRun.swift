@@ -36,9 +36,12 @@ enum CountedRun {
     struct Child {
         static let flowVariable = "LAB_COUNTED_FLOW"
         static let directoryVariable = "LAB_COUNTED_OUT"
+        static let layoutVariable = "LAB_COUNTED_LAYOUT"
 
         var flow: Int
         var directory: String
+        /// How far this process shifts its heap before the run (`HeapShift`), in its units.
+        var layout: Int
 
         /// This process's part, or nil if no counted run started it.
         static var current: Child? {
@@ -46,7 +49,8 @@ enum CountedRun {
             guard let flow = getenv(Self.flowVariable).flatMap({ Int(String(cString: $0)) }),
                 let directory = getenv(Self.directoryVariable).map({ String(cString: $0) })
             else { return nil }
-            return Child(flow: flow, directory: directory)
+            let layout = getenv(Self.layoutVariable).flatMap { Int(String(cString: $0)) } ?? 0
+            return Child(flow: flow, directory: directory, layout: layout)
         }
     }
 
@@ -54,7 +58,7 @@ enum CountedRun {
     /// each of the scenario's `flows` flows alone (`Plan.countedAlone(flow:)`), as many at a
     /// time as there are cores, and returns their results in the flows' order. Throws
     /// `ExitCode` with the first failed process's code.
-    static func run(scenario: String, slowdowns: [String], flows: Int) throws -> [RunResult] {
+    static func run(scenario: String, slowdowns: [String], flows: Int, layout: Int = 0) throws -> [RunResult] {
         guard let valgrind = Self.find("valgrind") else {
             throw LabError(.unsupported, "--counted runs the lab under Valgrind, which is not installed (apt-get install valgrind)")
         }
@@ -77,7 +81,8 @@ enum CountedRun {
                 valgrind: (valgrind, version ?? "valgrind"),
                 lab: stripped,
                 arguments: arguments,
-                scratch: scratch
+                scratch: scratch,
+                layout: layout
             )
         }
 
@@ -133,7 +138,8 @@ enum CountedRun {
         valgrind: (path: String, version: String),
         lab: URL,
         arguments: [String],
-        scratch: URL
+        scratch: URL,
+        layout: Int
     ) throws -> (process: Process, results: URL) {
         let name = String(format: "%03d", flow)
         let output = scratch.appendingPathComponent("callgrind-\(name).out").path
@@ -143,6 +149,7 @@ enum CountedRun {
         environment[Self.versionVariable] = valgrind.version
         environment[Child.flowVariable] = name
         environment[Child.directoryVariable] = results.path
+        environment[Child.layoutVariable] = String(layout)
         environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
         #if LAB_GATE_PROBE
         if let probe = getenv(GateProbe.variable) { environment[GateProbe.variable] = String(cString: probe) }
@@ -211,5 +218,25 @@ enum CountedRun {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Shifts a counted process's heap before its run (`lab run --counted --layout N`).
+///
+/// Where a step's buffers fall moves its count without any change to its code: `memcpy` and
+/// the vector code of AES-GCM take other paths for other alignments. One build counts the
+/// same in every run, but another build (any change elsewhere that allocates otherwise) or a
+/// rare difference in the order the runtime's threads allocate puts the buffers elsewhere.
+/// A baseline recorded over several layouts carries that in each step's spread between
+/// processes, so `lab check` allows a step what its buffers' placement alone can move it.
+enum HeapShift {
+    /// Bytes per unit of `--layout`: glibc's allocation granule.
+    static let unit = 16
+    nonisolated(unsafe) private static var held: UnsafeMutableRawPointer?
+
+    /// Takes `layout × unit` bytes from the heap, for the process's lifetime.
+    static func apply(_ layout: Int) {
+        guard layout > 0, self.held == nil else { return }
+        self.held = malloc(layout * Self.unit)
     }
 }

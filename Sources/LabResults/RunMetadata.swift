@@ -138,6 +138,9 @@ public struct RunMetadata: Sendable, Codable, Equatable {
     /// What a counted run counted with (`WorkCounter.counterName`), or nil for a run that
     /// only timed.
     public var counter: String?
+    /// For a counted run: how far its processes shifted their heaps before the run
+    /// (`lab run --counted --layout N`, N × 16 bytes); nil for 0, and for a timed run.
+    public var heapLayout: Int?
     /// Whether the interrupts each timed step took were counted (`ThreadUsage.countsInterrupts`:
     /// the kernel's tracepoints, readable as root), so that a sample that took one is marked
     /// preempted; nil in documents from before they were.

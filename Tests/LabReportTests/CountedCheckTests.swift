@@ -104,6 +104,24 @@ import Testing
         #expect(Self.verdicts(beyond)["verify"] == .more)
     }
 
+    @Test("Baselines all counted at one heap layout are named as such; ones over several layouts are not")
+    func oneLayoutNoted() throws {
+        func baselines(_ layouts: [Int?]) -> [RunResult] {
+            layouts.map { layout in
+                var result = Self.run([.decrypt: Self.samples(19_500)])
+                result.metadata.heapLayout = layout
+                return result
+            }
+        }
+        let run = Self.run([.decrypt: Self.samples(19_500)])
+        let one = try CountedCheck(run: run, baselines: baselines([nil, nil, nil]))
+        #expect(one.notes.contains { $0.hasPrefix("The baselines were all counted at one heap layout") }, "\(one.notes)")
+        let several = try CountedCheck(run: run, baselines: baselines([nil, 1, 2]))
+        #expect(!several.notes.contains { $0.contains("heap layout") }, "\(several.notes)")
+        // One baseline says nothing of spread at all: no note.
+        #expect(try CountedCheck(run: run, baselines: baselines([nil])).notes.isEmpty)
+    }
+
     @Test("A small step must move by 150 instructions; 1% of a step of 17,646 or 20,000 is caught")
     func minimumChange() throws {
         let baseline = Self.run([.keygenSession: Self.samples(1_208)])
@@ -148,6 +166,7 @@ import Testing
     @Test("results.json keeps each step's preemption, CPU times and counts")
     func documentRoundTrip() throws {
         var result = Self.run([.sign: Self.samples(2_575_297)])
+        result.metadata.heapLayout = 3
         var detail = result.groups[0].details[.sign]!
         detail.record(StepSample(nanoseconds: 4_000_000, cpuNanoseconds: 60_000, preempted: true, instructions: 2_575_297))
         result.groups[0].details[.sign] = detail
@@ -159,5 +178,6 @@ import Testing
         #expect(kept.cpu?.totalCount == 1 && kept.cpu == detail.cpu)
         #expect(kept.counts == detail.counts && kept.counts?.instructions.count == 11)
         #expect(back.metadata.counter == result.metadata.counter)
+        #expect(back.metadata.heapLayout == 3)
     }
 }

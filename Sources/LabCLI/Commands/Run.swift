@@ -47,6 +47,14 @@ struct Run: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "With --counted: shift each counted process's heap by N × 16 bytes before the run. `scripts/gate.sh record` records its baseline runs at layouts 0, 1, 2… so that each step's allowance covers what the placement of its buffers alone moves.",
+            valueName: "N"
+        )
+    )
+    var layout = 0
+
+    @Option(
+        help: ArgumentHelp(
             "The run's id, in results.json: give the shards of one run the same id (`lab merge` refuses shards of different runs). Default: a new one, or none for a shard.",
             valueName: "ID"
         )
@@ -109,6 +117,12 @@ struct Run: AsyncParsableCommand {
         if let repeated = keys.first(where: { key in keys.filter { $0 == key }.count > 1 }) {
             throw ValidationError("--tag \(repeated)= is given twice")
         }
+        guard self.layout == 0 || self.counted else {
+            throw ValidationError("--layout shifts the heap of a counted run's processes: it needs --counted")
+        }
+        guard (0...4_096).contains(self.layout) else {
+            throw ValidationError("--layout takes 0 to 4096, not \(self.layout)")
+        }
         if self.counted {
             guard self.shard == nil else {
                 throw ValidationError("--counted counts one client's work, alone: it takes no --shard")
@@ -126,7 +140,10 @@ struct Run: AsyncParsableCommand {
             // A process of a counted run, under callgrind: one flow, its results to the folder
             // the lab that started it reads them from.
             let alone = WorkCounter.isActive ? CountedRun.Child.current : nil
-            if let alone { plan = plan.countedAlone(flow: alone.flow) }
+            if let alone {
+                HeapShift.apply(alone.layout)
+                plan = plan.countedAlone(flow: alone.flow)
+            }
             // The report folder is known before the run: the messaging service's database lives there.
             let directory =
                 alone.map { URL(fileURLWithPath: $0.directory) }
@@ -197,11 +214,13 @@ struct Run: AsyncParsableCommand {
             try CountedRun.run(
                 scenario: self.file,
                 slowdowns: self.testSlowdown.map(\.argument),
-                flows: plan.flows.count
+                flows: plan.flows.count,
+                layout: self.layout
             ),
             command: CommandLine.arguments.joined(separator: " ")
         )
         result.metadata.scenarioFile = plan.file
+        result.metadata.heapLayout = self.layout == 0 ? nil : self.layout
         if plan.flows.count > 1 {
             result.metadata.load =
                 Runner.describe(plan.scenario.load)
