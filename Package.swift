@@ -384,7 +384,7 @@ let package = Package(
             name: "LabMessagingTests",
             dependencies: [
                 "LabCore", "LabResults", "LabWire", "LabMessaging", "LabNIO", "LabPlugins", "LabRunner", "LabReport",
-                "LabTesting",
+                "LabTesting", "LabSwiftCrypto", "LabOpenSSL", "LabTestKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -109,7 +109,7 @@ public enum MsgTarget {
         _ = try await alice.register(client, recorder: &recorder).get()
         _ = try await bob.register(client, recorder: &recorder).get()
         try await alice.logIn(client, recorder: &recorder)
-        var chat = ChatSide(user: alice, peer: "bob")
+        var chat = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
         _ = try await chat.open(client, recorder: &recorder).get()
         guard let token = alice.token else { fatalError("alice logged in without a token") }
         return Fixture(router: router, token: token, endpoint: endpoint, folder: folder)

@@ -166,7 +166,10 @@ enum ChatPair {
             password: ScriptContext.password(),
             suite: context.hpke
         )
-        return (ChatSide(user: alice, peer: bob.username), ChatSide(user: bob, peer: alice.username))
+        return (
+            ChatSide(user: alice, peer: bob.username, provider: context.provider),
+            ChatSide(user: bob, peer: alice.username, provider: context.provider)
+        )
     }
 
     /// Registers and logs in both, and opens their chat.

@@ -13,11 +13,14 @@ public struct ChatSide: Sendable {
     public var key: (version: Int, key: SymmetricKey)?
     /// The last message id seen.
     public var lastSeen: Int64 = 0
+    /// What makes chat keys and encrypts and decrypts messages (AES-256-GCM).
+    public let provider: any CryptoProvider
 
-    /// A side of the chat between `user` and `peer`.
-    public init(user: MessagingUser, peer: String) {
+    /// A side of the chat between `user` and `peer`, its messages on `provider`.
+    public init(user: MessagingUser, peer: String, provider: any CryptoProvider) {
         self.user = user
         self.peer = peer
+        self.provider = provider
     }
 
     /// Opens the chat: makes a fresh AES-256 key and stores it wrapped for both users.
@@ -28,7 +31,7 @@ public struct ChatSide: Sendable {
     ) async throws -> Result<Void, MsgFailure> {
         let token = try self.user.requireToken()
         let theirKey = try await peerKey.asyncOr { try await self.peerKey(client, recorder: &recorder) }
-        let key = SymmetricKey(size: .bits256)
+        let key = try MsgCrypto.chatKey(provider: self.provider)
         let context = MsgCrypto.chatKeyContext(users: (self.user.username, self.peer), version: 1)
         let mine = try MsgCrypto.wrapChatKey(key, for: self.user.publicKey, suite: self.user.suite, context: context)
         let theirs = try MsgCrypto.wrapChatKey(key, for: theirKey, suite: self.user.suite, context: context)
@@ -72,7 +75,7 @@ public struct ChatSide: Sendable {
         guard let (version, key) = self.key else { throw LabError(.unsupported, "Open or fetch the chat first") }
         let start = Stopwatch.now()
         let ciphertext = try recorder.measure(.encrypt) {
-            try MsgCrypto.encrypt(text, key: key, sender: self.user.username)
+            try MsgCrypto.encrypt(text, key: key, sender: self.user.username, provider: self.provider)
         }
         let peer = self.peer
         let answer = try await client.call(
@@ -158,7 +161,7 @@ public struct ChatSide: Sendable {
                 texts.append(
                     (
                         message.id, message.sender,
-                        try MsgCrypto.decrypt(message.ciphertext, key: key, sender: message.sender)
+                        try MsgCrypto.decrypt(message.ciphertext, key: key, sender: message.sender, provider: self.provider)
                     )
                 )
             }
@@ -177,7 +180,7 @@ public struct ChatSide: Sendable {
     public mutating func rekey<R: StepRecorder>(
         _ client: MessagingClient,
         peerKey: [UInt8],
-        newKey: SymmetricKey = SymmetricKey(size: .bits256),
+        newKey: SymmetricKey? = nil,
         pageBytes: Int = ChatSide.rekeyPageBytes,
         recorder: inout R
     ) async throws -> Result<Int, MsgFailure> {
@@ -186,9 +189,12 @@ public struct ChatSide: Sendable {
         var inner = NoStepRecorder()
         let history = try await self.fetch(client, fromStart: true, recorder: &inner)
         guard let (version, _) = self.key else { throw LabError(.unsupported, "Open the chat first") }
-        let key = newKey
+        let key = try newKey ?? MsgCrypto.chatKey(provider: self.provider)
+        let provider = self.provider
         let reencrypted = try recorder.measure(.encrypt) {
-            try history.map { (id: $0.id, ciphertext: try MsgCrypto.encrypt($0.text, key: key, sender: $0.sender)) }
+            try history.map {
+                (id: $0.id, ciphertext: try MsgCrypto.encrypt($0.text, key: key, sender: $0.sender, provider: provider))
+            }
         }
         let context = MsgCrypto.chatKeyContext(users: (self.user.username, self.peer), version: version + 1)
         let (mine, theirs) = try recorder.measure(.wrap) {

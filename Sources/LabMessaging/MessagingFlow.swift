@@ -71,6 +71,8 @@ public struct ScriptContext: Sendable {
     public var clock: any LabClock
     /// The service's settings (the scripts read the policy to know what to expect).
     public var service: ServiceSpec
+    /// The provider the client's chat keys and messages are made on (the entry's `provider`).
+    public var provider: any CryptoProvider
 
     /// The HPKE suite of the service (the one the flow's `hpke` option names), which the
     /// users' keys are made for.
@@ -105,6 +107,7 @@ public struct MessagingFlow<Script: MessagingScript>: Flow {
     private let extras: Script.Extras
     private let spec: ServiceSpec
     private let clock: any LabClock
+    private let provider: any CryptoProvider
     private let runTag: String
     private let label: String
     private let clients = ClientCounter()
@@ -112,12 +115,16 @@ public struct MessagingFlow<Script: MessagingScript>: Flow {
     /// Checks the provider, the clock and the flow's options.
     public static func check(_ setup: FlowSetup, options: Options) -> [(path: String, message: String)] {
         var problems: [(String, String)] = []
-        for provider in Set([setup.clientProvider.name] + (setup.startsServer ? [setup.serverProvider.name] : []))
-        where provider != "swift-crypto" {
+        // The client's messages and chat keys run on the entry's provider; the service's
+        // HPKE, scrypt and PBKDF2 on swift-crypto, which no provider's primitives replace.
+        if let missing = setup.clientProvider.capabilities.missing([.aesGCM], rsaBits: nil) {
+            problems.append(("provider", "msg/1's messages are AES-256-GCM: \(missing)"))
+        }
+        if setup.startsServer, setup.serverProvider.name != "swift-crypto" {
             problems.append(
                 (
-                    "provider",
-                    "the messaging flows run on swift-crypto (HPKE, AES-GCM, scrypt, PBKDF2), not '\(provider)'; set \"provider\": \"swift-crypto\" on this entry"
+                    setup.entry.provider == nil ? "$.server.provider" : "provider",
+                    "the msg/1 service runs HPKE, scrypt and PBKDF2 on swift-crypto, not '\(setup.serverProvider.name)'; the clients' chat keys and messages run on the entry's \"clientProvider\", which may be any provider with AES-GCM"
                 )
             )
         }
@@ -140,6 +147,7 @@ public struct MessagingFlow<Script: MessagingScript>: Flow {
         self.spec = options.service
         self.label = setup.label
         self.runTag = Token.random(bytes: 3)
+        self.provider = setup.clientProvider
         self.clock = setup.startsServer ? options.service.clock.make() : SystemClock()
         guard setup.startsServer else {
             self.service = nil
@@ -164,7 +172,8 @@ public struct MessagingFlow<Script: MessagingScript>: Flow {
         let context = ScriptContext(
             prefix: "\(self.label.prefix(24))-\(self.runTag)-c\(index)",
             clock: self.clock,
-            service: self.spec
+            service: self.spec,
+            provider: self.provider
         )
         return MessagingFlowClient(script: Script(extras: self.extras, context: context))
     }

@@ -1,6 +1,6 @@
 public import Crypto
 import Foundation
-import LabCore
+public import LabCore
 
 /// The HPKE suite msg/1 seals passwords and wraps chat keys with (docs/protocol.md §4.7):
 /// the server's choice (`MessagingOptions.hpke`, `lab serve --hpke`), announced with every
@@ -126,7 +126,9 @@ public struct MsgKeyPair: Sendable {
 /// - The associated data of every HPKE seal is empty: the binding is all in `info`, which
 ///   every HPKE API takes (Python's `cryptography` takes no associated data at all).
 /// - Messages are AES-256-GCM under the chat key: 12-byte random nonce ‖ ciphertext ‖ tag,
-///   with the sender's name as associated data.
+///   with the sender's name as associated data. Messages and chat keys are made on the
+///   flow's provider (the scenario entry's `provider`), so any backend with AES-GCM runs
+///   them; HPKE stays on swift-crypto, the one provider with HPKE and ChaCha20-Poly1305.
 public enum MsgCrypto {
     /// The first line of a sealed password's `info`.
     static let passwordLabel = "crypto-lab msg/1 password"
@@ -192,24 +194,54 @@ public enum MsgCrypto {
         return SymmetricKey(data: raw)
     }
 
-    /// Encrypts a message: nonce ‖ ciphertext ‖ tag.
-    public static func encrypt(_ plaintext: [UInt8], key: SymmetricKey, sender: String) throws -> [UInt8] {
-        do {
-            let box = try AES.GCM.seal(plaintext, using: key, authenticating: Array(sender.utf8))
-            return Array(box.combined!)
-        } catch {
-            throw LabError(.cryptoFailure, "AES-256-GCM sealing failed", cause: UnderlyingError(describing: error))
+    /// The bytes of a message's nonce: AES-GCM's 96 bits.
+    static let nonceBytes = 12
+    /// The bytes of a message's tag.
+    static let tagBytes = 16
+
+    /// Encrypts a message on `provider`: a fresh random nonce ‖ ciphertext ‖ tag, the
+    /// sender's name as associated data.
+    public static func encrypt(
+        _ plaintext: [UInt8],
+        key: SymmetricKey,
+        sender: String,
+        provider: any CryptoProvider
+    ) throws -> [UInt8] {
+        let nonce = try provider.randomBytes(count: Self.nonceBytes)
+        let sealed = try key.withUnsafeBytes { key in
+            try provider.aesGCMSeal(plaintext, key: Array(key), nonce: nonce, aad: Array(sender.utf8))
         }
+        return nonce + sealed
     }
 
-    /// Decrypts a message; throws `decryptFailed` if it does not authenticate.
-    public static func decrypt(_ ciphertext: [UInt8], key: SymmetricKey, sender: String) throws -> [UInt8] {
+    /// Decrypts a message on `provider`; throws `decryptFailed` if it is too short to hold a
+    /// nonce and a tag, or does not authenticate.
+    public static func decrypt(
+        _ ciphertext: [UInt8],
+        key: SymmetricKey,
+        sender: String,
+        provider: any CryptoProvider
+    ) throws -> [UInt8] {
+        guard ciphertext.count >= Self.nonceBytes + Self.tagBytes else {
+            throw MsgVerdict(.decryptFailed, "A message of \(ciphertext.count) bytes is shorter than a nonce and a tag")
+        }
         do {
-            let box = try AES.GCM.SealedBox(combined: ciphertext)
-            return Array(try AES.GCM.open(box, using: key, authenticating: Array(sender.utf8)))
+            return try key.withUnsafeBytes { key in
+                try provider.aesGCMOpen(
+                    Array(ciphertext.dropFirst(Self.nonceBytes)),
+                    key: Array(key),
+                    nonce: Array(ciphertext.prefix(Self.nonceBytes)),
+                    aad: Array(sender.utf8)
+                )
+            }
         } catch {
             throw MsgVerdict(.decryptFailed, "A message did not decrypt under the chat key")
         }
+    }
+
+    /// A fresh AES-256 chat key from `provider`'s random source.
+    public static func chatKey(provider: any CryptoProvider) throws -> SymmetricKey {
+        SymmetricKey(data: try provider.randomBytes(count: 32))
     }
 
     /// Single-shot HPKE to `publicKey` with `info` and empty associated data: enc ‖ ciphertext.

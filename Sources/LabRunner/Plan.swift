@@ -17,10 +17,19 @@ public struct PlannedFlow: Sendable {
     public var steps: [Step]
     /// The outcomes the flow counts, nil when it does not say (`Flow.outcomes`).
     public var outcomes: [String]? = nil
-    /// The plugins and settings it is built from.
+    /// The plugins and settings it is built from: what `build` hands the flow, so a change
+    /// here (a test's provider) is the one the run uses.
     public var setup: FlowSetup
-    /// Builds the flow (its server side) with the run's data folder, recording set-up steps.
-    let make: @Sendable (inout StepTimings, String?) throws -> any Flow
+    /// Builds the flow from a set-up, with its checked options, recording set-up steps.
+    let make: @Sendable (FlowSetup, inout StepTimings) throws -> any Flow
+
+    /// Builds the flow (its server side) from `setup`, with the run's data folder, recording
+    /// set-up steps.
+    func build(recorder: inout StepTimings, dataDirectory: String?) throws -> any Flow {
+        var setup = self.setup
+        setup.dataDirectory = dataDirectory
+        return try self.make(setup, &recorder)
+    }
 }
 
 /// A scenario that passed every check, with its plugins resolved: what `Runner` runs.

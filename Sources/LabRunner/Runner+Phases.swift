@@ -214,7 +214,7 @@ extension Runner {
             for planned in self.plan.flows {
                 var setup = StepTimings()
                 for (step, sample) in discovery.samples { setup.record(step, sample: sample) }
-                let flow = try planned.make(&setup, self.plan.dataDirectory)
+                let flow = try planned.build(recorder: &setup, dataDirectory: self.plan.dataDirectory)
                 let endpoint: any TransportEndpoint
                 if let remote {
                     endpoint = remote

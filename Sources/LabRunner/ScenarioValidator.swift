@@ -193,7 +193,8 @@ public enum ScenarioValidator {
         for (relative, message) in F.check(setup, options: options) {
             // The provider came from the server's default: point at the suite that asked too much.
             let key = relative == "provider" && setup.entry.provider == nil ? "suite" : relative
-            problems.append(ScenarioProblem(path: "\(path).\(key)", message: message))
+            // A path from the root ("$.server.provider") is the scenario's, not the entry's.
+            problems.append(ScenarioProblem(path: key.hasPrefix("$.") ? key : "\(path).\(key)", message: message))
         }
         guard problems.isEmpty else { return (nil, problems) }
         return (
@@ -205,11 +206,7 @@ public enum ScenarioValidator {
                 steps: F.steps,
                 outcomes: F.outcomes,
                 setup: setup,
-                make: { recorder, dataDirectory in
-                    var setup = setup
-                    setup.dataDirectory = dataDirectory
-                    return try F(setup: setup, options: options, recorder: &recorder)
-                }
+                make: { setup, recorder in try F(setup: setup, options: options, recorder: &recorder) }
             ),
             []
         )

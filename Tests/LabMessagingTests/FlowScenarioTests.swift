@@ -2,6 +2,9 @@ import Foundation
 import LabCore
 import LabMessaging
 import LabResults
+import LabRunner
+import LabSwiftCrypto
+import LabTestKit
 import LabTesting
 import Testing
 
@@ -18,17 +21,25 @@ import Testing
     )
         async throws -> RunResult
     {
-        try await TestPlan.run(
-            """
-            {
-              "name": "msg-flows",
-              "server": { "transport": "\(transport)" },
-              "clients": { "count": \(clients) },
-              "load": { "model": "closed", "iterations": \(iterations) },
-              "flows": [ \(flows) ]
-            }
-            """
-        )
+        try await TestPlan.run(Self.scenario(flows, clients: clients, iterations: iterations, transport: transport))
+    }
+
+    static func scenario(
+        _ flows: String,
+        clients: Int = 2,
+        iterations: Int = 3,
+        transport: String = "in-process",
+        server: String = ""
+    ) -> String {
+        """
+        {
+          "name": "msg-flows",
+          "server": { "transport": "\(transport)"\(server) },
+          "clients": { "count": \(clients) },
+          "load": { "model": "closed", "iterations": \(iterations) },
+          "flows": [ \(flows) ]
+        }
+        """
     }
 
     /// A flow's outcomes, without `captchaRenewed` (how often another client's jump of the
@@ -161,6 +172,42 @@ import Testing
         for group in result.groups {
             #expect(group.key.suite == "pbkdf2-sha256")
             #expect(group.key.provider == "swift-crypto")
+        }
+    }
+
+    @Test("chat and rekey make messages and chat keys on the entry's provider; the service stays on swift-crypto")
+    func messagesOnTheEntrysProvider() async throws {
+        let flows = """
+            { "flow": "chat", "clientProvider": "openssl", "options": { \(Self.cheap) } },
+            { "flow": "rekey", "clientProvider": "openssl", "options": { \(Self.cheap), "history": 5 } }
+            """
+        let clean = try await TestPlan.run(Self.scenario(flows))
+        #expect(clean.errorCount == 0 && clean.completedIterations == 6, "\(clean.groups.map(\.errors))")
+        #expect(Set(clean.groups.map(\.key.provider)) == ["openssl→swift-crypto"])
+
+        // The clients' provider, swapped for one whose AES-GCM output has a flipped bit:
+        // every message fails to decrypt, so the flows do use it.
+        var plan = try TestPlan.from(Self.scenario(flows))
+        for index in plan.flows.indices {
+            plan.flows[index].setup.clientProvider = FaultyProvider(SwiftCryptoProvider(), faults: [.aesGCM])
+        }
+        let broken = try await Runner(plan: plan).run()
+        // Every one of the 6 iterations fails (the flows share them by weight), on decryption.
+        let failed = broken.groups.map { $0.errors.values.reduce(0, +) }
+        #expect(failed.reduce(0, +) == 6 && failed.allSatisfy { $0 > 0 }, "\(broken.groups.map(\.errors))")
+        #expect(broken.groups.allSatisfy { Array($0.errors.keys) == ["decryptFailed"] }, "\(broken.groups.map(\.errors))")
+
+        // The service's HPKE and KDFs have no provider but swift-crypto: another is refused
+        // there, where the scenario named it.
+        for (server, entry, path) in [
+            (#", "provider": "openssl""#, "", "$.server.provider"),
+            ("", #""provider": "openssl", "#, "$.flows[0].provider"),
+        ] {
+            let refused = #expect(throws: LabError.self) {
+                try TestPlan.from(Self.scenario(#"{ "flow": "chat", \#(entry)"options": { \#(Self.cheap) } }"#, server: server))
+            }
+            let said = refused.map { "\($0)" } ?? ""
+            #expect(said.contains("\(path): the msg/1 service runs HPKE, scrypt and PBKDF2 on swift-crypto"), "\(said)")
         }
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import LabCore
 import LabMessaging
+import LabSwiftCrypto
 import LabNIO
 import LabTesting
 import LabWire
@@ -71,7 +72,7 @@ import Testing
         try await alice.register(client, recorder: &quiet).orThrow()
         try await bob.register(client, recorder: &quiet).orThrow()
         try await alice.logIn(client, recorder: &quiet)
-        var side = ChatSide(user: alice, peer: "bob")
+        var side = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
         try await side.open(client, recorder: &quiet).orThrow()
         var ledger = Ledger(password: alice.password)
         ledger.keys[1] = try #require(side.key?.key)
@@ -220,7 +221,7 @@ import Testing
         session.ledger.password = password
         try await session.bob.logIn(client, recorder: &quiet)
 
-        var bobSide = ChatSide(user: session.bob, peer: "alice")
+        var bobSide = ChatSide(user: session.bob, peer: "alice", provider: SwiftCryptoProvider())
         let history = try await bobSide.fetch(client, fromStart: true, recorder: &quiet)
         let version = try #require(bobSide.key?.version, "\(context): bob has no chat key")
         // The chat's key version: the acknowledged one, or one more if the rekey in flight was applied.
@@ -251,7 +252,7 @@ import Testing
         session.ledger.inFlight = nil
 
         // Alice goes on from what the server has.
-        var side = ChatSide(user: session.alice, peer: "bob")
+        var side = ChatSide(user: session.alice, peer: "bob", provider: SwiftCryptoProvider())
         _ = try await side.fetch(client, fromStart: true, recorder: &quiet)
         session.side = side
     }
@@ -299,7 +300,7 @@ import Testing
             var bobCopy = bob
             try await bobCopy.register(client, recorder: &quiet).orThrow()
             try await alice.logIn(client, recorder: &quiet)
-            var side = ChatSide(user: alice, peer: "bob")
+            var side = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
             try await side.open(client, recorder: &quiet).orThrow()
 
             // 200 clients with far more exchanges than they get to make: killed in the middle.
@@ -330,7 +331,7 @@ import Testing
                 )
                 #expect(run.status == 0, "round \(round): \(run.errors)")
             }
-            var bobSide = ChatSide(user: bobCopy, peer: "alice")
+            var bobSide = ChatSide(user: bobCopy, peer: "alice", provider: SwiftCryptoProvider())
             try await bobSide.user.logIn(client, recorder: &quiet)
             let history = try await bobSide.fetch(client, fromStart: true, recorder: &quiet)
             #expect(history.map { String(decoding: $0.text, as: UTF8.self) } == (1...3).map { "after kill \($0)" })

@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabMessaging
+import LabSwiftCrypto
 import LabNIO
 import LabTesting
 import LabWire
@@ -25,7 +26,7 @@ struct LargeChatTests {
             try await bob.register(client, recorder: &quiet).orThrow()
             try await alice.logIn(client, recorder: &quiet)
             try await bob.logIn(client, recorder: &quiet)
-            var side = ChatSide(user: alice, peer: "bob")
+            var side = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
             try await side.open(client, recorder: &quiet).orThrow()
             // The largest message msg/1 takes: 65,536 bytes of nonce, ciphertext and tag.
             let count = 81
@@ -50,7 +51,7 @@ struct LargeChatTests {
             #expect(page > 0 && page < count, "the first page holds \(page) of \(count)")
             #expect(try first.optionalBool(MsgKey.more) == true)
             // The client reads every page: all 81, in order, each as sent.
-            var reader = ChatSide(user: alice, peer: "bob")
+            var reader = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
             let texts = try await reader.fetch(client, fromStart: true, recorder: &quiet)
             #expect(texts.count == count)
             #expect(texts.map(\.text) == sent, "the texts differ from what was sent")
@@ -98,7 +99,7 @@ struct LargeChatTests {
             try await bob.register(client, recorder: &quiet).orThrow()
             try await alice.logIn(client, recorder: &quiet)
             try await bob.logIn(client, recorder: &quiet)
-            var side = ChatSide(user: alice, peer: "bob")
+            var side = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
             try await side.open(client, recorder: &quiet).orThrow()
             var sent: [[UInt8]] = []
             for number in 0..<81 {
@@ -124,12 +125,15 @@ struct LargeChatTests {
             )
             #expect(stray.failureCode == .conflict, "\(stray)")
             // Overtaken: page 0 of a rekey, then bob sends, then the last page: conflict.
-            var bobSide = ChatSide(user: bob, peer: "alice")
+            var bobSide = ChatSide(user: bob, peer: "alice", provider: SwiftCryptoProvider())
             _ = try await bobSide.fetch(client, fromStart: true, recorder: &quiet)
-            var history = ChatSide(user: alice, peer: "bob")
+            var history = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
             let old = try await history.fetch(client, fromStart: true, recorder: &quiet)
             let newKey = SymmetricKey(size: .bits256)
-            let records = try old.map { (id: $0.id, ciphertext: try MsgCrypto.encrypt($0.text, key: newKey, sender: $0.sender)) }
+            let provider = SwiftCryptoProvider()
+            let records = try old.map {
+                (id: $0.id, ciphertext: try MsgCrypto.encrypt($0.text, key: newKey, sender: $0.sender, provider: provider))
+            }
             let context = MsgCrypto.chatKeyContext(users: ("alice", "bob"), version: 2)
             let mine = try MsgCrypto.wrapChatKey(newKey, for: alice.publicKey, suite: alice.suite, context: context)
             let theirs = try MsgCrypto.wrapChatKey(newKey, for: bob.publicKey, suite: alice.suite, context: context)
@@ -157,16 +161,16 @@ struct LargeChatTests {
             _ = try await bobSide.send(Array("between the pages".utf8), client, recorder: &quiet)
             let overtaken = try await page(1, records.dropFirst(40), more: false)
             #expect(overtaken.failureCode == .conflict, "\(overtaken)")
-            var reader = ChatSide(user: alice, peer: "bob")
+            var reader = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
             let unchanged = try await reader.fetch(client, fromStart: true, recorder: &quiet)
             #expect(reader.key?.version == 1 && unchanged.count == 82)
             sent.append(Array("between the pages".utf8))
             // In pages, undisturbed: version 2, every text as sent.
-            var again = ChatSide(user: alice, peer: "bob")
+            var again = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
             _ = try await again.fetch(client, fromStart: true, recorder: &quiet)
             let version = try await again.rekey(client, peerKey: bob.publicKey, recorder: &quiet).orThrow()
             #expect(version == 2)
-            var after = ChatSide(user: alice, peer: "bob")
+            var after = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
             let texts = try await after.fetch(client, fromStart: true, recorder: &quiet)
             #expect(after.key?.version == 2 && texts.map(\.text) == sent)
             await client.connection.close()

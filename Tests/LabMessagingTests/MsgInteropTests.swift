@@ -3,7 +3,9 @@ import Foundation
 import GRDB
 import LabCore
 import LabMessaging
+import LabSwiftCrypto
 import LabNIO
+import LabOpenSSL
 import LabTesting
 import LabWire
 import Testing
@@ -257,6 +259,9 @@ struct MsgInteropTests {
         arguments: MsgHPKE.allCases
     )
     func chatsInteroperateBothWays(hpke: MsgHPKE) async throws {
+        // The lab's side makes and reads its messages on swift-crypto, or, with X-Wing, on
+        // OpenSSL: both must meet Python's AES-GCM.
+        let provider: any CryptoProvider = hpke == .x25519 ? SwiftCryptoProvider() : try OpenSSLProvider()
         let served = try await Served.start(["--hpke", hpke.rawValue])
         defer { served.cleanUp() }
         let (prefix, run) = try await Self.converse(against: served)
@@ -305,7 +310,8 @@ struct MsgInteropTests {
                 )
                 let messages = try MessagePacking.unpack(try answer.data(MsgKey.messages))
                 let decrypted = try messages.map {
-                    String(decoding: try MsgCrypto.decrypt($0.ciphertext, key: key, sender: $0.sender), as: UTF8.self)
+                    let text = try MsgCrypto.decrypt($0.ciphertext, key: key, sender: $0.sender, provider: provider)
+                    return String(decoding: text, as: UTF8.self)
                 }
                 #expect(decrypted == texts)
                 #expect(messages.allSatisfy { $0.sender == alice && $0.keyVersion == 2 }, "\(messages)")
@@ -321,7 +327,7 @@ struct MsgInteropTests {
             )
             try await carol.register(client, recorder: &quiet).orThrow()
             try await carol.logIn(client, recorder: &quiet)
-            var side = ChatSide(user: carol, peer: bob)
+            var side = ChatSide(user: carol, peer: bob, provider: provider)
             try await side.open(client, recorder: &quiet).orThrow()
             let note = "hello from the lab's Swift client \(UUID().uuidString)"
             _ = try await side.send(Array(note.utf8), client, recorder: &quiet)

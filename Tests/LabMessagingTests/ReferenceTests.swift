@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import LabCore
 import LabMessaging
+import LabSwiftCrypto
 import LabNIO
 import LabTesting
 import LabWire
@@ -298,12 +299,12 @@ import Testing
         var quiet = NoStepRecorder()
         try await alice.logIn(client, recorder: &quiet)
         try await bob.logIn(client, recorder: &quiet)
-        var side = ChatSide(user: alice, peer: "bob")
+        var side = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
         try await side.open(client, recorder: &quiet).orThrow()
         _ = try await side.send(Array("first".utf8), client, recorder: &quiet)
         #expect(try await side.rekey(client, peerKey: bob.publicKey, recorder: &quiet).get() == 2)
         #expect(try await side.rekey(client, peerKey: bob.publicKey, recorder: &quiet).get() == 3)
-        var reader = ChatSide(user: bob, peer: "alice")
+        var reader = ChatSide(user: bob, peer: "alice", provider: SwiftCryptoProvider())
         let texts = try await reader.fetch(client, fromStart: true, recorder: &quiet)
         #expect(texts.map { String(decoding: $0.text, as: UTF8.self) } == ["first"])
         #expect(reader.key?.version == 3)

@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import LabCore
 import LabMessaging
+import LabSwiftCrypto
 import LabNIO
 import LabTesting
 import Testing
@@ -50,7 +51,10 @@ import Testing
         return rows.map { row in
             let ciphertext = Array(row["ciphertext"] as Data)
             let sender: String = row["username"]
-            return keys.indices.filter { (try? MsgCrypto.decrypt(ciphertext, key: keys[$0], sender: sender)) != nil }
+            let provider = SwiftCryptoProvider()
+            return keys.indices.filter {
+                (try? MsgCrypto.decrypt(ciphertext, key: keys[$0], sender: sender, provider: provider)) != nil
+            }
         }
     }
 
@@ -68,7 +72,7 @@ import Testing
             try await bob.register(client, recorder: &quiet).orThrow()
             try await alice.logIn(client, recorder: &quiet)
             try await bob.logIn(client, recorder: &quiet)
-            var side = ChatSide(user: alice, peer: "bob")
+            var side = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
             try await side.open(client, recorder: &quiet).orThrow()
             let oldKey = try #require(side.key?.key)
             var sent: [Int64: [UInt8]] = [:]
@@ -104,14 +108,14 @@ import Testing
             let second = MessagingClient(connection: try await again.connect(recorder: &quiet))
             try await alice.logIn(second, recorder: &quiet)
             try await bob.logIn(second, recorder: &quiet)
-            var bobSide = ChatSide(user: bob, peer: "alice")
+            var bobSide = ChatSide(user: bob, peer: "alice", provider: SwiftCryptoProvider())
             let history = try await bobSide.fetch(second, recorder: &quiet)
             #expect(history.count == Self.history)
             #expect(history.allSatisfy { sent[$0.id] == $0.text })
             #expect(bobSide.key?.version == 1)
 
             // A rekey that completes moves every message to the new key, and only to it.
-            var aliceSide = ChatSide(user: alice, peer: "bob")
+            var aliceSide = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
             _ = try await aliceSide.fetch(second, recorder: &quiet)
             let third = SymmetricKey(size: .bits256)
             #expect(try await aliceSide.rekey(second, peerKey: bob.publicKey, newKey: third, recorder: &quiet).get() == 2)

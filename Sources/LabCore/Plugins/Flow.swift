@@ -20,7 +20,8 @@ public protocol Flow: Sendable {
 
     /// Problems with an entry that decoding alone cannot see (a suite the provider cannot do, …).
     ///
-    /// Each is a path relative to the entry (`suite`, `options.rsaBits`) and a message.
+    /// Each is a path relative to the entry (`suite`, `options.rsaBits`), or one from the
+    /// scenario's root for a setting outside the entry (`$.server.provider`), and a message.
     static func check(_ setup: FlowSetup, options: Options) -> [(path: String, message: String)]
 
     /// Makes the flow's server side; set-up steps (e.g. `keygen.server`) go to `recorder`.
