@@ -28,6 +28,12 @@ import Testing
         #expect(bad.status == 1)
         #expect(bad.errors.contains("has 6 problems"))
         #expect(bad.errors.contains(#"$.clients.count: expected an integer from 1 to 100000, found "16""#))
+        // --set as lab run takes it: the changed scenario is checked, a bad change blamed on --set.
+        let set = try await Self.lab(["validate", "Scenarios/quickstart.json", "--set", "clients.count=0"])
+        #expect(set.status == 1, "\(set.output)")
+        #expect(set.errors.contains("$.clients.count") && set.errors.contains("--set"), "\(set.errors)")
+        let fixed = try await Self.lab(["validate", "Tests/Scenarios/broken/wrong-types.json", "--set", "clients.count=16"])
+        #expect(fixed.errors.contains("has 5 problems") && !fixed.errors.contains("$.clients.count"), "\(fixed.errors)")
     }
 
     @Test("A usage error exits 1, as documented, and names the values an option takes")

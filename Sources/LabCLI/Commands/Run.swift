@@ -78,15 +78,7 @@ struct Run: AsyncParsableCommand {
     )
     var startAt: StartTime?
 
-    @Option(
-        name: .customLong("set"),
-        help: ArgumentHelp(
-            "Change the scenario before it is read (repeatable): a JSON path and a JSON value, e.g. --set load.iterations=100 --set 'flows[0].suite=x25519'; null removes a key or an element.",
-            valueName: "PATH=VALUE"
-        ),
-        transform: ScenarioOverride.argument
-    )
-    var overrides: [ScenarioOverride] = []
+    @OptionGroup var changes: ScenarioChanges
 
     @Option(
         name: .customLong("format"),
@@ -171,7 +163,7 @@ struct Run: AsyncParsableCommand {
 
     /// The scenario's plan, with the options that need it checked against it.
     private func plan(_ catalog: PluginCatalog) throws -> Plan {
-        var plan = try catalog.plan(file: self.file, overrides: self.overrides)
+        var plan = try catalog.plan(file: self.file, overrides: self.changes.overrides)
         let clients = plan.scenario.clients.count
         if let shard = self.shard {
             guard shard.count <= clients else {

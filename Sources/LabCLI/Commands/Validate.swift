@@ -13,20 +13,36 @@ struct Validate: AsyncParsableCommand {
     @Argument(help: "Scenario files.")
     var files: [String]
 
+    @OptionGroup var changes: ScenarioChanges
+
     func run() async throws {
         var failed = false
         for file in self.files {
-            switch ScenarioValidator.validate(file: file, plugins: LabCLI.catalog.plugins) {
-            case .success(let plan):
+            do {
+                let plan = try LabCLI.catalog.plan(file: file, overrides: self.changes.overrides)
                 print(
                     "\(file): ok (\(plan.scenario.name): \(plan.flows.count) flow\(plan.flows.count == 1 ? "" : "s"), \(plan.thresholds.count) threshold\(plan.thresholds.count == 1 ? "" : "s"))"
                 )
-            case .failure(let errors):
+            } catch let error as LabError {
                 failed = true
                 var standardError = StandardError()
-                print(errors.description, to: &standardError)
+                print(error.message, to: &standardError)
             }
         }
         if failed { throw LabError.Code.invalidScenario.exitCode }
     }
+}
+
+/// `--set PATH=VALUE`: changes to a scenario before it is read, the same for `lab run` and
+/// `lab validate`.
+struct ScenarioChanges: ParsableArguments {
+    @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp(
+            "Change the scenario before it is read (repeatable): a JSON path and a JSON value, e.g. --set load.iterations=100 --set 'flows[0].suite=x25519'; null removes a key or an element.",
+            valueName: "PATH=VALUE"
+        ),
+        transform: ScenarioOverride.argument
+    )
+    var overrides: [ScenarioOverride] = []
 }
