@@ -75,23 +75,16 @@ public protocol StepRecorder {
     /// as they cross the transport (whole frames, length headers included; for `handshake`,
     /// the TLS records). Called by connections, not by flows. Recorders that only time ignore it.
     mutating func transferred(_ step: Step, sent: Int, received: Int)
-    /// Whether `workToAdd(to:)` may return more than 0: only a recorder that slows steps on
-    /// purpose (the runner's under `lab run --test-slowdown`) says yes.
-    var addsWork: Bool { get }
     /// Whether `measure` reads the thread's CPU time and preemption around each step
     /// (`ThreadUsage`: about 1.5 µs of system calls, before and after the timed region, so
     /// outside the step's own time but inside the exchange's). Off unless a run asks for it
     /// (`report.stepUsage`): on, in-process x25519 ran at 78–83% of its primitive bound.
     var readsUsage: Bool { get }
-    /// Test-only: the rounds of `AddedWork.spin` that `measure` runs inside `step`'s timed
-    /// (and counted) region, right after the step's own work, so that the added work is
-    /// timed and counted, and suffers the machine's noise, exactly like the step's. Asked
-    /// before the region opens, so that deciding costs the step nothing.
-    mutating func workToAdd(to step: Step) -> Int
-    /// Test-only: how long the work `workToAdd(to:)` asked for took, inside the sample of
-    /// `step` that `record` gets next. Told before that `record`, so that a recorder can size
-    /// the work by what it really costs now, not by what it cost once.
-    mutating func addedWork(to step: Step, took nanoseconds: UInt64)
+    /// Runs `body` and records its duration under `step` if it returns normally. The default
+    /// takes `StepSampling.sample` and records it; a recorder may wrap that, as the runner's
+    /// does to make a step slower on purpose (`lab run --test-slowdown`, for the tests of
+    /// `lab compare` and the gate), without the protocol knowing.
+    mutating func measure<T>(_ step: Step, _ body: () throws -> T) rethrows -> T
 }
 
 extension StepRecorder {
@@ -109,21 +102,17 @@ extension StepRecorder {
     @inlinable
     public mutating func transferred(_ step: Step, sent: Int, received: Int) {}
 
-    /// No added work.
-    @inlinable
-    public var addsWork: Bool { false }
-
     /// No usage reads.
     @inlinable
     public var readsUsage: Bool { false }
 
-    /// None.
+    /// One sample of `body` (`StepSampling.sample`), recorded under `step`.
     @inlinable
-    public mutating func workToAdd(to step: Step) -> Int { 0 }
-
-    /// Nothing to learn.
-    @inlinable
-    public mutating func addedWork(to step: Step, took nanoseconds: UInt64) {}
+    public mutating func measure<T>(_ step: Step, _ body: () throws -> T) rethrows -> T {
+        let (result, sample, _) = try StepSampling.sample(readsUsage: self.readsUsage, body)
+        self.record(step, sample: sample)
+        return result
+    }
 
     /// Adds one to the count of `outcome`.
     @inlinable
@@ -223,18 +212,23 @@ public enum Stopwatch {
     }
 }
 
-extension StepRecorder {
-    /// Runs `body` and records its duration under `step` if it returns normally (with any
-    /// work the recorder adds to the step: `workToAdd(to:)`), with the
-    /// thread's CPU time over it and whether the thread was preempted meanwhile (when the
-    /// recorder `readsUsage`), and in a counted run the work callgrind counted (`WorkCounter`).
+/// One measurement of a step, which `StepRecorder.measure` records.
+public enum StepSampling {
+    /// Runs `body`, then `added` rounds of `AddedWork.spin` (test-only: 0 unless a recorder
+    /// slows the step on purpose), and returns its result and its sample: the wall time of
+    /// both, with the thread's CPU time over it and whether the thread was preempted
+    /// meanwhile (`readsUsage`), and in a counted run the work callgrind counted
+    /// (`WorkCounter`); and how long the added rounds took, so that a recorder can size the
+    /// next amount by what a round really costs now.
     ///
     /// The readings bracket the timed region from outside, so they add nothing to its time;
     /// the counters' bracket holds the timed region and nothing else of the step's.
     @inlinable
-    public mutating func measure<T>(_ step: Step, _ body: () throws -> T) rethrows -> T {
-        let added = self.addsWork ? self.workToAdd(to: step) : 0
-        let reads = self.readsUsage
+    public static func sample<T>(
+        readsUsage reads: Bool,
+        adding added: Int = 0,
+        _ body: () throws -> T
+    ) rethrows -> (result: T, sample: StepSample, added: UInt64) {
         let usage = reads ? ThreadUsage.now() : nil
         let counted = WorkCounter.isActive ? WorkCounter.read() : nil
         let start = Stopwatch.now()
@@ -255,8 +249,6 @@ extension StepRecorder {
             sample.instructions = countedAfter.instructions &- counted.instructions
             sample.allocations = countedAfter.allocations &- counted.allocations
         }
-        if added > 0 { self.addedWork(to: step, took: end &- addedStart) }
-        self.record(step, sample: sample)
-        return result
+        return (result, sample, added > 0 ? end &- addedStart : 0)
     }
 }

@@ -280,13 +280,28 @@ package struct IterationSteps: StepRecorder {
         self.readsUsage = readsUsage
     }
 
-    package var addsWork: Bool { self.slowdown != nil }
+    /// One sample of `body`, recorded under `step`; in a run with `--test-slowdown`, a slowed
+    /// step also runs the rounds of added work its slowdown asks for, inside its timed (and
+    /// counted) region, right after its own work, so that the added work is timed and
+    /// counted, and meets the machine's noise, exactly as the step's does.
+    package mutating func measure<T>(_ step: Step, _ body: () throws -> T) rethrows -> T {
+        let rounds = self.slowdown == nil ? 0 : self.workToAdd(to: step)
+        let (result, sample, added) = try StepSampling.sample(readsUsage: self.readsUsage, adding: rounds, body)
+        if rounds > 0 { self.addedWork(to: step, took: added) }
+        self.record(step, sample: sample)
+        return result
+    }
 
+    /// Test-only: the rounds of `AddedWork.spin` to add to `step`'s next part; asked before
+    /// its timed region opens, so that deciding costs the step nothing.
     package mutating func workToAdd(to step: Step) -> Int {
         guard let slowdown = self.slowdown, let slot = slowdown.slot(of: step) else { return 0 }
         return slowdown.rounds(group: self.group, step, part: self.parts[slot])
     }
 
+    /// Test-only: how long the rounds `workToAdd(to:)` asked for took, inside the sample of
+    /// `step` that `record` gets next; told before that `record`, so that the slowdown sizes
+    /// the work by what it really costs now, not by what it cost once.
     package mutating func addedWork(to step: Step, took nanoseconds: UInt64) {
         guard let slowdown = self.slowdown, let slot = slowdown.slot(of: step) else { return }
         slowdown.added(group: self.group, step, part: self.parts[slot], took: nanoseconds)
