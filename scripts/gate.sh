@@ -4,8 +4,8 @@
 # against the committed baseline runs in Benchmarks/gate/ (`lab check`).
 #
 #   bash scripts/gate.sh check                one counted run against the baseline: exit 2 on a regression
-#   bash scripts/gate.sh record [RUNS]        record a new baseline: RUNS counted runs (default 8),
-#                                             run i with its heap shifted (--layout i-1)
+#   bash scripts/gate.sh record [RUNS]        record a new baseline: RUNS counted runs (default 16),
+#                                             run i with its heap and stack shifted (--layout i-1)
 #   bash scripts/gate.sh check -- ARGS...     extra `lab run` arguments (tests: --test-slowdown decode=3%)
 #
 # It counts the release build, the one users run (`bash scripts/build-release.sh`, as the
@@ -24,7 +24,7 @@ scenario=Scenarios/ci-gate.json
 baseline=Benchmarks/gate
 command=${1:-}
 [ $# -gt 0 ] && shift
-runs=8
+runs=16
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -68,8 +68,8 @@ case "$command" in
         build_lab
         work=$(mktemp -d)
         trap 'rm -rf "$work"' EXIT
-        # One run at a time, as `check` runs (a process per flow, side by side), each at a
-        # heap layout of its own. Where buffers fall moves some steps' counts (x25519's
+        # One run at a time, as `check` runs (a process per flow, side by side), each with its
+        # heap and stack shifted. Where buffers fall moves some steps' counts (x25519's
         # AES-GCM by up to 1.1%), and so does the order the process's threads happen to
         # allocate in (an exchange, which awaits and moves between threads, by 0.44% in
         # about one process in three): another build, or another process, lands elsewhere.

@@ -154,7 +154,11 @@ enum CountedRun {
         #if LAB_GATE_PROBE
         if let probe = getenv(GateProbe.variable) { environment[GateProbe.variable] = String(cString: probe) }
         #endif
-        environment = StackPadding.padded(environment, arguments: [lab.path] + arguments)
+        environment = StackPadding.padded(
+            environment,
+            arguments: [lab.path] + arguments,
+            offset: HeapShift.stackOffset(layout)
+        )
         let process = try Self.start(
             valgrind.path,
             [
@@ -221,18 +225,26 @@ enum CountedRun {
     }
 }
 
-/// Shifts a counted process's heap before its run (`lab run --counted --layout N`).
+/// Shifts a counted process's heap before its run (`lab run --counted --layout N`; its
+/// stack moves too, by `stackOffset(N)`, through `StackPadding`'s offset).
 ///
 /// Where a step's buffers fall moves its count without any change to its code: `memcpy` and
-/// the vector code of AES-GCM take other paths for other alignments. One build counts the
-/// same in every run, but another build (any change elsewhere that allocates otherwise) or a
-/// rare difference in the order the runtime's threads allocate puts the buffers elsewhere.
+/// the vector code of AES-GCM take other paths for other alignments. One build counts alike
+/// in most runs, but another build (other frame sizes on the stack, other allocations on the
+/// heap) or the order the runtime's threads happen to allocate in puts the buffers elsewhere.
 /// A baseline recorded over several layouts carries that in each step's spread between
 /// processes, so `lab check` allows a step what its buffers' placement alone can move it.
 enum HeapShift {
     /// Bytes per unit of `--layout`: glibc's allocation granule.
     static let unit = 16
     nonisolated(unsafe) private static var held: UnsafeMutableRawPointer?
+
+    /// How far `layout` moves the stack: 16 · (5 · layout mod 256) bytes, so that layouts
+    /// 0–15 pair each of 16 heap offsets with a different one of 16 stack offsets, not the
+    /// same one.
+    static func stackOffset(_ layout: Int) -> Int {
+        (layout % 256 * 5 % 256) * Self.unit
+    }
 
     /// Takes `layout × unit` bytes from the heap, for the process's lifetime.
     static func apply(_ layout: Int) {

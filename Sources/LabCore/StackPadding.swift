@@ -25,12 +25,14 @@ public enum StackPadding {
     }
 
     /// `environment` with `variable` set (replaced if it was there) to the run of `x`s that
-    /// makes `size(arguments:environment:)` a multiple of `alignment`.
-    public static func padded(_ environment: [String: String], arguments: [String]) -> [String: String] {
+    /// makes `size(arguments:environment:)` a multiple of `alignment`, plus `offset` bytes
+    /// (0 to `alignment` − 1: `lab run --counted --layout N` moves the stack by 16·N).
+    public static func padded(_ environment: [String: String], arguments: [String], offset: Int = 0) -> [String: String] {
         var environment = environment
         environment[Self.variable] = ""
         let unpadded = Self.size(arguments: arguments, environment: environment)
-        environment[Self.variable] = String(repeating: "x", count: (Self.alignment - unpadded % Self.alignment) % Self.alignment)
+        let count = ((offset - unpadded) % Self.alignment + Self.alignment) % Self.alignment
+        environment[Self.variable] = String(repeating: "x", count: count)
         return environment
     }
 }

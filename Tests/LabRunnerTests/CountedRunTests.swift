@@ -42,11 +42,11 @@ import Testing
         #expect(refused.errors.contains("--counted counts one client's work, alone: clients.count must be 1"))
     }
 
-    @Test("lab run --layout shifts a counted run's heap only: without --counted, or out of range, it is refused")
+    @Test("lab run --layout shifts a counted run's heap and stack only: without --counted, or out of range, it is refused")
     func layoutNeedsCounted() async throws {
         let alone = try await CLITests.lab(["run", "Scenarios/ci-gate.json", "--layout", "2", "--quiet", "--out", "/dev/null/x"])
         #expect(alone.status == 1)
-        #expect(alone.errors.contains("--layout shifts the heap of a counted run's processes: it needs --counted"), "\(alone.errors)")
+        #expect(alone.errors.contains("--layout shifts the heap and stack of a counted run's processes: it needs --counted"), "\(alone.errors)")
         let far = try await CLITests.lab(["run", "Scenarios/ci-gate.json", "--counted", "--layout", "5000", "--quiet", "--out", "/dev/null/x"])
         #expect(far.status == 1)
         #expect(far.errors.contains("--layout takes 0 to 4096, not 5000"), "\(far.errors)")

@@ -47,7 +47,7 @@ struct Run: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "With --counted: shift each counted process's heap by N × 16 bytes before the run. `scripts/gate.sh record` records its baseline runs at layouts 0, 1, 2… so that each step's allowance covers what the placement of its buffers alone moves.",
+            "With --counted: shift each counted process's heap by N × 16 bytes, and its stack by 16 × (5N mod 256), before the run. `scripts/gate.sh record` records its baseline runs at layouts 0 to 15 so that each step's allowance covers what the placement of its buffers alone moves.",
             valueName: "N"
         )
     )
@@ -110,7 +110,7 @@ struct Run: AsyncParsableCommand {
             throw ValidationError("--tag \(repeated)= is given twice")
         }
         guard self.layout == 0 || self.counted else {
-            throw ValidationError("--layout shifts the heap of a counted run's processes: it needs --counted")
+            throw ValidationError("--layout shifts the heap and stack of a counted run's processes: it needs --counted")
         }
         guard (0...4_096).contains(self.layout) else {
             throw ValidationError("--layout takes 0 to 4096, not \(self.layout)")
