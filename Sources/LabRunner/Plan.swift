@@ -6,20 +6,20 @@ public import LabScenario
 /// A flow entry ready to build: its label, type and checked options.
 public struct PlannedFlow: Sendable {
     /// Index in `"flows"`.
-    public var index: Int
+    public package(set) var index: Int
     /// The entry as written.
-    public var entry: FlowEntry
+    public package(set) var entry: FlowEntry
     /// The label reports and thresholds use.
-    public var label: String
+    public package(set) var label: String
     /// The flow plugin's name.
-    public var kind: String
+    public package(set) var kind: String
     /// The steps the flow records.
-    public var steps: [Step]
+    public package(set) var steps: [Step]
     /// The outcomes the flow counts, nil when it does not say (`Flow.outcomes`).
-    public var outcomes: [String]? = nil
+    public package(set) var outcomes: [String]? = nil
     /// The plugins and settings it is built from: what `build` hands the flow, so a change
     /// here (a test's provider) is the one the run uses.
-    public var setup: FlowSetup
+    public package(set) var setup: FlowSetup
     /// Builds the flow from a set-up, with its checked options, recording set-up steps.
     let make: @Sendable (FlowSetup, inout StepTimings) throws -> any Flow
 
@@ -33,36 +33,89 @@ public struct PlannedFlow: Sendable {
 }
 
 /// A scenario that passed every check, with its plugins resolved: what `Runner` runs.
+///
+/// Built once: validation makes it from the scenario (`ScenarioValidator`), and `with(_:)`
+/// adds a run's options (`RunOptions`); code outside the lab's package reads it and cannot
+/// change it.
 public struct Plan: Sendable {
     /// The scenario.
-    public var scenario: Scenario
+    public package(set) var scenario: Scenario
     /// The file's text.
-    public var text: String
+    public package(set) var text: String
     /// The file's path, if it came from one.
-    public var file: String?
+    public package(set) var file: String?
     /// The flows, in file order.
-    public var flows: [PlannedFlow]
+    public package(set) var flows: [PlannedFlow]
     /// The parsed thresholds, sorted by metric.
-    public var thresholds: [Threshold]
+    public package(set) var thresholds: [Threshold]
     /// The loaded providers.
-    public var providers: [any CryptoProvider]
+    public package(set) var providers: [any CryptoProvider]
     /// The plugins.
-    public var plugins: Plugins
+    public package(set) var plugins: Plugins
     /// The transport's settings, with the TLS files' paths resolved.
-    public var transportOptions: TransportOptions
+    public package(set) var transportOptions: TransportOptions
     /// Where the run keeps its files, e.g. the messaging service's default database (`lab
     /// run` sets the report folder); nil: a fresh temporary folder.
-    public var dataDirectory: String?
+    public package(set) var dataDirectory: String?
     /// The slice of the client population to run (`lab run --shard K/N`); nil: every client.
-    public var shard: Shard?
+    public package(set) var shard: Shard?
     /// When the clients begin, on the wall clock (`lab run --start-at`): the run makes its keys,
     /// connects and prepares, then holds until then, so that shards on several machines start
     /// together. Nil: at once.
-    public var startAt: Date?
+    public package(set) var startAt: Date?
     /// Test-only: steps made slower by real work inside their timed region, as a fraction of
     /// their own time (0.25 = 25% slower; see `StepSlowdown`), so comparisons and checks can
     /// be shown to find a real slowdown. Empty in every normal run.
-    public var slowdowns: [Step: Double] = [:]
+    public package(set) var slowdowns: [Step: Double] = [:]
+}
+
+/// What a run adds to a validated plan, from its command line rather than its scenario.
+public struct RunOptions: Sendable {
+    /// Where the run keeps its files (the report folder); nil: a fresh temporary folder.
+    public var dataDirectory: String?
+    /// The slice of the clients to run (`--shard K/N`); nil: every client.
+    public var shard: Shard?
+    /// When the clients begin (`--start-at`); nil: at once.
+    public var startAt: Date?
+    /// Report formats beside the scenario's (`--format`), each added once.
+    public var formats: [String]
+    /// Test-only: steps made slower on purpose (`--test-slowdown`).
+    public var slowdowns: [Step: Double]
+
+    /// Options; none by default.
+    public init(
+        dataDirectory: String? = nil,
+        shard: Shard? = nil,
+        startAt: Date? = nil,
+        formats: [String] = [],
+        slowdowns: [Step: Double] = [:]
+    ) {
+        self.dataDirectory = dataDirectory
+        self.shard = shard
+        self.startAt = startAt
+        self.formats = formats
+        self.slowdowns = slowdowns
+    }
+}
+
+extension Plan {
+    /// This plan with a run's options. Throws `.invalidScenario` for a shard of more slices
+    /// than the scenario has clients.
+    public func with(_ options: RunOptions) throws -> Plan {
+        var plan = self
+        if let shard = options.shard, shard.count > self.scenario.clients.count {
+            throw LabError(
+                .invalidScenario,
+                "--shard \(shard): \(self.scenario.clients.count) clients cannot make \(shard.count) slices"
+            )
+        }
+        plan.dataDirectory = options.dataDirectory
+        plan.shard = options.shard
+        plan.startAt = options.startAt
+        plan.scenario.report.formats += options.formats.filter { !self.scenario.report.formats.contains($0) }
+        plan.slowdowns = options.slowdowns
+        return plan
+    }
 }
 
 /// One of N equal slices of a scenario's clients: `lab run --shard K/N`.

@@ -128,23 +128,29 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let catalog = LabCLI.catalog
-            var plan = try self.plan(catalog)
+            let validated = try self.validatedPlan(catalog)
             // A process of a counted run, under callgrind: one flow, its results to the folder
             // the lab that started it reads them from.
             let alone = WorkCounter.isActive ? CountedRun.Child.current : nil
-            if let alone {
-                HeapShift.apply(alone.layout)
-                plan = plan.countedAlone(flow: alone.flow)
-            }
+            if let alone { HeapShift.apply(alone.layout) }
             // The report folder is known before the run: the messaging service's database lives there.
             let directory =
                 alone.map { URL(fileURLWithPath: $0.directory) }
                 ?? self.out.map { URL(fileURLWithPath: $0) }
-                ?? Self.defaultDirectory(for: plan.scenario, at: Date()).appendingPathComponent(
-                    plan.shard.map { "shard-\($0.index)-of-\($0.count)" } ?? "",
+                ?? Self.defaultDirectory(for: validated.scenario, at: Date()).appendingPathComponent(
+                    self.shard.map { "shard-\($0.index)-of-\($0.count)" } ?? "",
                     isDirectory: true
                 )
-            plan.dataDirectory = directory.path
+            var plan = try validated.with(
+                RunOptions(
+                    dataDirectory: directory.path,
+                    shard: self.shard,
+                    startAt: self.startAt?.date,
+                    formats: self.formats,
+                    slowdowns: Dictionary(self.testSlowdown.map { ($0.step, $0.fraction) }, uniquingKeysWith: { _, last in last })
+                )
+            )
+            if let alone { plan = plan.countedAlone(flow: alone.flow) }
             var result = try await self.measure(plan)
             self.describeProvenance(of: &result, shard: plan.shard != nil)
             if alone != nil {
@@ -162,14 +168,11 @@ struct Run: AsyncParsableCommand {
     }
 
     /// The scenario's plan, with the options that need it checked against it.
-    private func plan(_ catalog: PluginCatalog) throws -> Plan {
-        var plan = try catalog.plan(file: self.file, overrides: self.changes.overrides)
+    private func validatedPlan(_ catalog: PluginCatalog) throws -> Plan {
+        let plan = try catalog.plan(file: self.file, overrides: self.changes.overrides)
         let clients = plan.scenario.clients.count
-        if let shard = self.shard {
-            guard shard.count <= clients else {
-                throw ValidationError("--shard \(shard): \(clients) clients cannot make \(shard.count) slices")
-            }
-            plan.shard = shard
+        if let shard = self.shard, shard.count > clients {
+            throw ValidationError("--shard \(shard): \(clients) clients cannot make \(shard.count) slices")
         }
         guard !self.counted || clients == 1 else {
             throw ValidationError(
@@ -178,12 +181,6 @@ struct Run: AsyncParsableCommand {
         }
         // Every name is checked before the run: an unknown one must not cost a run's time.
         for name in self.formats { _ = try catalog.reporters.make(name) }
-        plan.scenario.report.formats += self.formats.filter { !plan.scenario.report.formats.contains($0) }
-        plan.startAt = self.startAt?.date
-        plan.slowdowns = Dictionary(
-            self.testSlowdown.map { ($0.step, $0.fraction) },
-            uniquingKeysWith: { _, last in last }
-        )
         return plan
     }
 
