@@ -67,6 +67,8 @@ public struct Plan: Sendable {
     /// their own time (0.25 = 25% slower; see `StepSlowdown`), so comparisons and checks can
     /// be shown to find a real slowdown. Empty in every normal run.
     public package(set) var slowdowns: [Step: Double] = [:]
+    /// What the results say of the run (`RunOptions.provenance`).
+    public package(set) var provenance = RunProvenance()
 }
 
 /// What a run adds to a validated plan, from its command line rather than its scenario.
@@ -81,6 +83,9 @@ public struct RunOptions: Sendable {
     public var formats: [String]
     /// Test-only: steps made slower on purpose (`--test-slowdown`).
     public var slowdowns: [Step: Double]
+    /// What the results say of the run: its id (`--run-id`; nil: a new one, or none for a
+    /// shard), the user's labels (`--tag`) and the lab that ran it.
+    public var provenance: RunProvenance
 
     /// Options; none by default.
     public init(
@@ -88,13 +93,33 @@ public struct RunOptions: Sendable {
         shard: Shard? = nil,
         startAt: Date? = nil,
         formats: [String] = [],
-        slowdowns: [Step: Double] = [:]
+        slowdowns: [Step: Double] = [:],
+        provenance: RunProvenance = RunProvenance()
     ) {
         self.dataDirectory = dataDirectory
         self.shard = shard
         self.startAt = startAt
         self.formats = formats
         self.slowdowns = slowdowns
+        self.provenance = provenance
+    }
+}
+
+/// What a run's results say of where they came from, beside the machine and the build.
+public struct RunProvenance: Sendable {
+    /// The run's id; nil: a new one, or none for a shard (`lab merge` refuses shards of
+    /// different runs, so shards are given one).
+    public var runId: String?
+    /// The user's labels.
+    public var tags: [String: String]
+    /// The lab that ran it.
+    public var lab: LabInfo?
+
+    /// Provenance.
+    public init(runId: String? = nil, tags: [String: String] = [:], lab: LabInfo? = nil) {
+        self.runId = runId
+        self.tags = tags
+        self.lab = lab
     }
 }
 
@@ -114,7 +139,22 @@ extension Plan {
         plan.startAt = options.startAt
         plan.scenario.report.formats += options.formats.filter { !self.scenario.report.formats.contains($0) }
         plan.slowdowns = options.slowdowns
+        plan.provenance = options.provenance
         return plan
+    }
+
+    /// `result`, a run of this plan, made whole: the run's provenance, and its thresholds
+    /// judged. The one place a run's thresholds are judged (a merge of shards judges the
+    /// whole, `lab merge`): not for a shard, whose counts and rates cannot hold on one slice
+    /// of the clients, nor for one flow of a counted run, whose plan has no thresholds.
+    public func finish(_ result: RunResult) -> RunResult {
+        var result = result
+        result.metadata.scenarioFile = self.file
+        result.metadata.lab = self.provenance.lab
+        result.metadata.runId = self.provenance.runId ?? (self.shard == nil ? UUID().uuidString.lowercased() : nil)
+        result.metadata.tags = self.provenance.tags.isEmpty ? nil : self.provenance.tags
+        result.thresholds = self.shard == nil ? Threshold.outcomes(self.thresholds, of: result) : []
+        return result
     }
 }
 

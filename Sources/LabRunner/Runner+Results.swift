@@ -123,10 +123,7 @@ extension Runner {
         result.metadata.measuredFrom = measuredFrom
         if WorkCounter.isActive { result.metadata.counter = WorkCounter.counterName }
         result.metadata.interruptsCounted = ThreadUsage.countsInterrupts
-        // A shard is judged with the others, on the merge (`lab merge`): a count or a rate
-        // cannot hold on one slice of the clients.
-        result.thresholds = self.plan.shard == nil ? Threshold.outcomes(self.plan.thresholds, of: result) : []
-        return result
+        return self.plan.finish(result)
     }
 
     /// Each flow's group: its set-up steps, its measured steps from every stripe, and each

@@ -147,12 +147,16 @@ struct Run: AsyncParsableCommand {
                     shard: self.shard,
                     startAt: self.startAt?.date,
                     formats: self.formats,
-                    slowdowns: Dictionary(self.testSlowdown.map { ($0.step, $0.fraction) }, uniquingKeysWith: { _, last in last })
+                    slowdowns: Dictionary(self.testSlowdown.map { ($0.step, $0.fraction) }, uniquingKeysWith: { _, last in last }),
+                    provenance: RunProvenance(
+                        runId: self.runId,
+                        tags: Dictionary(self.tags.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last }),
+                        lab: LabInfo.current
+                    )
                 )
             )
             if let alone { plan = plan.countedAlone(flow: alone.flow) }
-            var result = try await self.measure(plan)
-            self.describeProvenance(of: &result, shard: plan.shard != nil)
+            let result = try await self.measure(plan)
             if alone != nil {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 try ResultsDocument(result).encoded().write(to: directory.appendingPathComponent("results.json"))
@@ -184,18 +188,6 @@ struct Run: AsyncParsableCommand {
         return plan
     }
 
-    /// Which lab made the run, its id and the user's tags.
-    private func describeProvenance(of result: inout RunResult, shard: Bool) {
-        result.metadata.lab = LabInfo.current
-        result.metadata.runId = self.runId ?? (shard ? nil : UUID().uuidString.lowercased())
-        if !self.tags.isEmpty {
-            result.metadata.tags = Dictionary(
-                self.tags.map { ($0.key, $0.value) },
-                uniquingKeysWith: { _, last in last }
-            )
-        }
-    }
-
     /// Runs `plan` here, or, for `--counted`, each flow under callgrind in a process of its own.
     private func measure(_ plan: Plan) async throws -> RunResult {
         guard self.counted && !WorkCounter.isActive else { return try await self.runHere(plan) }
@@ -208,15 +200,13 @@ struct Run: AsyncParsableCommand {
             ),
             command: CommandLine.arguments.joined(separator: " ")
         )
-        result.metadata.scenarioFile = plan.file
         result.metadata.heapLayout = self.layout == 0 ? nil : self.layout
         if plan.flows.count > 1 {
             result.metadata.load =
                 Runner.describe(plan.scenario.load)
                 + "; each flow counted alone, in a process of its own, with its share by weight"
         }
-        result.thresholds = Threshold.outcomes(plan.thresholds, of: result)
-        return result
+        return plan.finish(result)
     }
 
     private static func printSummary(_ result: RunResult, plan: Plan, written: [URL], in directory: URL) {
