@@ -82,9 +82,12 @@ import Testing
         // Each knee as a share of the capacity measured just before its run: the machine's own
         // speed may change between the runs (another process's load), the knee's place may not.
         var knees: [Double] = []
-        // How finely a knee is placed: one stage's step (10%), and one exchange in a stage
-        // (the least change of what a stage served), the larger of the two runs'.
-        var resolution = 0.1
+        // How finely each run places its knee, as a share of what it served: one stage's step
+        // at the knee (10% of the knee), and one exchange in a stage (the least change of what
+        // a stage served). Each run calibrates its own stages, so the two grids differ and
+        // each knee is within its own run's resolution of the true one: the two may differ
+        // by the sum of both.
+        var resolutions: [Double] = []
         for attempt in 1...2 {
             let plan = Plan(capacity: try await Self.capacity(address: "\(address)", folder: folder, attempt: attempt))
             try Self.scenario(address: "\(address)", plan: plan).write(to: file, atomically: true, encoding: .utf8)
@@ -110,7 +113,7 @@ import Testing
             let served = capacity.points.map(\.throughput).max() ?? 0
             #expect(knee.rate >= 0.5 * served && knee.rate <= 1.3 * served, "\(knee.rate) against \(served)/s served (\(plan))")
             knees.append(knee.rate / served)
-            resolution = max(resolution, 0.1 + 1 / (Double(plan.stageSeconds) * served))
+            resolutions.append(0.1 * knee.rate / served + 1 / (Double(plan.stageSeconds) * served))
 
             let chart = try String(
                 contentsOf: out.appendingPathComponent(MarkdownReporter.capacityChartName),
@@ -128,9 +131,11 @@ import Testing
             #expect(report.contains("**Knee: "), "report.md names the knee")
         }
         let (low, high) = (knees.min() ?? 0, knees.max() ?? 0)
-        // Beside a busy loop on one core, two runs' knees were 13% apart with 10% allowed:
-        // a stage's step plus one exchange (4 s stages at about 5/s: 5%) is what they can tell.
-        #expect(high - low <= resolution * high, "knees at \(knees) × what the server served, \(resolution) apart at most")
+        // Beside a busy loop on one core, two runs' knees were 13% apart with 10% allowed, and
+        // later 0.169 apart with 0.165 allowed (the larger run's step and exchange, taken once:
+        // 2026-11-27); what two runs on their own grids can tell is the sum of both.
+        let allowed = resolutions.reduce(0, +)
+        #expect(high - low <= allowed, "knees at \(knees) × what the server served, \(allowed) apart at most")
     }
 }
 
