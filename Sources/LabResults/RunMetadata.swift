@@ -5,17 +5,17 @@ import LabCore
 /// The machine a run ran on.
 public struct MachineInfo: Sendable, Codable, Equatable {
     /// The host name.
-    public var hostname: String
+    public package(set) var hostname: String
     /// The CPU model, from `/proc/cpuinfo`.
-    public var cpu: String
+    public package(set) var cpu: String
     /// Cores the process may use.
-    public var cores: Int
+    public package(set) var cores: Int
     /// Physical memory in bytes.
-    public var memoryBytes: UInt64
+    public package(set) var memoryBytes: UInt64
     /// The operating system, from `/etc/os-release`.
-    public var os: String
+    public package(set) var os: String
     /// The kernel release.
-    public var kernel: String
+    public package(set) var kernel: String
 
     /// Facts given directly.
     public init(hostname: String, cpu: String, cores: Int, memoryBytes: UInt64, os: String, kernel: String) {
@@ -59,9 +59,9 @@ public struct MachineInfo: Sendable, Codable, Equatable {
 /// A provider as it ran: its name and library version.
 public struct ProviderInfo: Sendable, Codable, Equatable {
     /// The plugin name.
-    public var name: String
+    public package(set) var name: String
     /// The library and version, e.g. `OpenSSL 3.0.17`.
-    public var version: String
+    public package(set) var version: String
 
     /// A provider's facts.
     public init(name: String, version: String) {
@@ -74,13 +74,13 @@ public struct ProviderInfo: Sendable, Codable, Equatable {
 /// toolchain (`LabBuild`, written at build time).
 public struct LabInfo: Sendable, Codable, Equatable {
     /// The lab's version, e.g. `0.1.0`.
-    public var version: String
+    public package(set) var version: String
     /// The git commit built, nil when built outside a git checkout.
-    public var commit: String?
+    public package(set) var commit: String?
     /// Whether tracked files had changes not committed when it was built.
-    public var dirty: Bool?
+    public package(set) var dirty: Bool?
     /// The first line of the compiler's `--version`.
-    public var toolchain: String?
+    public package(set) var toolchain: String?
 
     /// Facts given directly.
     public init(version: String, commit: String? = nil, dirty: Bool? = nil, toolchain: String? = nil) {
@@ -104,61 +104,61 @@ public struct LabInfo: Sendable, Codable, Equatable {
 /// Facts about a run that are not measurements.
 public struct RunMetadata: Sendable, Codable, Equatable {
     /// The scenario's name.
-    public var scenario: String
+    public package(set) var scenario: String
     /// The scenario's description.
-    public var description: String
+    public package(set) var description: String
     /// The scenario file, if the run came from one.
-    public var scenarioFile: String?
+    public package(set) var scenarioFile: String?
     /// When the run started.
-    public var startedAt: Date
+    public package(set) var startedAt: Date
     /// `debug` or `release`.
-    public var build: String
+    public package(set) var build: String
     /// Where it ran.
-    public var machine: MachineInfo
+    public package(set) var machine: MachineInfo
     /// The providers used, with versions.
-    public var providers: [ProviderInfo]
+    public package(set) var providers: [ProviderInfo]
     /// The transport.
-    public var transport: String
+    public package(set) var transport: String
     /// The number of simulated clients.
-    public var clients: Int
+    public package(set) var clients: Int
     /// The load, in words, e.g. `closed, 50 iterations per client (5 warm-up)`.
-    public var load: String
+    public package(set) var load: String
     /// The process's command line.
-    public var command: String
+    public package(set) var command: String
     /// How the server's own steps were obtained, when the server ran elsewhere: from its
     /// `serverStats` answer (then they are the report's `server` groups) or why not.
-    public var serverSide: String?
+    public package(set) var serverSide: String?
     /// The server's machine, when it reported its own steps.
-    public var serverMachine: MachineInfo?
+    public package(set) var serverMachine: MachineInfo?
     /// This run's slice of the client population (`2/4`), or nil for the whole.
-    public var shard: String?
+    public package(set) var shard: String?
     /// The wall-clock start of the measured window (the first measured iteration's start), so
     /// `lab merge` can place shards' windows on one time line.
-    public var measuredFrom: Date?
+    public package(set) var measuredFrom: Date?
     /// What a counted run counted with (`WorkCounter.counterName`), or nil for a run that
     /// only timed.
-    public var counter: String?
+    public package(set) var counter: String?
     /// For a counted run: how far its processes shifted their heaps before the run
     /// (`lab run --counted --layout N`, N × 16 bytes); nil for 0, and for a timed run.
-    public var heapLayout: Int?
+    public package(set) var heapLayout: Int?
     /// Whether the interrupts each timed step took were counted (`ThreadUsage.countsInterrupts`:
     /// the kernel's tracepoints, readable as root), so that a sample that took one is marked
     /// preempted; nil in documents from before they were.
-    public var interruptsCounted: Bool?
+    public package(set) var interruptsCounted: Bool?
     /// The lab that ran it; nil in documents from before labs said.
-    public var lab: LabInfo?
+    public package(set) var lab: LabInfo?
     /// The run's id (`lab run --run-id`, or one made for it): shards of one run share it, and
     /// `lab merge` refuses shards of different runs. Nil in older documents, and for a shard
     /// given none.
-    public var runId: String?
+    public package(set) var runId: String?
     /// The user's labels (`lab run --tag key=value`), e.g. a branch or a pull request.
-    public var tags: [String: String]?
+    public package(set) var tags: [String: String]?
     /// When the clients began (after keys, connections and set-up, and after `--start-at`'s
     /// hold), on the wall clock; for a merge, the earliest shard's.
-    public var clientsStartedAt: Date?
+    public package(set) var clientsStartedAt: Date?
     /// For a merge of shards: how far apart the shards' clients began (latest minus
     /// earliest `clientsStartedAt`), in seconds.
-    public var shardStartSpread: Double?
+    public package(set) var shardStartSpread: Double?
 
     /// Metadata given directly.
     public init(

@@ -5,13 +5,13 @@ public import LabCore
 /// What a report row is about: one flow entry, run with one suite, provider and transport.
 public struct GroupKey: Hashable, Sendable, Codable, Comparable, CustomStringConvertible {
     /// The flow entry's label (its `name`, or the flow's).
-    public var flow: String
+    public package(set) var flow: String
     /// The suite, or `-` for flows without one.
-    public var suite: String
+    public package(set) var suite: String
     /// The provider, or `client→server` when the two sides differ.
-    public var provider: String
+    public package(set) var provider: String
     /// The transport.
-    public var transport: String
+    public package(set) var transport: String
 
     /// A key.
     public init(flow: String, suite: String, provider: String, transport: String) {
@@ -33,35 +33,35 @@ public struct GroupKey: Hashable, Sendable, Codable, Comparable, CustomStringCon
 /// The measurements of one group: a histogram per step, error counts by kind and outcome counts.
 public struct GroupResult: Sendable {
     /// Which group.
-    public var key: GroupKey
+    public package(set) var key: GroupKey
     /// The flow plugin that ran, e.g. `cx`.
-    public var flowKind: String
+    public package(set) var flowKind: String
     /// Whether the suite is insecure (kept for fidelity only); reports say so.
-    public var insecure: Bool
+    public package(set) var insecure: Bool
     /// One histogram of nanoseconds per step.
-    public var steps: [Step: Histogram<UInt64>]
+    public package(set) var steps: [Step: Histogram<UInt64>]
     /// Failed iterations by kind (a `LabError` code, e.g. `signatureInvalid`).
-    public var errors: [String: UInt64]
+    public package(set) var errors: [String: UInt64]
     /// Each error kind's first message, as the failed iteration saw it (the server's reason
     /// included when its answer gave one); empty in documents written before runs kept them.
-    public var errorMessages: [String: String] = [:]
+    public package(set) var errorMessages: [String: String] = [:]
     /// Measured iterations, failed ones included.
-    public var iterations: UInt64
+    public package(set) var iterations: UInt64
     /// Outcome counts by name (`StepRecorder.count`, e.g. `locked`): measured iterations' and set-up's.
-    public var outcomes: [String: UInt64]
+    public package(set) var outcomes: [String: UInt64]
     /// What each step's samples show beside their times (`StepDetail`); empty for groups a
     /// server elsewhere reported and for documents written before runs kept it.
-    public var details: [Step: StepDetail] = [:]
+    public package(set) var details: [Step: StepDetail] = [:]
     /// Bytes on the wire by the step that sent them (`StepTraffic`), over the measured
     /// iterations, failed ones included; empty where nothing was counted (a server's own
     /// report, documents written before runs counted bytes).
-    public var traffic: [Step: StepTraffic] = [:]
+    public package(set) var traffic: [Step: StepTraffic] = [:]
     /// Bytes on the wire during set-up: connections opened before the first iteration (a TLS
     /// `handshake`'s records) and each client's `prepare` (msg/1's `register`).
-    public var setupTraffic: [Step: StepTraffic] = [:]
+    public package(set) var setupTraffic: [Step: StepTraffic] = [:]
     /// For a group made from a matrix (`"matrix"` in a flow entry), its combination's values
     /// by key (`suite`, `options.payloadBytes`), as text; empty otherwise.
-    public var parameters: [String: String] = [:]
+    public package(set) var parameters: [String: String] = [:]
 
     /// A group with no measurements yet.
     public init(
@@ -143,21 +143,21 @@ public struct GroupResult: Sendable {
 /// Whether one threshold held.
 public struct ThresholdOutcome: Sendable, Codable, Equatable {
     /// The metric, as written: `cx.exchange.p99`.
-    public var metric: String
+    public package(set) var metric: String
     /// The condition, as written: `< 50 ms`.
-    public var condition: String
+    public package(set) var condition: String
     /// The measured value, formatted with its unit; `no data` if nothing was measured.
-    public var observed: String
+    public package(set) var observed: String
     /// Whether the condition held.
-    public var passed: Bool
+    public package(set) var passed: Bool
     /// The measured value as a number, in `unit`; nil if nothing was measured (and in
     /// documents from before outcomes carried numbers).
-    public var value: Double?
+    public package(set) var value: Double?
     /// The condition's bound as a number, in `unit`.
-    public var bound: Double?
+    public package(set) var bound: Double?
     /// The unit of `value` and `bound`: `ns` (times), `1/s` (rates), `count`, or `fraction`
     /// (shares: error rates, efficiency; 0.01 is 1%).
-    public var unit: String?
+    public package(set) var unit: String?
 
     /// An outcome.
     public init(
@@ -185,43 +185,43 @@ public struct RunResult: Sendable {
     public static let format = "crypto-lab/results/1"
 
     /// Facts about the run.
-    public var metadata: RunMetadata
+    public package(set) var metadata: RunMetadata
     /// The scenario file's text, as run.
-    public var scenarioText: String
+    public package(set) var scenarioText: String
     /// One entry per group, sorted by key.
-    public var groups: [GroupResult]
+    public package(set) var groups: [GroupResult]
     /// Wall time of the measured part of the run (after warm-up), in nanoseconds; rates divide by it.
-    public var measuredNanoseconds: UInt64
+    public package(set) var measuredNanoseconds: UInt64
     /// Wall time of the whole run, ramp-up and warm-up included.
-    public var totalNanoseconds: UInt64
+    public package(set) var totalNanoseconds: UInt64
     /// Measured iterations planned: clients × iterations, or the open model's due exchanges after warm-up.
-    public var plannedIterations: Int?
+    public package(set) var plannedIterations: Int?
     /// Measured iterations done, failed ones included.
-    public var completedIterations: Int
+    public package(set) var completedIterations: Int
     /// Warm-up iterations done and left out.
-    public var warmupIterations: Int
+    public package(set) var warmupIterations: Int
     /// Whether the deadline stopped the run early.
-    public var stoppedByDeadline: Bool
+    public package(set) var stoppedByDeadline: Bool
     /// Each threshold and whether it held.
-    public var thresholds: [ThresholdOutcome]
+    public package(set) var thresholds: [ThresholdOutcome]
     /// Reference operations timed in the run's process (`Calibration`); nil in results
     /// written before runs calibrated.
-    public var calibration: Calibration? = nil
+    public package(set) var calibration: Calibration? = nil
     /// One entry per round when the load has `rounds` > 1; empty otherwise.
-    public var rounds: [RoundResult] = []
+    public package(set) var rounds: [RoundResult] = []
     /// The heap at the run's moments (`RunMemory`); nil when jemalloc is not the process's
     /// allocator, and in results written before runs measured it.
-    public var memory: RunMemory? = nil
+    public package(set) var memory: RunMemory? = nil
     /// The run over time (`RunIntervals`); nil when `report.interval` is 0, in a counted run,
     /// and in results written before runs kept intervals.
-    public var intervals: RunIntervals? = nil
+    public package(set) var intervals: RunIntervals? = nil
     /// Where the run's CPU time went (`RunCPU`); nil in results written before runs measured it.
-    public var cpu: RunCPU? = nil
+    public package(set) var cpu: RunCPU? = nil
     /// An open load's stages (`load.stages`), for the capacity report; nil without.
-    public var stages: LoadStages? = nil
+    public package(set) var stages: LoadStages? = nil
     /// The figure the matrix chart draws against its parameter (`report.matrixMetric`, e.g.
     /// `exchange.p50`); nil when no flow has a matrix.
-    public var matrixMetric: String? = nil
+    public package(set) var matrixMetric: String? = nil
 
     /// A result given directly.
     public init(
@@ -279,27 +279,27 @@ public struct RunResult: Sendable {
 /// The figures of one histogram, as every report shows them; times in nanoseconds.
 public struct StepStatistics: Sendable, Codable, Equatable {
     /// Samples recorded.
-    public var count: UInt64
+    public package(set) var count: UInt64
     /// Failed iterations counted against this row.
-    public var errors: UInt64
+    public package(set) var errors: UInt64
     /// The fastest sample.
-    public var min: Double
+    public package(set) var min: Double
     /// The median.
-    public var p50: Double
+    public package(set) var p50: Double
     /// The 90th percentile.
-    public var p90: Double
+    public package(set) var p90: Double
     /// The 99th percentile.
-    public var p99: Double
+    public package(set) var p99: Double
     /// The 99.9th percentile.
-    public var p999: Double
+    public package(set) var p999: Double
     /// The slowest sample.
-    public var max: Double
+    public package(set) var max: Double
     /// The mean.
-    public var mean: Double
+    public package(set) var mean: Double
     /// The standard deviation.
-    public var stddev: Double
+    public package(set) var stddev: Double
     /// Samples per second of measured wall time.
-    public var opsPerSecond: Double
+    public package(set) var opsPerSecond: Double
 
     /// Reads the figures off a histogram; `window` is the measured wall time in nanoseconds.
     public init(_ histogram: Histogram<UInt64>, errors: UInt64 = 0, window: UInt64) {
