@@ -71,7 +71,8 @@ public struct ScriptContext: Sendable {
     public var clock: any LabClock
     /// The service's settings (the scripts read the policy to know what to expect).
     public var service: ServiceSpec
-    /// The provider the client's chat keys and messages are made on (the entry's `provider`).
+    /// The provider the client's chat keys and messages are made on (the entry's
+    /// `clientProvider`, else its `provider`, else the server's).
     public var provider: any CryptoProvider
 
     /// The HPKE suite of the service (the one the flow's `hpke` option names), which the
@@ -118,7 +119,11 @@ public struct MessagingFlow<Script: MessagingScript>: Flow {
         // The client's messages and chat keys run on the entry's provider; the service's
         // HPKE, scrypt and PBKDF2 on swift-crypto, which no provider's primitives replace.
         if let missing = setup.clientProvider.capabilities.missing([.aesGCM], rsaBits: nil) {
-            problems.append(("provider", "msg/1's messages are AES-256-GCM: \(missing)"))
+            // Where the scenario named the clients' provider.
+            let path =
+                setup.entry.clientProvider != nil
+                ? "clientProvider" : setup.entry.provider != nil ? "provider" : "$.server.provider"
+            problems.append((path, "msg/1's messages are AES-256-GCM, which '\(setup.clientProvider.name)' lacks: \(missing)"))
         }
         if setup.startsServer, setup.serverProvider.name != "swift-crypto" {
             problems.append(
