@@ -144,8 +144,10 @@ import Testing
             for step in steps + (suite == "x25519" ? ["keygen.client"] : []) where !["decode", "sign", "exchange"].contains(step) {
                 let x = Double(a.medians[suite]?[step] ?? 0)
                 let y = Double(b.medians[suite]?[step] ?? 1)
-                // x25519's AES-GCM follows where its buffers fall, by up to about 1% (below).
-                let allowed = Self.layoutSensitive.contains("\(suite) \(step)") ? 0.02 * y : max(0.0025 * y, 150)
+                // x25519's AES-GCM follows where its buffers fall: by up to 3.5% between a
+                // process that slowed `decode` and one that slowed `sign` (decrypt 19,475
+                // against 20,147, clean-clone CI at 38ae70d, 2026-11-27).
+                let allowed = Self.layoutSensitive.contains("\(suite) \(step)") ? 0.05 * y : max(0.0025 * y, 150)
                 #expect(x > 0 && abs(x - y) <= allowed, "\(suite) \(step): \(x) vs \(y)")
             }
         }
