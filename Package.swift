@@ -319,7 +319,7 @@ let package = Package(
         // module of the lab, added through the catalog (PluginCLITests runs it).
         .executableTarget(
             name: "PluginLab",
-            dependencies: ["LabCLI", "LabPlugins", "LabCore", "LabCrypto", "LabNIO"],
+            dependencies: ["LabCLI", "LabPlugins", "LabCore", "LabCrypto", "LabNIO", "LabMessaging"],
             path: "Tests/PluginLab",
             swiftSettings: swiftSettings
         ),

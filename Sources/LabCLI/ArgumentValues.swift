@@ -13,9 +13,7 @@ import Logging
 // `Lab.main`).
 extension FramingStyle: ExpressibleByArgument {}
 extension KeyLifetime: ExpressibleByArgument {}
-extension CaptchaGenerator: ExpressibleByArgument {}
 extension MsgHPKE: ExpressibleByArgument {}
-extension ClockKind: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension LogFormat: ExpressibleByArgument {}
 

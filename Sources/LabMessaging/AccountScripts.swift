@@ -84,7 +84,7 @@ public struct LockoutScript: MessagingScript {
     ) -> [(
         path: String, message: String
     )] {
-        extras.waitOut && setup.startsServer && service.clock == .system
+        extras.waitOut && setup.startsServer && service.clock.plugin.waitsInRealTime
             ? [
                 (
                     "options.waitOut",

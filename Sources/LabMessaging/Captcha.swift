@@ -2,46 +2,92 @@ public import Foundation
 import LabCore
 import Synchronization
 
-/// How captcha texts are made: `csprng` (the default) or `midsquare` (the reference's).
-public enum CaptchaGenerator: String, Sendable, Hashable, CaseIterable, Decodable {
+/// A captcha-generator plugin (`MessagingKinds.captchas`): how captcha texts are made.
+public protocol CaptchaPlugin: Sendable {
+    /// Its name, summary and marks.
+    static var choice: NamedChoice { get }
+    /// A generator.
+    init()
+    /// A captcha text, made at `now`.
+    func make(now: Date) -> String
+}
+
+/// How captcha texts are made: a generator plugin; the built-in ones are `csprng` (the
+/// default) and `midsquare` (the reference's). Two are equal when they have one name.
+public struct CaptchaGenerator: Sendable, Hashable {
+    /// The generator.
+    public let plugin: any CaptchaPlugin
+
+    /// `plugin`, as the service uses it.
+    public init(_ plugin: any CaptchaPlugin) {
+        self.plugin = plugin
+    }
+
     /// Five characters drawn from the system's CSPRNG.
-    case csprng
-    /// The reference's: von Neumann's middle-square method seeded with the time's "ssmm"
-    /// (seconds and minutes), so anyone who knows the server's clock knows its captcha.
-    case midsquare
+    public static let csprng = CaptchaGenerator(CSPRNGCaptcha())
+    /// The reference's middle-square method (`MiddleSquareCaptcha`).
+    public static let midsquare = CaptchaGenerator(MiddleSquareCaptcha())
 
     /// Captcha characters: A–Z then 0–9.
     public static let alphabet: [Character] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
     /// Captcha length.
     public static let length = 5
 
+    /// The plugin's name.
+    public var name: String { type(of: self.plugin).choice.name }
+
     /// Whether reports must mark it insecure.
-    public var isInsecure: Bool { self == .midsquare }
+    public var isInsecure: Bool { type(of: self.plugin).choice.isInsecure }
 
     /// A captcha text, made at `now`.
+    public func make(now: Date) -> String { self.plugin.make(now: now) }
+
+    /// `MiddleSquareCaptcha.make(now:)`.
+    public static func midsquare(now: Date) -> String { MiddleSquareCaptcha().make(now: now) }
+
+    public static func == (lhs: CaptchaGenerator, rhs: CaptchaGenerator) -> Bool { lhs.name == rhs.name }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(self.name) }
+}
+
+/// `csprng`: five characters drawn from the system's CSPRNG.
+public struct CSPRNGCaptcha: CaptchaPlugin {
+    public static let choice = NamedChoice("csprng", "5 characters from the system's CSPRNG", isDefault: true)
+
+    public init() {}
+
     public func make(now: Date) -> String {
-        switch self {
-        case .csprng:
-            var generator = SystemRandomNumberGenerator()
-            return String((0..<Self.length).map { _ in Self.alphabet.randomElement(using: &generator)! })
-        case .midsquare:
-            return Self.midsquare(now: now)
-        }
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = CaptchaGenerator.alphabet
+        return String((0..<CaptchaGenerator.length).map { _ in alphabet.randomElement(using: &generator)! })
     }
+}
+
+/// `midsquare`, the reference's: von Neumann's middle-square method seeded with the time's
+/// "ssmm" (seconds and minutes), so anyone who knows the server's clock knows its captcha.
+public struct MiddleSquareCaptcha: CaptchaPlugin {
+    public static let choice = NamedChoice(
+        "midsquare",
+        "middle-square seeded with the clock's seconds and minutes: the reference app's, predictable",
+        isInsecure: true
+    )
+
+    public init() {}
 
     /// The middle-square captcha for `now` (UTC): seed = the 4-digit number "ssmm"; for
     /// each character, seed = the middle 4 digits of seed² (as an 8-digit number) and the
     /// character is `alphabet[seed % 36]`. (The `captcha-guess` attacker has a predictor of
     /// its own, `MiddleSquarePredictor`; both are checked against independent vectors.)
-    public static func midsquare(now: Date) -> String {
+    public func make(now: Date) -> String {
+        let alphabet = CaptchaGenerator.alphabet
         let seconds = Int(now.timeIntervalSince1970.rounded(.down))
         let second = ((seconds % 60) + 60) % 60
         let minute = (((seconds / 60) % 60) + 60) % 60
         var seed = second * 100 + minute
         var text = ""
-        for _ in 0..<Self.length {
+        for _ in 0..<CaptchaGenerator.length {
             seed = (seed * seed / 100) % 10_000
-            text.append(Self.alphabet[seed % Self.alphabet.count])
+            text.append(alphabet[seed % alphabet.count])
         }
         return text
     }

@@ -45,7 +45,7 @@ public final class VirtualClock: LabClock {
     public static let defaultStart = Date(timeIntervalSince1970: 1_243_857_600)
 
     /// A virtual clock reading `start`.
-    public init(start: Date = VirtualClock.defaultStart) {
+    public init(start: Date) {
         self.current = Mutex(start)
     }
 
@@ -72,18 +72,56 @@ public final class VirtualClock: LabClock {
     }
 }
 
-/// The clocks scenario files may name.
-public enum ClockKind: String, Sendable, CaseIterable, Decodable, Hashable {
+/// A clock plugin (`MessagingKinds.clocks`): a `LabClock` that scenario options and `lab
+/// serve` can name.
+public protocol ClockPlugin: LabClock {
+    /// Its name and summary.
+    static var choice: NamedChoice { get }
+    /// Whether its waits take real time (a flow that waits out a postponement on it takes
+    /// that long).
+    static var waitsInRealTime: Bool { get }
+    /// A fresh clock.
+    init()
+}
+
+extension SystemClock: ClockPlugin {
+    public static let choice = NamedChoice("system", "real time (lab serve's default)")
+    public static var waitsInRealTime: Bool { true }
+}
+
+extension VirtualClock: ClockPlugin {
+    public static let choice = NamedChoice(
+        "virtual",
+        "time that jumps to each wait's end, so a 30-minute postponement passes at once (scenarios' default)"
+    )
+    public static var waitsInRealTime: Bool { false }
+
+    public convenience init() { self.init(start: VirtualClock.defaultStart) }
+}
+
+/// A clock plugin, by type: what a scenario's service or `lab serve` makes its clock of.
+/// Two are equal when they have one name.
+public struct ClockKind: Sendable, Hashable {
+    /// The plugin.
+    public let plugin: any ClockPlugin.Type
+
+    /// `plugin`.
+    public init(_ plugin: any ClockPlugin.Type) {
+        self.plugin = plugin
+    }
+
     /// Real time.
-    case system
+    public static let system = ClockKind(SystemClock.self)
     /// Virtual time (see `VirtualClock`).
-    case virtual
+    public static let virtual = ClockKind(VirtualClock.self)
+
+    /// The plugin's name.
+    public var name: String { self.plugin.choice.name }
 
     /// A fresh clock of this kind.
-    public func make() -> any LabClock {
-        switch self {
-        case .system: SystemClock()
-        case .virtual: VirtualClock()
-        }
-    }
+    public func make() -> any LabClock { self.plugin.init() }
+
+    public static func == (lhs: ClockKind, rhs: ClockKind) -> Bool { lhs.name == rhs.name }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(self.name) }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+public import LabCore
 
 /// An account's login-failure state, as stored.
 public struct LoginState: Sendable, Equatable {
@@ -27,101 +28,122 @@ public enum LoginGate: Sendable, Equatable {
     case locked
 }
 
-/// How the service answers wrong passwords: `seed` (the reference app's) or `throttle`
-/// (the default).
-public enum LockoutPolicy: Sendable, Hashable, CustomStringConvertible {
-    /// The reference: at exactly `postponeAfter` failures the account is postponed for
-    /// `postponeFor`; at `lockAfter` it is locked for good. A success resets the count.
-    case seed(postponeAfter: Int, postponeFor: TimeInterval, lockAfter: Int)
-    /// Today's guidance (NIST SP 800-63B §5.2.2, OWASP): the first `freeFailures` failures
-    /// cost nothing; each one after that postpones the next check by `delay`, doubled per
-    /// further failure up to `maxDelay`. Never locks: an attacker who knows a user name
-    /// must not be able to shut its owner out for good.
-    case throttle(freeFailures: Int, delay: TimeInterval, maxDelay: TimeInterval)
-
-    /// The plugin names scenario files use (`MessagingChoices.policies`).
-    public static let names = MessagingChoices.policies.map(\.name)
-    /// The reference's thresholds: postponed 30 minutes at 3 failures, locked at 5.
-    public static let seedDefault = LockoutPolicy.seed(postponeAfter: 3, postponeFor: 30 * 60, lockAfter: 5)
-    /// The default: 5 free failures, then 1 minute doubling up to 1 hour.
-    public static let `default` = LockoutPolicy.throttle(freeFailures: 5, delay: 60, maxDelay: 3600)
-
-    /// The plugin name.
-    public var name: String {
-        switch self {
-        case .seed: "seed"
-        case .throttle: "throttle"
-        }
-    }
-
-    /// Whether reports must mark it insecure: a permanent lock on an attacker's say-so.
-    public var isInsecure: Bool {
-        if case .seed = self { return true }
-        return false
-    }
-
-    /// `seed(3 → 30 min, lock at 5)`, `throttle(5 free, 60 s doubling to 3600 s)`.
-    public var description: String {
-        switch self {
-        case .seed(let after, let duration, let lock):
-            "seed (postponed \(Int(duration)) s at \(after) failures, locked at \(lock))"
-        case .throttle(let free, let delay, let maxDelay):
-            "throttle (\(free) free failures, then \(Int(delay)) s doubling up to \(Int(maxDelay)) s; never locks)"
-        }
-    }
-
-    /// Whether a real account's state is stored with it (`seed`: its lock is for good and
-    /// outlives a restart) rather than kept in the service's `LoginBook`.
-    public var storesAccountState: Bool {
-        if case .seed = self { return true }
-        return false
-    }
-
-    /// Whose state an attempt is judged by and counts against. Under `seed`, the user name's
-    /// (the reference holds the account back, whoever tries). Under `throttle`, the user
-    /// name's as tried from one source (`FramePeer.source`): failures from one address
-    /// postpone that address's next try at the name and no other's, so an attacker who
-    /// keeps a name throttled never keeps its owner out (docs/messaging.md). User names
-    /// have no `@`, so the two parts cannot run together.
-    public func subject(username: String, source: String) -> String {
-        switch self {
-        case .seed: username
-        case .throttle: "\(username)@\(source)"
-        }
-    }
-
+/// What a lockout policy decides: whose state an attempt counts against, and what a
+/// wrong password does to it. The service keeps the state and the turns; a policy only
+/// computes.
+public protocol LockoutRules: Sendable, CustomStringConvertible {
+    /// The plugin's name, e.g. `throttle`.
+    var name: String { get }
+    /// Whether reports must mark it insecure.
+    var isInsecure: Bool { get }
+    /// Whether a real account's state is stored with it (a lock for good that outlives a
+    /// restart) rather than kept in the service's `LoginBook`.
+    var storesAccountState: Bool { get }
+    /// Whose state an attempt is judged by and counts against: the user name, or the name
+    /// as tried from one source (`FramePeer.source`). User names have no `@`.
+    func subject(username: String, source: String) -> String
     /// Whether an attempt at `now` may check the password.
+    func gate(_ state: LoginState, now: Date) -> LoginGate
+    /// The state after a wrong password at `now` (only called when the gate was open).
+    func failed(_ state: LoginState, now: Date) -> LoginState
+    /// The state after the right password (only called when the gate was open).
+    func succeeded(_ state: LoginState) -> LoginState
+}
+
+extension LockoutRules {
+    /// Locked refuses; a postponement not yet over refuses; else open.
     public func gate(_ state: LoginState, now: Date) -> LoginGate {
         if state.locked { return .locked }
         if let until = state.postponedUntil, until > now { return .postponed(until: until) }
         return .open
     }
 
-    /// The state after a wrong password at `now` (only called when the gate was open).
-    public func failed(_ state: LoginState, now: Date) -> LoginState {
-        var next = state
-        next.failures += 1
-        // A postponement that has passed is over; only this failure may start another.
-        next.postponedUntil = nil
-        switch self {
-        case .seed(let postponeAfter, let postponeFor, let lockAfter):
-            if next.failures >= lockAfter {
-                next.locked = true
-            } else if next.failures == postponeAfter {
-                next.postponedUntil = now.addingTimeInterval(postponeFor)
-            }
-        case .throttle(let freeFailures, let delay, let maxDelay):
-            let over = next.failures - freeFailures
-            if over >= 1 {
-                let doubled = delay * pow(2, Double(min(over - 1, 62)))
-                next.postponedUntil = now.addingTimeInterval(min(doubled, maxDelay))
-            }
-        }
-        return next
-    }
-
-    /// The state after the right password (only called when the gate was open).
+    /// A clean state.
     public func succeeded(_ state: LoginState) -> LoginState {
         LoginState(failures: 0, postponedUntil: nil, locked: false)
     }
+}
+
+/// A lockout-policy plugin (`MessagingKinds.policies`): rules that scenario options and
+/// `lab serve` can name.
+public protocol LockoutPolicyPlugin: LockoutRules {
+    /// Its name, summary and marks.
+    static var choice: NamedChoice { get }
+    /// The keys it reads from a messaging flow's `"options"` (besides `policy`).
+    static var optionKeys: [ServiceOptionKey] { get }
+    /// The policy with its default thresholds.
+    init()
+    /// The policy `options` ask for, recording bad values there.
+    init(_ options: ScenarioObject)
+}
+
+extension LockoutPolicyPlugin {
+    /// No keys of its own.
+    public static var optionKeys: [ServiceOptionKey] { [] }
+
+    /// `choice.name`.
+    public var name: String { Self.choice.name }
+
+    /// `choice.isInsecure`.
+    public var isInsecure: Bool { Self.choice.isInsecure }
+
+    /// Kept in the `LoginBook`.
+    public var storesAccountState: Bool { false }
+}
+
+/// How the service answers wrong passwords: a policy plugin with its thresholds; the
+/// built-in ones are `seed` (the reference app's) and `throttle` (the default). Two are
+/// equal when they describe themselves alike.
+public struct LockoutPolicy: Sendable, Hashable, CustomStringConvertible {
+    /// The policy.
+    public let rules: any LockoutRules
+
+    /// `rules`, as the service uses them.
+    public init(_ rules: any LockoutRules) {
+        self.rules = rules
+    }
+
+    /// The built-in policy names (`MessagingKinds.builtIn.policies`).
+    public static var names: [String] { MessagingKinds.builtIn.policies.map { $0.choice.name } }
+    /// The reference's thresholds: postponed 30 minutes at 3 failures, locked at 5.
+    public static let seedDefault = LockoutPolicy(SeedPolicy())
+    /// The default: 5 free failures, then 1 minute doubling up to 1 hour.
+    public static let `default` = LockoutPolicy(ThrottlePolicy())
+
+    /// `SeedPolicy` of these thresholds.
+    public static func seed(postponeAfter: Int, postponeFor: TimeInterval, lockAfter: Int) -> LockoutPolicy {
+        LockoutPolicy(SeedPolicy(postponeAfter: postponeAfter, postponeFor: postponeFor, lockAfter: lockAfter))
+    }
+
+    /// `ThrottlePolicy` of these thresholds.
+    public static func throttle(freeFailures: Int, delay: TimeInterval, maxDelay: TimeInterval) -> LockoutPolicy {
+        LockoutPolicy(ThrottlePolicy(freeFailures: freeFailures, delay: delay, maxDelay: maxDelay))
+    }
+
+    /// The plugin name.
+    public var name: String { self.rules.name }
+    /// Whether reports must mark it insecure.
+    public var isInsecure: Bool { self.rules.isInsecure }
+    /// The policy and its thresholds, in words.
+    public var description: String { self.rules.description }
+    /// `LockoutRules.storesAccountState`.
+    public var storesAccountState: Bool { self.rules.storesAccountState }
+
+    /// `LockoutRules.subject(username:source:)`.
+    public func subject(username: String, source: String) -> String {
+        self.rules.subject(username: username, source: source)
+    }
+
+    /// `LockoutRules.gate(_:now:)`.
+    public func gate(_ state: LoginState, now: Date) -> LoginGate { self.rules.gate(state, now: now) }
+
+    /// `LockoutRules.failed(_:now:)`.
+    public func failed(_ state: LoginState, now: Date) -> LoginState { self.rules.failed(state, now: now) }
+
+    /// `LockoutRules.succeeded(_:)`.
+    public func succeeded(_ state: LoginState) -> LoginState { self.rules.succeeded(state) }
+
+    public static func == (lhs: LockoutPolicy, rhs: LockoutPolicy) -> Bool { lhs.description == rhs.description }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(self.description) }
 }

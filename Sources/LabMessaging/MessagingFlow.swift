@@ -19,7 +19,8 @@ public struct MessagingFlowOptions<Extras: MessagingExtras>: Decodable, Sendable
 
     /// Decodes strictly.
     public init(from decoder: any Decoder) throws {
-        let object = ScenarioObject(decoder, keys: ServiceSpec.keys + Extras.keys)
+        let extensions = decoder.userInfo[PluginExtensions.userInfoKey] as? PluginExtensions ?? PluginExtensions()
+        let object = ScenarioObject(decoder, keys: ServiceSpec.keys(extensions[MessagingKinds.self]) + Extras.keys)
         self.service = ServiceSpec(object)
         self.extras = Extras(object)
     }
@@ -165,6 +166,7 @@ public struct MessagingFlow<Script: MessagingScript>: Flow {
         let service = MessagingService(
             store: try StoreCache.store(at: path),
             options: options.service.options,
+            kinds: setup.extensions[MessagingKinds.self],
             clock: self.clock
         )
         self.service = service

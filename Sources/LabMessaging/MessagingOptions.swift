@@ -65,6 +65,6 @@ public struct MessagingOptions: Sendable, Hashable {
 
     /// What a report says about them, e.g. `kdf scrypt:17:8:1, policy throttle (…), captcha csprng`.
     public var description: String {
-        "kdf \(self.kdf), policy \(self.policy), captcha \(self.captcha.rawValue), hpke \(self.hpke.rawValue)"
+        "kdf \(self.kdf), policy \(self.policy), captcha \(self.captcha.name), hpke \(self.hpke.rawValue)"
     }
 }

@@ -145,7 +145,7 @@ extension MessagingService {
         let matches: Bool
         let hashing: UInt64
         if let account {
-            guard let kdf = PasswordKDF(stored: account.kdf) else {
+            guard let kdf = self.kinds.kdf(stored: account.kdf) else {
                 throw LabError(.storage, "User \(account.id) has an unknown KDF '\(account.kdf)'")
             }
             let (salt, hash) = (account.salt, account.hash)

@@ -16,6 +16,9 @@ public final class MessagingService: FrameHandler, Sendable {
     public let store: MessagingStore
     /// The options.
     public let options: MessagingOptions
+    /// The kinds stored hashes are read with (a hash stored under another KDF of them
+    /// still verifies).
+    public let kinds: MessagingKinds
     /// The clock policies read.
     public let clock: any LabClock
     let serverKey: MsgKeyPair
@@ -57,6 +60,7 @@ public final class MessagingService: FrameHandler, Sendable {
     public init(
         store: MessagingStore,
         options: MessagingOptions = MessagingOptions(),
+        kinds: MessagingKinds = .builtIn,
         clock: any LabClock = SystemClock(),
         logger: Logger = Logger(label: "lab.msg"),
         maxAnswerBytes: Int = TransportOptions().maxFrameBytes
@@ -64,6 +68,7 @@ public final class MessagingService: FrameHandler, Sendable {
         self.store = store
         self.maxAnswerBytes = maxAnswerBytes
         self.options = options
+        self.kinds = kinds
         self.clock = clock
         self.logger = logger
         self.serverKey = MsgKeyPair(suite: options.hpke)

@@ -3,16 +3,16 @@ public import LabCore
 import Synchronization
 
 /// The messaging service's settings in a flow entry's `"options"`: the KDF, the lockout
-/// policy and its thresholds, the captcha generator and the clock.
+/// policy and its thresholds, the captcha generator and the clock, each a plugin of the
+/// catalog's `MessagingKinds`, with the keys each plugin reads.
 public struct ServiceSpec: Sendable, Hashable {
-    /// The keys it reads.
-    public static let keys = [
-        "kdf", "pbkdf2Iterations", "scryptLogN", "argon2MemoryKiB", "policy", "postponeAfter", "postponeFor",
-        "lockAfter", "freeFailures",
-        "delay", "maxDelay", "captcha", "clock", "minPasswordLength", "hpke",
-    ]
-    static let seedKeys = ["postponeAfter", "postponeFor", "lockAfter"]
-    static let throttleKeys = ["freeFailures", "delay", "maxDelay"]
+    /// The keys it reads with the built-in kinds.
+    public static var keys: [String] { Self.keys(MessagingKinds.builtIn) }
+
+    /// The keys it reads with `kinds`: the choices, the plugins' own, the service's limits.
+    public static func keys(_ kinds: MessagingKinds) -> [String] {
+        ["kdf", "policy", "captcha", "clock", "minPasswordLength", "hpke"] + kinds.optionKeys.map(\.name)
+    }
 
     /// The service's options.
     public var options: MessagingOptions
@@ -25,93 +25,29 @@ public struct ServiceSpec: Sendable, Hashable {
         self.clock = clock
     }
 
-    /// Reads the keys from `object`, recording every problem with its path.
-    ///
-    /// Longer than the functions around it, on purpose: one statement per key of the
-    /// service's keys in a messaging flow's `"options"`, in the order docs/scenarios.md lists them, each with the value it
-    /// expects, so that the decoder reads as the reference does.
+    /// Reads the keys from `object` with the kinds its catalog carries
+    /// (`ScenarioObject.extensions`), recording every problem with its path: a plugin's
+    /// key given with another plugin chosen is one.
     public init(_ object: ScenarioObject) {
+        let kinds = object.extensions[MessagingKinds.self]
         var options = MessagingOptions()
-        let kdfName: String =
-            object.optional(
-                "kdf",
-                expected: "one of: \(PasswordKDF.names.joined(separator: ", "))",
-                isValid: { PasswordKDF.names.contains($0) }
-            ) ?? PasswordKDF.default.name
-        switch kdfName {
-        case "sha512-salted":
-            options.kdf = .sha512Salted
-        case "pbkdf2-sha256":
-            let iterations =
-                object.optional(
-                    "pbkdf2Iterations",
-                    expected: "an iteration count from 1 to 10000000",
-                    isValid: { (1...10_000_000).contains($0) }
-                ) ?? PasswordKDF.defaultPBKDF2Iterations
-            options.kdf = .pbkdf2SHA256(iterations: iterations)
-        case "argon2id":
-            let memory =
-                object.optional(
-                    "argon2MemoryKiB",
-                    expected: "Argon2id's memory in KiB, from 64 to 4194304",
-                    isValid: { PasswordKDF.argon2MemoryRange.contains($0) }
-                ) ?? 19_456
-            options.kdf = .argon2id(memoryKiB: memory, iterations: 2, parallelism: 1)
-        default:
-            let logN =
-                object.optional(
-                    "scryptLogN",
-                    expected: "log2 of scrypt's N, from 1 to 20",
-                    isValid: { (1...20).contains($0) }
-                ) ?? 17
-            options.kdf = .scrypt(logN: logN, r: 8, p: 1)
-        }
-        if kdfName != "pbkdf2-sha256", object.contains("pbkdf2Iterations") {
-            object.problem("pbkdf2Iterations", "only for \"kdf\": \"pbkdf2-sha256\"")
-        }
-        if kdfName != "scrypt", object.contains("scryptLogN") {
-            object.problem("scryptLogN", "only for \"kdf\": \"scrypt\"")
-        }
-        if kdfName != "argon2id", object.contains("argon2MemoryKiB") {
-            object.problem("argon2MemoryKiB", "only for \"kdf\": \"argon2id\"")
-        }
-
-        let policy: String =
-            object.optional(
-                "policy",
-                expected: "one of: \(LockoutPolicy.names.joined(separator: ", "))",
-                isValid: { LockoutPolicy.names.contains($0) }
-            ) ?? LockoutPolicy.default.name
-        let count = { (key: String, fallback: Int) -> Int in
-            object.optional(key, expected: "a count from 1 to 1000", isValid: { (1...1000).contains($0) }) ?? fallback
-        }
-        let span = { (key: String, fallback: TimeInterval) -> TimeInterval in
-            let value: TimeSpan? = object.optional(key, expected: TimeSpan.expectation)
-            return value.map(\.seconds) ?? fallback
-        }
-        if policy == "seed" {
-            guard case .seed(let after, let duration, let lock) = LockoutPolicy.seedDefault else { fatalError() }
-            let postponeAfter = count("postponeAfter", after)
-            let lockAfter = count("lockAfter", lock)
-            if lockAfter <= postponeAfter, object.contains("lockAfter") || object.contains("postponeAfter") {
-                object.problem("lockAfter", "must be greater than postponeAfter (\(postponeAfter))")
+        let kdfName = Self.choose("kdf", kinds.kdfs.map { $0.choice }, object, Self.oneOf)
+        let kdf = kinds.kdf(named: kdfName) ?? kinds.defaultKDF
+        options.kdf = PasswordKDF(kdf.init(object))
+        for other in kinds.kdfs where other.choice.name != kdfName {
+            for key in other.optionKeys where object.contains(key.name) && !kdf.optionKeys.contains(key) {
+                object.problem(key.name, "only for \"kdf\": \"\(other.choice.name)\"")
             }
-            options.policy = .seed(
-                postponeAfter: postponeAfter,
-                postponeFor: span("postponeFor", duration),
-                lockAfter: lockAfter
-            )
-        } else {
-            guard case .throttle(let free, let delay, let maxDelay) = LockoutPolicy.default else { fatalError() }
-            let first = span("delay", delay)
-            let cap = span("maxDelay", maxDelay)
-            if cap < first { object.problem("maxDelay", "must be at least the delay (\(Int(first)) s)") }
-            options.policy = .throttle(freeFailures: count("freeFailures", free), delay: first, maxDelay: cap)
         }
-        for key in (policy == "seed" ? Self.throttleKeys : Self.seedKeys) where object.contains(key) {
-            object.problem(key, "not an option of the '\(policy)' policy")
+        let policyName = Self.choose("policy", kinds.policies.map { $0.choice }, object, Self.oneOf)
+        let policy = kinds.policy(named: policyName) ?? kinds.defaultPolicy
+        options.policy = LockoutPolicy(policy.init(object))
+        let ownKeys = policy.optionKeys.map(\.name)
+        for key in kinds.policies.flatMap({ $0.optionKeys }) where object.contains(key.name) && !ownKeys.contains(key.name) {
+            object.problem(key.name, "not an option of the '\(policyName)' policy")
         }
-        options.captcha = object.optional("captcha", expected: "\"csprng\" or \"midsquare\"") ?? .csprng
+        let captchaName = Self.choose("captcha", kinds.captchas.map { $0.choice }, object, Self.either)
+        options.captcha = CaptchaGenerator((kinds.captcha(named: captchaName) ?? kinds.defaultCaptcha).init())
         options.minPasswordLength =
             object.optional(
                 "minPasswordLength",
@@ -126,7 +62,50 @@ public struct ServiceSpec: Sendable, Hashable {
             ) ?? MsgHPKE.x25519.rawValue
         options.hpke = MsgHPKE(rawValue: hpke) ?? .x25519
         self.options = options
-        self.clock = object.optional("clock", expected: "\"virtual\" or \"system\"") ?? .virtual
+        let clocks = kinds.clocks.map { $0.choice }
+        let clockName = Self.choose("clock", clocks, object, Self.either, fallback: VirtualClock.choice.name)
+        self.clock = ClockKind(kinds.clock(named: clockName) ?? VirtualClock.self)
+    }
+
+    /// The name `object[key]` gives among `choices`, else `fallback` or the default choice's
+    /// (a name not among them is recorded, listed as `expected` words them).
+    static func choose(
+        _ key: String,
+        _ choices: [NamedChoice],
+        _ object: ScenarioObject,
+        _ expected: ([String]) -> String,
+        fallback: String? = nil
+    ) -> String {
+        let names = choices.map(\.name)
+        let chosen: String? = object.optional(key, expected: expected(names), isValid: { names.contains($0) })
+        return chosen ?? fallback ?? choices.first { $0.isDefault }?.name ?? names[0]
+    }
+
+    /// Reads the settings from `object`, a messaging flow's service keys (`lab serve`'s
+    /// flags, `--msg-option`), with `kinds`; nil with the problems, each at `$.key`.
+    public static func decode(
+        _ object: [String: JSONValue],
+        kinds: MessagingKinds
+    ) -> (spec: ServiceSpec?, problems: [ScenarioProblem]) {
+        var extensions = PluginExtensions()
+        extensions[MessagingKinds.self] = kinds
+        let decoded = OptionsDecoding.decode(
+            MessagingFlowOptions<NoExtras>.self,
+            from: .object(object),
+            at: "$",
+            extensions: extensions,
+            what: "msg/1's options"
+        )
+        return (decoded.problems.isEmpty ? decoded.options?.service : nil, decoded.problems)
+    }
+
+    /// `one of: a, b, c`.
+    static func oneOf(_ names: [String]) -> String { "one of: " + names.joined(separator: ", ") }
+
+    /// `"a" or "b"`, `"a", "b" or "c"`.
+    static func either(_ names: [String]) -> String {
+        let quoted = names.map { "\"\($0)\"" }
+        return quoted.count < 2 ? quoted.joined() : quoted.dropLast().joined(separator: ", ") + " or " + quoted.last!
     }
 
     /// Whether reports must mark the entry insecure: the seed KDF, policy or captcha.

@@ -2,7 +2,7 @@ public import Foundation
 public import LabCore
 import LabCrypto
 import LabDiscovery
-import LabMessaging
+public import LabMessaging
 import LabNIO
 import LabOpenSSL
 import LabProviders
@@ -102,6 +102,36 @@ public struct PluginCatalog: Sendable {
     public func adding(transport: any Transport.Type) -> PluginCatalog {
         var catalog = self
         catalog.plugins.transports = TransportRegistry(self.plugins.transports.types + [transport])
+        return catalog
+    }
+
+    /// msg/1's KDFs, lockout policies, captchas and clocks: what messaging flows' options,
+    /// stored hashes, `lab serve`'s msg/1 options, `lab list` and `lab schema` read.
+    public var messagingKinds: MessagingKinds { self.plugins.extensions[MessagingKinds.self] }
+
+    /// This catalog with one more msg/1 password KDF (its name must be new).
+    public func adding(kdf: any PasswordKDFPlugin.Type) -> PluginCatalog {
+        self.with(self.messagingKinds.adding(kdf: kdf))
+    }
+
+    /// This catalog with one more msg/1 lockout policy (its name must be new).
+    public func adding(policy: any LockoutPolicyPlugin.Type) -> PluginCatalog {
+        self.with(self.messagingKinds.adding(policy: policy))
+    }
+
+    /// This catalog with one more msg/1 captcha generator (its name must be new).
+    public func adding(captcha: any CaptchaPlugin.Type) -> PluginCatalog {
+        self.with(self.messagingKinds.adding(captcha: captcha))
+    }
+
+    /// This catalog with one more msg/1 clock (its name must be new).
+    public func adding(clock: any ClockPlugin.Type) -> PluginCatalog {
+        self.with(self.messagingKinds.adding(clock: clock))
+    }
+
+    private func with(_ kinds: MessagingKinds) -> PluginCatalog {
+        var catalog = self
+        catalog.plugins.extensions[MessagingKinds.self] = kinds
         return catalog
     }
 

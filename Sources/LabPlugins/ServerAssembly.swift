@@ -152,6 +152,7 @@ public enum ServerAssembly {
             MessagingService(
                 store: try MessagingStore(path: messaging.store),
                 options: messaging.options,
+                kinds: plugins.extensions[MessagingKinds.self],
                 clock: messaging.clock.make(),
                 maxAnswerBytes: settings.options.maxFrameBytes
             )

@@ -176,7 +176,8 @@ struct Planner {
             serverKeys: spec.keys,
             transport: spec.transport,
             startsServer: spec.startsServer,
-            database: spec.database.map(self.resolved)
+            database: spec.database.map(self.resolved),
+            extensions: self.plugins.extensions
         )
     }
 

@@ -17,6 +17,9 @@ public struct Plugins: Sendable {
     /// The providers the calibration yardstick runs on, in order of preference, before every
     /// other registered one (`Calibrator`); the lab's own choice is in `BuiltInPlugins`.
     public var calibrationProviders: [String]
+    /// Values for plugins with kinds of their own (msg/1's KDFs, policies, captchas and
+    /// clocks), handed to each flow in its `FlowSetup`.
+    public var extensions = PluginExtensions()
 
     /// A plugin set.
     public init(

@@ -187,7 +187,11 @@ public enum ScenarioValidator {
         if !F.usesSuite, setup.entry.suite != nil {
             problems.append(ScenarioProblem(path: "\(path).suite", message: "flow '\(F.name)' takes no suite"))
         }
-        let (decoded, optionProblems) = F.decodeOptions(setup.entry.options, at: "\(path).options")
+        let (decoded, optionProblems) = F.decodeOptions(
+            setup.entry.options,
+            at: "\(path).options",
+            extensions: setup.extensions
+        )
         problems += optionProblems
         guard let options = decoded, optionProblems.isEmpty else { return (nil, problems) }
         for (relative, message) in F.check(setup, options: options) {

@@ -36,14 +36,23 @@ import Testing
             // Every attempt came from 127.0.0.1: under throttle, that source's state.
             let state = try #require(try await harness.state("target", from: FramePeer(source: "127.0.0.1")))
             let now = harness.clock.now()
-            switch policy {
-            case .seed(let postponeAfter, let postponeFor, _):
+            if let seed = policy.rules as? SeedPolicy {
                 // Exactly the failures up to the postponement count; the rest are refused unchecked.
-                #expect(counted == postponeAfter)
-                #expect(state == LoginState(failures: postponeAfter, postponedUntil: now.addingTimeInterval(postponeFor)))
-            case .throttle(let free, let delay, _):
-                #expect(counted == free + 1)
-                #expect(state == LoginState(failures: free + 1, postponedUntil: now.addingTimeInterval(delay)))
+                #expect(counted == seed.postponeAfter)
+                #expect(
+                    state
+                        == LoginState(failures: seed.postponeAfter, postponedUntil: now.addingTimeInterval(seed.postponeFor))
+                )
+            } else {
+                let throttle = try #require(policy.rules as? ThrottlePolicy)
+                #expect(counted == throttle.freeFailures + 1)
+                #expect(
+                    state
+                        == LoginState(
+                            failures: throttle.freeFailures + 1,
+                            postponedUntil: now.addingTimeInterval(throttle.delay)
+                        )
+                )
             }
             #expect(codes.filter { $0 == .postponed }.count == Self.attempts - counted)
             #expect(codes.allSatisfy { $0 == .badCredentials || $0 == .postponed })
@@ -409,11 +418,8 @@ extension PasswordCheckLimitTests {
             for await answer in group { answers.append(answer) }
             return answers
         }
-        let counted: Int
-        switch policy {
-        case .seed(let postponeAfter, _, _): counted = postponeAfter
-        case .throttle(let free, _, _): counted = free + 1
-        }
+        let throttle = policy.rules as? ThrottlePolicy
+        let counted = try throttle.map { $0.freeFailures + 1 } ?? #require(policy.rules as? SeedPolicy).postponeAfter
         let codes = answers.map(\.0)
         #expect(codes.filter { $0 == MsgErrorCode.badCredentials.rawValue }.count == counted, "\(codes)")
         #expect(

@@ -4,27 +4,22 @@ import LabMessaging
 import LabTesting
 import Testing
 
-/// msg/1's plugin kinds (`MessagingChoices`): each listed choice is a setting the service
-/// has, with the default and the insecure mark it really has, and `lab list` shows them all.
+/// msg/1's plugin kinds (`MessagingKinds`): each kind's default is the one the service
+/// really starts with, every built-in KDF reads back what it stores, and `lab list` shows
+/// them all.
 @Suite(.tier(.unit)) struct MessagingChoicesTests {
-    @Test("Every listed KDF, policy, captcha and clock is one the service has, with its real default and mark")
-    func choicesMatchTheSettings() throws {
-        for choice in MessagingChoices.kdfs {
-            let kdf = try #require(PasswordKDF(name: choice.name), "KDF \(choice.name)")
-            #expect(kdf.isInsecure == choice.isInsecure, "KDF \(choice.name)")
+    @Test("Each kind's marked default is what a service with no options runs")
+    func defaultsAreTheServices() throws {
+        let kinds = MessagingKinds.builtIn
+        let service = ServiceSpec()
+        #expect(kinds.defaultKDF.choice.name == service.options.kdf.name)
+        #expect(kinds.defaultPolicy.choice.name == service.options.policy.name)
+        #expect(kinds.defaultCaptcha.choice.name == service.options.captcha.name)
+        for kdf in kinds.kdfs {
+            let made = kdf.init()
+            #expect(made.name == kdf.choice.name)
+            #expect(kinds.kdf(stored: made.description) == PasswordKDF(made), "\(made) reads back")
         }
-        #expect(MessagingChoices.kdfs.filter(\.isDefault).map(\.name) == [PasswordKDF.default.name])
-
-        let policies = [LockoutPolicy.default, LockoutPolicy.seedDefault]
-        #expect(MessagingChoices.policies.map(\.name) == policies.map(\.name))
-        #expect(MessagingChoices.policies.map(\.isInsecure) == policies.map(\.isInsecure))
-        #expect(MessagingChoices.policies.filter(\.isDefault).map(\.name) == [LockoutPolicy.default.name])
-
-        #expect(MessagingChoices.captchas.map(\.name) == CaptchaGenerator.allCases.map(\.rawValue))
-        #expect(MessagingChoices.captchas.map(\.isInsecure) == CaptchaGenerator.allCases.map(\.isInsecure))
-        #expect(MessagingChoices.captchas.filter(\.isDefault).map(\.name) == [ServiceSpec().options.captcha.rawValue])
-
-        #expect(MessagingChoices.clocks.map(\.name) == ClockKind.allCases.map(\.rawValue))
     }
 
     @Test("lab list shows every msg/1 choice, with its summary")
@@ -34,7 +29,7 @@ import Testing
         let lines = outcome.output.split(separator: "\n").map(String.init)
         let start = try #require(lines.firstIndex { $0.hasPrefix("Messaging service (msg/1") }, "\(outcome.output)")
         let section = lines[start...].prefix { !$0.isEmpty }
-        for (kind, choices) in MessagingChoices.all {
+        for (kind, choices) in MessagingKinds.builtIn.all {
             #expect(section.contains("  \(kind):"), "\(kind) in: \(section)")
             for choice in choices {
                 #expect(

@@ -65,10 +65,8 @@ import Testing
     }
 
     @Test func defaultPolicyThrottlesAndNeverLocks() async throws {
-        guard case .throttle(let free, let delay, let maxDelay) = LockoutPolicy.default else {
-            Issue.record("the default policy is not throttle")
-            return
-        }
+        let throttle = try #require(LockoutPolicy.default.rules as? ThrottlePolicy, "the default policy is not throttle")
+        let (free, delay, maxDelay) = (throttle.freeFailures, throttle.delay, throttle.maxDelay)
         let harness = try await Harness()
         var (user, client) = try await harness.registered("carol")
 

@@ -29,7 +29,7 @@ struct List: AsyncParsableCommand {
                 print("Discovery: \(type(of: discovery).name) (\"server\": { \"discover\": \"_crypttest._tcp\" })")
             }
             print("\nMessaging service (msg/1; in a messaging flow's \"options\", and lab serve options):")
-            for (kind, choices) in MessagingChoices.all {
+            for (kind, choices) in LabCLI.catalog.messagingKinds.all {
                 print("  \(kind):")
                 for choice in choices {
                     let marks = (choice.isDefault ? " (default)" : "") + (choice.isInsecure ? " [INSECURE]" : "")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LabCore
+import LabMessaging
 import LabPlugins
 import LabReport
 import LabRunner
@@ -30,11 +31,29 @@ struct Schema: ParsableCommand {
             ("flows", plugins.flows.names),
             ("suites", plugins.suites.ids),
         ]
-        var text = ScenarioSchema.template
+        var text = ScenarioSchema.template.replacingOccurrences(
+            of: "{{messagingKinds}}\n",
+            with: Self.messagingLines(catalog.messagingKinds)
+        )
         for (kind, names) in lists {
             let list = "[" + names.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
             text = text.replacingOccurrences(of: "{{\(kind)}}", with: list)
         }
         return text + "\n"
+    }
+
+    /// The messaging options' choices and their plugins' keys, one line each (the
+    /// schema's `messagingOptions`).
+    static func messagingLines(_ kinds: MessagingKinds) -> String {
+        func choice(_ key: String, _ names: [String]) -> String {
+            "\"\(key)\": { \"enum\": [" + names.map { "\"\($0)\"" }.joined(separator: ", ") + "] }"
+        }
+        func keys(_ keys: [ServiceOptionKey]) -> [String] { keys.map { "\"\($0.name)\": \($0.schema)" } }
+        var seen = Set<String>()
+        let lines =
+            [choice("kdf", kinds.kdfs.map { $0.choice.name })] + keys(kinds.kdfs.flatMap { $0.optionKeys })
+            + [choice("policy", kinds.policies.map { $0.choice.name })] + keys(kinds.policies.flatMap { $0.optionKeys })
+            + [choice("captcha", kinds.captchas.map { $0.choice.name }), choice("clock", kinds.clocks.map { $0.choice.name })]
+        return lines.filter { seen.insert($0).inserted }.map { "        \($0),\n" }.joined()
     }
 }

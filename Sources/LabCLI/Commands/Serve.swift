@@ -259,9 +259,11 @@ struct Serve: AsyncParsableCommand {
         let folder =
             self.report
             ?? Run.defaultDirectory(named: "serve", at: Date()).path + "-\(ProcessInfo.processInfo.processIdentifier)"
+        // Checked by the parser (`MessagingServeOptions.validate()`).
+        let spec = try? self.messaging.spec(kinds: LabCLI.catalog.messagingKinds)
         return MessagingSettings(
-            options: self.messaging.options,
-            clock: self.messaging.clock,
+            options: spec?.options ?? MessagingOptions(),
+            clock: spec?.clock ?? .system,
             store: self.messaging.db ?? URL(fileURLWithPath: folder).appendingPathComponent("messaging.sqlite").path
         )
     }

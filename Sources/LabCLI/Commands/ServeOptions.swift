@@ -5,6 +5,7 @@ import LabRunner
 import LabMessaging
 import LabNIO
 import LabWire
+import Foundation
 
 /// `lab serve`'s listener: where it listens, how frames are read, when a connection ends,
 /// and TLS. Checked by the parser (`validate()`), before the command runs: a wrong value
@@ -177,7 +178,7 @@ struct MessagingServeOptions: ParsableArguments {
     var db: String?
 
     @Option(help: "msg/1's password KDF.")
-    var kdf = ChoiceName<KDFChoices>(PasswordKDF.default.name)
+    var kdf = ChoiceName<KDFChoices>(MessagingKinds.builtIn.defaultKDF.choice.name)
 
     @Option(help: "PBKDF2 iterations, with --kdf pbkdf2-sha256.")
     var pbkdf2Iterations = PasswordKDF.defaultPBKDF2Iterations
@@ -192,13 +193,25 @@ struct MessagingServeOptions: ParsableArguments {
     var argon2MemoryKiB = 19_456
 
     @Option(help: "msg/1's lockout policy, with its default thresholds.")
-    var policy = ChoiceName<PolicyChoices>(LockoutPolicy.default.name)
+    var policy = ChoiceName<PolicyChoices>(MessagingKinds.builtIn.defaultPolicy.choice.name)
 
     @Option(help: "With --policy seed: how long the 3rd failure postpones the account, e.g. \"1 s\" (default 30 min).")
     var postponeFor: TimeSpan?
 
     @Option(help: "msg/1's captcha generator.")
-    var captcha = CaptchaGenerator.csprng
+    var captcha = ChoiceName<CaptchaChoices>(MessagingKinds.builtIn.defaultCaptcha.choice.name)
+
+    @Option(
+        name: .customLong("msg-option"),
+        help: ArgumentHelp(
+            """
+            One more key of msg/1's service as a messaging flow's "options" take it (docs/scenarios.md), \
+            e.g. lockAfter=8 or a plugin's own key; the value is JSON where it parses, else a string. Repeatable.
+            """,
+            valueName: "key=value"
+        )
+    )
+    var msgOptions: [MsgOption] = []
 
     @Option(
         help: """
@@ -209,7 +222,7 @@ struct MessagingServeOptions: ParsableArguments {
     var hpke = MsgHPKE.x25519
 
     @Option(help: "msg/1's clock.")
-    var clock = ClockKind.system
+    var clock = ChoiceName<ClockChoices>(SystemClock.choice.name)
 
     @Option(help: "msg/1's password checks at once, each on a thread of its own, off the event loops.")
     var kdfWorkers = MessagingOptions.defaultKDFWorkers
@@ -236,44 +249,77 @@ struct MessagingServeOptions: ParsableArguments {
         guard self.kdfWorkers >= 1 else { throw ValidationError("--kdf-workers must be at least 1") }
         guard self.kdfQueue >= 0 else { throw ValidationError("--kdf-queue must be 0 or more") }
         guard self.kdfAccountQueue >= 0 else { throw ValidationError("--kdf-account-queue must be 0 or more") }
+        _ = try self.spec(kinds: LabCLI.catalog.messagingKinds)
     }
 
-    /// The service's options, from checked values.
-    var options: MessagingOptions {
-        var options = MessagingOptions()
+    /// The service's settings, read as a messaging flow's options are, with the kinds of
+    /// `kinds`: the choices and their flags, then each `--msg-option`. A problem names the
+    /// key (`--msg-option lockAfter: …`).
+    func spec(kinds: MessagingKinds) throws -> ServiceSpec {
+        var object: [String: JSONValue] = [
+            "kdf": .string(self.kdf.name), "policy": .string(self.policy.name), "captcha": .string(self.captcha.name),
+            "hpke": .string(self.hpke.rawValue), "clock": .string(self.clock.name),
+        ]
         switch self.kdf.name {
-        case "sha512-salted": options.kdf = .sha512Salted
-        case "pbkdf2-sha256": options.kdf = .pbkdf2SHA256(iterations: self.pbkdf2Iterations)
-        case "argon2id": options.kdf = .argon2id(memoryKiB: self.argon2MemoryKiB, iterations: 2, parallelism: 1)
-        default: options.kdf = .scrypt(logN: self.scryptLogN, r: 8, p: 1)
+        case PBKDF2SHA256KDF.choice.name: object["pbkdf2Iterations"] = .number(Double(self.pbkdf2Iterations))
+        case ScryptKDF.choice.name: object["scryptLogN"] = .number(Double(self.scryptLogN))
+        case Argon2idKDF.choice.name: object["argon2MemoryKiB"] = .number(Double(self.argon2MemoryKiB))
+        default: break
         }
-        options.policy = self.policy.name == "seed" ? .seedDefault : .default
-        if let span = self.postponeFor, case .seed(let after, _, let lock) = options.policy {
-            options.policy = .seed(postponeAfter: after, postponeFor: span.seconds, lockAfter: lock)
+        if let span = self.postponeFor { object["postponeFor"] = .string("\(span.seconds) s") }
+        for option in self.msgOptions { object[option.key] = option.value }
+        let decoded = ServiceSpec.decode(object, kinds: kinds)
+        if let problem = decoded.problems.first {
+            throw ValidationError("--msg-option \(problem.path.dropFirst(2)): \(problem.message)")
         }
-        options.captcha = self.captcha
-        options.hpke = self.hpke
+        guard let spec = decoded.spec else { throw ValidationError("msg/1's options do not decode") }
+        var options = spec.options
         options.kdfWorkers = self.kdfWorkers
         options.kdfQueueLimit = self.kdfQueue
         options.accountWaitLimit = self.kdfAccountQueue
-        return options
+        return ServiceSpec(options: options, clock: spec.clock)
     }
 }
 
-/// One of msg/1's lists of choices (`MessagingChoices`), for the parser: `--help` lists its
-/// names, and a name not on it is refused with the list.
+/// `--msg-option key=value`: the value as JSON where it parses (`8`, `true`), else a string
+/// (`30 min`).
+struct MsgOption: ExpressibleByArgument {
+    let key: String
+    let value: JSONValue
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, !parts[0].isEmpty else { return nil }
+        self.key = parts[0]
+        self.value =
+            (try? JSONDecoder().decode(JSONValue.self, from: Data(parts[1].utf8))) ?? .string(parts[1])
+    }
+}
+
+/// One of msg/1's lists of choices (`MessagingKinds`, the catalog's), for the parser:
+/// `--help` lists its names, and a name not on it is refused with the list.
 protocol ChoiceList {
     static var names: [String] { get }
 }
 
-/// `MessagingChoices.kdfs`.
+/// The catalog's KDFs.
 enum KDFChoices: ChoiceList {
-    static var names: [String] { PasswordKDF.names }
+    static var names: [String] { LabCLI.catalog.messagingKinds.kdfs.map { $0.choice.name } }
 }
 
-/// `MessagingChoices.policies`.
+/// The catalog's lockout policies.
 enum PolicyChoices: ChoiceList {
-    static var names: [String] { LockoutPolicy.names }
+    static var names: [String] { LabCLI.catalog.messagingKinds.policies.map { $0.choice.name } }
+}
+
+/// The catalog's captcha generators.
+enum CaptchaChoices: ChoiceList {
+    static var names: [String] { LabCLI.catalog.messagingKinds.captchas.map { $0.choice.name } }
+}
+
+/// The catalog's clocks.
+enum ClockChoices: ChoiceList {
+    static var names: [String] { LabCLI.catalog.messagingKinds.clocks.map { $0.choice.name } }
 }
 
 /// A name from the choice list `List`.

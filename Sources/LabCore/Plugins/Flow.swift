@@ -90,6 +90,8 @@ public struct FlowSetup: Sendable {
     public var database: String?
     /// Where the run keeps its files (the report folder when `lab run` writes one); nil: a temporary folder.
     public var dataDirectory: String?
+    /// The catalog's extensions: the kinds of plugins that flows have of their own (msg/1's KDFs, …).
+    public var extensions: PluginExtensions
 
     /// A set-up.
     public init(
@@ -104,7 +106,8 @@ public struct FlowSetup: Sendable {
         transport: String,
         startsServer: Bool = true,
         database: String? = nil,
-        dataDirectory: String? = nil
+        dataDirectory: String? = nil,
+        extensions: PluginExtensions = PluginExtensions()
     ) {
         self.entry = entry
         self.label = label
@@ -118,6 +121,7 @@ public struct FlowSetup: Sendable {
         self.startsServer = startsServer
         self.database = database
         self.dataDirectory = dataDirectory
+        self.extensions = extensions
     }
 
     /// `openssl`, or `swift-crypto→openssl` when the sides differ (the client's alone when the

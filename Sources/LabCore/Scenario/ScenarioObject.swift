@@ -9,11 +9,14 @@ public struct ScenarioObject {
     public let codingPath: [any CodingKey]
     /// Where problems go.
     public let log: ProblemLog
+    /// The catalog's extensions (msg/1's kinds, …), for values whose choices plugins add.
+    public let extensions: PluginExtensions
 
     /// Opens the object at `decoder`, recording unknown keys (anything not in `keys`).
     public init(_ decoder: any Decoder, keys: [String], expected: String = "an object") {
         self.codingPath = decoder.codingPath
         self.log = decoder.userInfo[ProblemLog.userInfoKey] as? ProblemLog ?? ProblemLog()
+        self.extensions = decoder.userInfo[PluginExtensions.userInfoKey] as? PluginExtensions ?? PluginExtensions()
         do {
             let container = try decoder.container(keyedBy: AnyCodingKey.self)
             for key in container.allKeys where !keys.contains(key.stringValue) {
