@@ -27,12 +27,16 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
     public let faults: Set<Primitive>
     /// How they break.
     public let fault: Fault
+    /// The primitives it does not claim (`capabilities` lacks them), to prove a check refuses
+    /// a provider without what a flow needs.
+    public let withheld: Set<Primitive>
 
-    /// Breaks `faults` of `base` the way `fault` says.
-    public init(_ base: Base, faults: Set<Primitive>, fault: Fault = .corruptOutputs) {
+    /// Breaks `faults` of `base` the way `fault` says, and claims none of `withheld`.
+    public init(_ base: Base, faults: Set<Primitive>, fault: Fault = .corruptOutputs, withholding withheld: Set<Primitive> = []) {
         self.base = base
         self.faults = faults
         self.fault = fault
+        self.withheld = withheld
     }
 
     /// A faulty provider breaks nothing until told what to break.
@@ -41,7 +45,14 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
     }
 
     public var version: String { "faulty \(self.base.version)" }
-    public var capabilities: ProviderCapabilities { self.base.capabilities }
+    public var capabilities: ProviderCapabilities {
+        var capabilities = self.base.capabilities
+        for primitive in self.withheld {
+            capabilities.primitives.remove(primitive)
+            capabilities.notes[primitive] = "\(primitive) withheld by the test"
+        }
+        return capabilities
+    }
 
     /// `operation`'s output, broken if `primitive` is.
     private func run(_ primitive: Primitive, _ operation: () throws -> [UInt8]) throws -> [UInt8] {

@@ -209,5 +209,13 @@ import Testing
             let said = refused.map { "\($0)" } ?? ""
             #expect(said.contains("\(path): the msg/1 service runs HPKE, scrypt and PBKDF2 on swift-crypto"), "\(said)")
         }
+
+        // A clients' provider that does not claim AES-GCM is refused where the entry named it.
+        var setup = plan.flows[0].setup
+        setup.clientProvider = FaultyProvider(SwiftCryptoProvider(), faults: [], withholding: [.aesGCM])
+        let options = try #require(MessagingFlow<ChatScript>.decodeOptions(setup.entry.options, at: "$").options)
+        let problems = MessagingFlow<ChatScript>.check(setup, options: options)
+        #expect(problems.map(\.path) == ["clientProvider"], "\(problems)")
+        #expect(problems.first?.message.contains("AES-256-GCM") == true, "\(problems)")
     }
 }
