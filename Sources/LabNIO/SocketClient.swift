@@ -9,37 +9,19 @@ import Synchronization
 
 /// Opens client connections to one server address, plain or TLS with a pin.
 struct SocketClient: Sendable {
-    /// A TLS client's context and the pin it enforces.
-    struct Security: Sendable {
-        let context: NIOSSLContext
-        let pin: LoadedPin
-    }
-
     let host: String
     let port: Int
     let framing: Framing
     /// How long a request may wait for its answer before the connection is given up.
     let responseTimeout: TimeSpan
-    let security: Security?
+    /// What each connection puts under its frames (TLS with a pin), if anything.
+    let layer: (any ClientChannelLayer)?
     /// Set when the server runs in this process: its steps come back with each answer.
     let mailbox: ServerStepMailbox?
     /// The local address connections come from (any port), or nil for the system's choice.
     var sourceAddress: String? = nil
 
-    static func security(pin: LoadedPin, settings: TLSSettings = TLSSettings()) throws -> Security {
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.restrict(groups: settings.groups, version: settings.version)
-        // The pin check below replaces chain and host-name verification entirely; it is only
-        // called when verification is on, so keep it on but without host names.
-        configuration.certificateVerification = .noHostnameVerification
-        do {
-            return Security(context: try NIOSSLContext(configuration: configuration), pin: pin)
-        } catch {
-            throw LabError(.handshakeFailed, "Cannot set up the TLS client", cause: UnderlyingError(describing: error))
-        }
-    }
-
-    /// Connects (TCP, then the TLS handshake and pin check), recording `connect`.
+    /// Connects (TCP, then the layer: the TLS handshake and pin check), recording `connect`.
     func connect<R: StepRecorder>(recorder: inout R) async throws -> SocketConnection {
         SocketConnection(client: self, link: try await self.open(recorder: &recorder))
     }
@@ -47,14 +29,11 @@ struct SocketClient: Sendable {
     /// Opens one channel, ready for requests.
     func open<R: StepRecorder>(recorder: inout R) async throws -> SocketConnection.Link {
         let start = Stopwatch.now()
-        let check = self.security.map { PinCheck(pin: $0.pin) }
-        let handshake = InitializerBox<EventLoopFuture<Void>>()
-        let seen = self.security == nil ? nil : HandshakeRecord()
+        let session = self.layer?.session(peer: self.peer)
         // Kept from the initializer: a server that answers and closes at once (busy) may have
         // the pipeline torn down before this task could look the handler up.
         let answerBox = InitializerBox<NIOLoopBound<AnswerHandler>>()
         let framing = self.framing
-        let security = self.security
         let peer = self.peer
         let timeout = self.responseTimeout
         let channel: any Channel
@@ -68,25 +47,8 @@ struct SocketClient: Sendable {
                 .connectTimeout(.seconds(10))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        try session?.addHandlers(to: channel)
                         let pipeline = channel.pipeline.syncOperations
-                        if let security, let check {
-                            // First: it reads the server's bytes before the TLS handler does.
-                            let counter = seen.map(WireCounter.init(record:))
-                            if let seen, let counter {
-                                try pipeline.addHandler(counter)
-                                try pipeline.addHandler(HandshakeObserver(record: seen))
-                            }
-                            try pipeline.addHandler(
-                                NIOSSLClientHandler(
-                                    context: security.context,
-                                    serverHostname: nil,
-                                    customVerificationCallback: check.verify
-                                )
-                            )
-                            let promise = channel.eventLoop.makePromise(of: Void.self)
-                            handshake.set(promise.futureResult)
-                            try pipeline.addHandler(HandshakeWaiter(promise: promise, record: seen, counter: counter))
-                        }
                         try pipeline.addHandler(ByteToMessageHandler(FrameDecoder(framing: framing)))
                         try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: framing)))
                         let answers = AnswerHandler(peer: peer, timeout: timeout)
@@ -103,21 +65,13 @@ struct SocketClient: Sendable {
                 cause: UnderlyingError(describing: error)
             )
         }
-        if let check, let done = handshake.get() {
-            try await self.awaitHandshake(done, on: channel, check: check)
-        }
+        try await session?.ready(on: channel, timeout: self.responseTimeout)
         guard let answers = answerBox.get() else {
             throw LabError(.connectionClosed, "The connection to \(self.peer) closed as it opened")
         }
         let end = Stopwatch.now()
         recorder.record(.connect, nanoseconds: end &- start)
-        if let seen {
-            if let handshake = seen.handshakeNanoseconds { recorder.record(.handshake, nanoseconds: handshake) }
-            if let bytes = seen.handshakeBytes {
-                recorder.transferred(.handshake, sent: bytes.sent, received: bytes.received)
-            }
-            for outcome in seen.negotiated?.outcomes ?? ["tls.unread"] { recorder.count(outcome, by: 1) }
-        }
+        session?.record(into: &recorder)
         let address = ServerStepMailbox.key(channel.localAddress)
         return SocketConnection.Link(
             channel: channel,
@@ -125,33 +79,6 @@ struct SocketClient: Sendable {
             address: address,
             box: self.mailbox?.open(address: address)
         )
-    }
-
-    /// Waits for the TLS handshake, closing the channel if it fails or takes longer than the
-    /// response timeout (a server that accepts but never finishes it must not hang `connect`);
-    /// a pin refused is `pinMismatch`, any other failure `handshakeFailed`.
-    private func awaitHandshake(_ done: EventLoopFuture<Void>, on channel: any Channel, check: PinCheck) async throws {
-        let timer = channel.eventLoop.scheduleTask(in: self.responseTimeout.timeAmount) {
-            channel.close(promise: nil)
-        }
-        done.whenComplete { _ in timer.cancel() }
-        do {
-            try await done.get()
-        } catch {
-            try? await channel.close()
-            if let refusal = check.refusal {
-                throw LabError(
-                    .pinMismatch,
-                    "The server at \(self.host):\(self.port) presented \(refusal); the scenario pins \(check.pin). "
-                        + "Refused before any request was sent"
-                )
-            }
-            throw LabError(
-                .handshakeFailed,
-                "The TLS handshake with \(self.host):\(self.port) failed",
-                cause: UnderlyingError(describing: error)
-            )
-        }
     }
 
     var peer: String { "\(self.host):\(self.port)" }
@@ -253,52 +180,5 @@ final class InitializerBox<Value: Sendable>: Sendable {
 
     func get() -> Value? {
         self.value.withLock { $0 }
-    }
-}
-
-/// Completes a promise when the TLS handshake finishes, or fails it if the connection ends or
-/// errs first: `connect` then returns only a connection that is ready to carry requests.
-final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
-
-    private var promise: EventLoopPromise<Void>?
-    /// Where the completion's moment goes (the `handshake` step ends there, not when the
-    /// awaiting task next runs).
-    private let record: HandshakeRecord?
-    /// The handshake's byte counter, taken out of the pipeline once it has counted: the
-    /// connection's requests need not pay for it.
-    private let counter: WireCounter?
-
-    init(promise: EventLoopPromise<Void>, record: HandshakeRecord? = nil, counter: WireCounter? = nil) {
-        self.promise = promise
-        self.record = record
-        self.counter = counter
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
-            self.record?.completed(at: Stopwatch.now())
-            if let counter = self.counter { context.pipeline.syncOperations.removeHandler(counter, promise: nil) }
-            self.promise?.succeed()
-            self.promise = nil
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        self.promise?.fail(error)
-        self.promise = nil
-        context.fireErrorCaught(error)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        self.promise?.fail(ChannelError.eof)
-        self.promise = nil
-        context.fireChannelInactive()
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        self.promise?.fail(ChannelError.ioOnClosedChannel)
-        self.promise = nil
     }
 }

@@ -4,7 +4,6 @@ import LabWire
 import Logging
 import NIOCore
 import NIOPosix
-import NIOSSL
 import Synchronization
 
 /// A socket server's connections: accepting them, refusing those over the limit, serving
@@ -18,6 +17,7 @@ extension SocketServer {
         connections: ConnectionSet,
         recording: (any ServerRecorder)?,
         mailbox: ServerStepMailbox?,
+        layer: (any ServerChannelLayer)?,
         logger: Logger
     ) async {
         do {
@@ -59,6 +59,7 @@ extension SocketServer {
                                 connections: connections,
                                 record: record,
                                 mailbox: mailbox,
+                                layer: layer,
                                 logger: logger
                             )
                             // The place is free before the close is counted: whoever awaits
@@ -110,6 +111,7 @@ extension SocketServer {
         connections: ConnectionSet,
         record: (any ConnectionRecorder)?,
         mailbox: ServerStepMailbox?,
+        layer: (any ServerChannelLayer)?,
         logger: Logger
     ) async -> String {
         var logger = logger
@@ -165,37 +167,20 @@ extension SocketServer {
                 logger.debug("the peer closed the connection")
             }
         } catch {
-            closeCode = Self.closeCode(for: connections.closeReason(connection.channel) ?? error, logger: logger)
+            let cause = connections.closeReason(connection.channel) ?? error
+            closeCode = layer?.closeCode(for: cause, logger: logger) ?? Self.closeCode(for: cause, logger: logger)
         }
         return closeCode
     }
 
-    /// Failed TLS handshakes, for the log's rate.
-    static let tlsFailures = Atomic<Int>(0)
-
-    /// `text` without the " at /path/file.cc:123" that BoringSSL's errors carry.
-    static func withoutSourcePaths(_ text: String) -> String {
-        text.replacing(#/ at /[^\s\])]*/#, with: "")
-    }
-
     /// The close code of a connection that ended with `error` (the frame codec's `LabError`s
-    /// by their code, TLS failures as `tls`, anything else as `io`), logged with its reason.
+    /// by their code, anything else as `io`; the layer's own errors are the layer's to name),
+    /// logged with its reason.
     static func closeCode(for error: any Error, logger: Logger) -> String {
         switch error {
         case let error as LabError:
             logger.warning("closing the connection", metadata: ["reason": "\(error.code): \(error.message)"])
             return error.code.description
-        case is NIOSSLError, is NIOSSLExtraError:
-            // Anyone can fail a handshake as often as he likes: the first failure and every
-            // 1,000th are warnings, the rest debug lines; BoringSSL's source paths are cut.
-            let count = Self.tlsFailures.add(1, ordering: .relaxed).newValue
-            let level: Logger.Level = count == 1 || count % 1_000 == 0 ? .warning : .debug
-            logger.log(
-                level: level,
-                "closing the connection: TLS failed",
-                metadata: ["reason": "\(Self.withoutSourcePaths("\(error)"))", "TLS failures so far": "\(count)"]
-            )
-            return "tls"
         default:
             logger.notice("the connection failed", metadata: ["reason": "\(error)"])
             return "io"

@@ -29,12 +29,8 @@ public final class SocketServer: ListeningServer {
         public var frameTimeout: TimeSpan
         /// Connections served at once; one more is answered `busy` and closed.
         public var maxConnections: Int
-        /// The TLS identity, or nil for plain TCP.
-        public var tls: TLSIdentity?
-        /// With `tls`: the key-exchange groups and the version it accepts (nil: the library's).
-        public var tlsGroups: [TLSGroup]?
-        /// With `tls`: the one version it speaks, or nil for 1.2 and 1.3.
-        public var tlsVersion: TLSVersionChoice?
+        /// What each connection puts under its frames (TLS), or nil for frames on the socket.
+        public var layer: (any ServerChannelLayer)?
         /// Where connection events go.
         public var logger: Logger
         /// The bytes frames still arriving may hold across every connection.
@@ -48,9 +44,7 @@ public final class SocketServer: ListeningServer {
             idleTimeout: TimeSpan = .seconds(30),
             frameTimeout: TimeSpan = .seconds(30),
             maxConnections: Int = TransportOptions.defaultMaxConnections,
-            tls: TLSIdentity? = nil,
-            tlsGroups: [TLSGroup]? = nil,
-            tlsVersion: TLSVersionChoice? = nil,
+            layer: (any ServerChannelLayer)? = nil,
             logger: Logger = Logger(label: "lab.server"),
             maxBufferedBytes: Int = TransportOptions.defaultMaxBufferedBytes
         ) {
@@ -60,9 +54,7 @@ public final class SocketServer: ListeningServer {
             self.idleTimeout = idleTimeout
             self.frameTimeout = frameTimeout
             self.maxConnections = maxConnections
-            self.tls = tls
-            self.tlsGroups = tlsGroups
-            self.tlsVersion = tlsVersion
+            self.layer = layer
             self.logger = logger
             self.maxBufferedBytes = maxBufferedBytes
         }
@@ -101,11 +93,6 @@ public final class SocketServer: ListeningServer {
         recording: (any ServerRecorder)?,
         mailbox: ServerStepMailbox?
     ) async throws -> SocketServer {
-        let sslContext = try Self.tlsContext(
-            configuration.tls,
-            groups: configuration.tlsGroups,
-            version: configuration.tlsVersion
-        )
         let connections = ConnectionSet(limit: configuration.maxConnections)
         // A frame of the largest size always fits an otherwise empty budget.
         let budget = BufferBudget(
@@ -132,7 +119,6 @@ public final class SocketServer: ListeningServer {
                         try Self.connectionPipeline(
                             channel,
                             configuration: configuration,
-                            sslContext: sslContext,
                             connections: connections,
                             budget: budget
                         )
@@ -155,12 +141,13 @@ public final class SocketServer: ListeningServer {
                 connections: connections,
                 recording: recording,
                 mailbox: mailbox,
+                layer: configuration.layer,
                 logger: logger
             )
         }
         logger.debug(
             "listening",
-            metadata: ["address": "\(configuration.host):\(port)", "tls": "\(sslContext != nil)"]
+            metadata: ["address": "\(configuration.host):\(port)", "layer": "\(configuration.layer?.name ?? "none")"]
         )
         return SocketServer(
             host: configuration.host,
@@ -174,53 +161,16 @@ public final class SocketServer: ListeningServer {
         )
     }
 
-    /// The TLS 1.2 suites a server accepts: forward-secret AEAD ones.
-    static let tls12CipherSuites = [
-        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
-        "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
-    ].joined(separator: ":")
-
-    /// The TLS server context for `identity`, offering `groups` and speaking `version`
-    /// (nil: the library's choices), or nil to serve plain TCP.
-    static func tlsContext(
-        _ identity: TLSIdentity?,
-        groups: [TLSGroup]? = nil,
-        version: TLSVersionChoice? = nil
-    ) throws -> NIOSSLContext? {
-        guard let identity else { return nil }
-        do {
-            var tls = TLSConfiguration.makeServerConfiguration(
-                certificateChain: identity.chain.map { .certificate($0) },
-                privateKey: .privateKey(identity.privateKey)
-            )
-            tls.restrict(groups: groups, version: version)
-            // TLS 1.2 with AEAD suites only (TLS 1.3 has no others): no CBC, no RSA key
-            // exchange, as Mozilla's "intermediate" profile. BoringSSL's default took
-            // ECDHE-ECDSA-AES128-SHA.
-            tls.cipherSuites = Self.tls12CipherSuites
-            return try NIOSSLContext(configuration: tls)
-        } catch {
-            throw LabError(
-                .handshakeFailed,
-                "Cannot set up TLS with the server's certificate and key",
-                cause: UnderlyingError(describing: error)
-            )
-        }
-    }
-
-    /// An accepted connection's pipeline, on its event loop: TLS if any, the idle and frame
-    /// timeouts, the frame codec; wrapped for the connection's task.
+    /// An accepted connection's pipeline, on its event loop: the layer (TLS) if any, the idle
+    /// and frame timeouts, the frame codec; wrapped for the connection's task.
     static func connectionPipeline(
         _ channel: any Channel,
         configuration: Configuration,
-        sslContext: NIOSSLContext?,
         connections: ConnectionSet,
         budget: BufferBudget? = nil
     ) throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
         let pipeline = channel.pipeline.syncOperations
-        if let sslContext {
-            try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
-        }
+        try configuration.layer?.addHandlers(to: pipeline)
         let idle = configuration.idleTimeout
         try pipeline.addHandler(IdleStateHandler(allTimeout: idle.timeAmount))
         try pipeline.addHandler(RequestArrivalHandler(connections: connections, logger: configuration.logger))

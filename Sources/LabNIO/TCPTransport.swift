@@ -5,8 +5,9 @@ public import Logging
 /// The `tcp` transport: cx/1 frames over plain TCP sockets (SwiftNIO).
 ///
 /// `serve` starts a `SocketServer` in this process (on loopback by default); `remote` reaches
-/// a server elsewhere, e.g. a `lab serve` found by DNS-SD.
-public struct TCPTransport: Transport {
+/// a server elsewhere, e.g. a `lab serve` found by DNS-SD. It takes a layer under its frames
+/// (`LayeredTransport`): `TLSTransport` is this transport with TLS there.
+public struct TCPTransport: LayeredTransport {
     /// `tcp`.
     public static let name = "tcp"
     /// Crosses a socket.
@@ -34,37 +35,46 @@ public struct TCPTransport: Transport {
     /// Serves `handler` on the configured address; the endpoint's clients get the server's
     /// steps with every answer.
     public func serve(_ handler: any FrameHandler) async throws -> any TransportEndpoint {
-        try await self.serve(handler, identity: nil, pin: nil)
+        try await self.serve(handler, server: nil, client: nil)
     }
 
     /// A server for `lab serve`: no client of this process, steps totalled in `recorder`.
     public func listen(_ handler: any FrameHandler, recorder: (any ServerRecorder)?) async throws -> any ListeningServer {
-        try await self.startServer(handler, recording: recorder)
+        try await self.listen(handler, recorder: recorder, layer: nil)
     }
 
-    /// `listen`, typed.
-    public func startServer(_ handler: any FrameHandler, recording: (any ServerRecorder)?) async throws -> SocketServer {
+    /// `listen` with `layer` under every connection's frames.
+    public func listen(
+        _ handler: any FrameHandler,
+        recorder: (any ServerRecorder)?,
+        layer: (any ServerChannelLayer)?
+    ) async throws -> any ListeningServer {
         try await SocketServer.start(
             handler: handler,
-            configuration: self.serverConfiguration(identity: nil),
-            recording: recording
+            configuration: self.serverConfiguration(layer: layer),
+            recording: recorder
         )
     }
 
     /// Reaches the server at `host`:`port`.
     public func remote(host: String, port: Int) async throws -> any TransportEndpoint {
-        SocketEndpoint(client: self.client(host: host, port: port, security: nil, mailbox: nil), server: nil)
+        try await self.remote(host: host, port: port, layer: nil)
+    }
+
+    /// `remote`, with `layer` under every connection's frames.
+    public func remote(host: String, port: Int, layer: (any ClientChannelLayer)?) async throws -> any TransportEndpoint {
+        SocketEndpoint(client: self.client(host: host, port: port, layer: layer, mailbox: nil), server: nil)
     }
 
     /// A server elsewhere, reached from the local address `source` (one of this host's; on
     /// loopback any of 127.0.0.0/8): what a test needs to be two clients the server tells apart.
     public func remote(host: String, port: Int, from source: String) async throws -> any TransportEndpoint {
-        var client = self.client(host: host, port: port, security: nil, mailbox: nil)
+        var client = self.client(host: host, port: port, layer: nil, mailbox: nil)
         client.sourceAddress = source
         return SocketEndpoint(client: client, server: nil)
     }
 
-    func serverConfiguration(identity: TLSIdentity?) -> SocketServer.Configuration {
+    func serverConfiguration(layer: (any ServerChannelLayer)?) -> SocketServer.Configuration {
         SocketServer.Configuration(
             framing: self.framing,
             host: self.options.host,
@@ -72,54 +82,39 @@ public struct TCPTransport: Transport {
             idleTimeout: self.options.idleTimeout,
             frameTimeout: self.options.frameTimeout,
             maxConnections: self.options.maxConnections,
-            tls: identity,
-            tlsGroups: self.options.tls.groups,
-            tlsVersion: self.options.tls.version,
+            layer: layer,
             logger: self.logger,
             maxBufferedBytes: self.options.maxBufferedBytes
         )
     }
 
-    func serve(
+    /// `serve`, with `server` under the server's frames and `client` under its clients'; the
+    /// endpoint's clients get the server's steps with every answer.
+    public func serve(
         _ handler: any FrameHandler,
-        identity: TLSIdentity?,
-        pin: LoadedPin?
-    ) async throws
-        -> any TransportEndpoint
-    {
+        server: (any ServerChannelLayer)?,
+        client: (any ClientChannelLayer)?
+    ) async throws -> any TransportEndpoint {
         let mailbox = ServerStepMailbox()
-        let server = try await SocketServer.start(
+        let socket = try await SocketServer.start(
             handler: handler,
-            configuration: self.serverConfiguration(identity: identity),
+            configuration: self.serverConfiguration(layer: server),
             recording: nil,
             mailbox: mailbox
         )
-        let security = try pin.map { try SocketClient.security(pin: $0, settings: self.options.tls) }
         return SocketEndpoint(
-            client: self.client(
-                host: Self.connectHost(server.host),
-                port: server.port,
-                security: security,
-                mailbox: mailbox
-            ),
-            server: server
+            client: self.client(host: Self.connectHost(socket.host), port: socket.port, layer: client, mailbox: mailbox),
+            server: socket
         )
     }
 
-    func client(
-        host: String,
-        port: Int,
-        security: SocketClient.Security?,
-        mailbox: ServerStepMailbox?
-    )
-        -> SocketClient
-    {
+    func client(host: String, port: Int, layer: (any ClientChannelLayer)?, mailbox: ServerStepMailbox?) -> SocketClient {
         SocketClient(
             host: host,
             port: port,
             framing: self.framing,
             responseTimeout: self.options.idleTimeout,
-            security: security,
+            layer: layer,
             mailbox: mailbox
         )
     }

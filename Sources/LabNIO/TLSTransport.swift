@@ -1,8 +1,9 @@
 public import LabCore
 import Logging
 
-/// The `tls` transport: the `tcp` transport wrapped in TLS (swift-nio-ssl), with a client
-/// that trusts only what the scenario pins.
+/// The `tls` transport: a socket transport (`tcp`, or any `LayeredTransport`) with TLS
+/// under its frames (`TLSServerLayer`, `TLSClientLayer`: swift-nio-ssl), and a client that
+/// trusts only what the scenario pins.
 ///
 /// The server presents the scenario's certificate, or a fresh self-signed one when the
 /// scenario brings none; the lab's own clients then pin exactly that certificate unless the
@@ -18,7 +19,7 @@ public struct TLSTransport: Transport {
     public static let outcomePrefix: String? = "tls."
 
     /// The plain transport underneath.
-    public let base: TCPTransport
+    public let base: any LayeredTransport
 
     /// A transport with the scenario's settings; the server logs as `lab.server`.
     public init(options: TransportOptions) throws {
@@ -26,7 +27,7 @@ public struct TLSTransport: Transport {
     }
 
     /// TLS over `base`.
-    public init(wrapping base: TCPTransport) {
+    public init(wrapping base: any LayeredTransport) {
         self.base = base
     }
 
@@ -54,24 +55,25 @@ public struct TLSTransport: Transport {
     public func serve(_ handler: any FrameHandler) async throws -> any TransportEndpoint {
         let identity = try self.identity()
         let pin = try self.settings.pin.map(LoadedPin.init) ?? LoadedPin(certificate: identity.leaf)
-        return try await self.base.serve(handler, identity: identity, pin: pin)
+        return try await self.base.serve(
+            handler,
+            server: try self.serverLayer(identity),
+            client: try TLSClientLayer(pin: pin, settings: self.settings)
+        )
+    }
+
+    /// TLS presenting `identity`, with the groups and version of the settings.
+    func serverLayer(_ identity: TLSIdentity) throws -> TLSServerLayer {
+        try TLSServerLayer(identity: identity, groups: self.settings.groups, version: self.settings.version)
     }
 
     /// A server for `lab serve`, presenting the scenario's certificate or a fresh self-signed
     /// one; it announces the certificate's pin, which its clients need.
     public func listen(_ handler: any FrameHandler, recorder: (any ServerRecorder)?) async throws -> any ListeningServer {
         let identity = try self.identity()
-        let socket = try await SocketServer.start(
-            handler: handler,
-            configuration: self.base.serverConfiguration(identity: identity),
-            recording: recorder
-        )
-        do {
-            return TLSServer(socket: socket, pin: try Fingerprint.spkiSHA256(identity.leaf))
-        } catch {
-            await socket.shutdown()
-            throw error
-        }
+        let pin = try Fingerprint.spkiSHA256(identity.leaf)
+        let server = try await self.base.listen(handler, recorder: recorder, layer: try self.serverLayer(identity))
+        return TLSServer(server: server, pin: pin)
     }
 
     /// Reaches the TLS server at `host`:`port`, which must present the pinned certificate.
@@ -82,25 +84,26 @@ public struct TLSTransport: Transport {
                 "A tls client needs a pin to reach \(host):\(port): set server.tls.pin to a certificate file or an SPKI SHA-256"
             )
         }
-        let security = try SocketClient.security(pin: try LoadedPin(pin), settings: self.settings)
-        return SocketEndpoint(
-            client: self.base.client(host: host, port: port, security: security, mailbox: nil),
-            server: nil
+        return try await self.base.remote(
+            host: host,
+            port: port,
+            layer: try TLSClientLayer(pin: try LoadedPin(pin), settings: self.settings)
         )
     }
 }
 
-/// A TLS server others reach: a socket server and the pin of the certificate it presents.
+/// A TLS server others reach: the base transport's server and the pin of the certificate it
+/// presents.
 struct TLSServer: ListeningServer {
-    let socket: SocketServer
+    let server: any ListeningServer
     /// The SHA-256 of the certificate's SubjectPublicKeyInfo.
     let pin: [UInt8]
 
-    var host: String { self.socket.host }
-    var port: Int { self.socket.port }
-    var announcement: [String] { ["tls: spki sha256/\(Fingerprint.base64(self.pin))"] }
+    var host: String { self.server.host }
+    var port: Int { self.server.port }
+    var announcement: [String] { self.server.announcement + ["tls: spki sha256/\(Fingerprint.base64(self.pin))"] }
 
     func shutdown(grace: Duration) async {
-        await self.socket.shutdown(grace: grace)
+        await self.server.shutdown(grace: grace)
     }
 }

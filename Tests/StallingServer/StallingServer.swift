@@ -39,11 +39,11 @@ import Synchronization
         // Passwords cheap to check: the test registers and logs in four times.
         let service = MessagingService(store: store, options: MessagingOptions(kdf: .pbkdf2SHA256(iterations: 1000)))
         let server = try await TCPTransport(options: TransportOptions(host: "127.0.0.1", port: 0))
-            .startServer(service, recording: nil)
-        RekeyStall.say("listening on \(server.address)")
+            .listen(service, recorder: nil)
+        RekeyStall.say("listening on \(server.host):\(server.port)")
         // Bounded: a test that forgets to kill this server does not leave it running.
         try? await Task.sleep(for: .seconds(self.seconds))
-        await server.shutdown()
+        await server.shutdown(grace: .zero)
         withExtendedLifetime(stall) {}
     }
 }
