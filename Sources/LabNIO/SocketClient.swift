@@ -3,8 +3,6 @@ import LabFraming
 import LabWire
 import NIOCore
 import NIOPosix
-import NIOSSL
-import NIOTLS
 import Synchronization
 
 /// Opens client connections to one server address, plain or TLS with a pin.

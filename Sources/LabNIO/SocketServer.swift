@@ -4,7 +4,6 @@ public import LabWire
 public import Logging
 import NIOCore
 import NIOPosix
-import NIOSSL
 import Synchronization
 
 /// A cx/1 (or any framed) server on SwiftNIO: one listener, each accepted connection served
@@ -263,23 +262,6 @@ public final class SocketServer: ListeningServer {
             }
             group.cancelAll()
             return first
-        }
-    }
-}
-
-extension TLSConfiguration {
-    /// Offers exactly `groups`, in order, and speaks only `version` (1.2 or 1.3 when nil):
-    /// the same on the lab's servers and clients.
-    mutating func restrict(groups: [TLSGroup]?, version: TLSVersionChoice?) {
-        if let groups { self.curves = groups.map { NIOTLSCurve(rawValue: $0.codePoint) } }
-        switch version {
-        case nil:
-            self.minimumTLSVersion = .tlsv12
-        case .tls12:
-            self.minimumTLSVersion = .tlsv12
-            self.maximumTLSVersion = .tlsv12
-        case .tls13:
-            self.minimumTLSVersion = .tlsv13
         }
     }
 }

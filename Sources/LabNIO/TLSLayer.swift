@@ -206,3 +206,20 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         self.promise = nil
     }
 }
+
+extension TLSConfiguration {
+    /// Offers exactly `groups`, in order, and speaks only `version` (1.2 or 1.3 when nil):
+    /// the same on the lab's servers and clients.
+    mutating func restrict(groups: [TLSGroup]?, version: TLSVersionChoice?) {
+        if let groups { self.curves = groups.map { NIOTLSCurve(rawValue: $0.codePoint) } }
+        switch version {
+        case nil:
+            self.minimumTLSVersion = .tlsv12
+        case .tls12:
+            self.minimumTLSVersion = .tlsv12
+            self.maximumTLSVersion = .tlsv12
+        case .tls13:
+            self.minimumTLSVersion = .tlsv13
+        }
+    }
+}
