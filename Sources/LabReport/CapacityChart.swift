@@ -1,4 +1,5 @@
 import Foundation
+import LabCharts
 import LabCore
 import LabResults
 
@@ -60,7 +61,7 @@ struct CapacityChart {
         if !clients { svg.line(px(0), pyRate(0), px(maxRate), pyRate(maxRate), stroke: "#bbb", dash: "4 4") }
         for (index, capacity) in self.capacities.enumerated() {
             let colour = SVG.palette[index % SVG.palette.count]
-            let name = slug([capacity.key.flow, capacity.key.suite, capacity.key.provider, capacity.key.transport])
+            let name = SVG.slug([capacity.key.flow, capacity.key.suite, capacity.key.provider, capacity.key.transport])
             let p50 = capacity.points.compactMap { point in point.p50.map { (x: px(point.offered), y: pyTime($0)) } }
             let p99 = capacity.points.compactMap { point in point.p99.map { (x: px(point.offered), y: pyTime($0)) } }
             svg.polyline(p50, stroke: colour, attributes: [("id", "p50-\(name)")])

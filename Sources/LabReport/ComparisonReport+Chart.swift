@@ -1,4 +1,5 @@
 import Foundation
+import LabCharts
 import LabCore
 
 /// A candidate's chart in `comparison.md`: its p50 ratio per step.

@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import LabCharts
 import LabCore
 
 /// One group's latency by percentile, one line per step, drawn as SVG.

@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import LabCharts
 import LabCore
 import LabResults
 
@@ -17,8 +18,9 @@ extension MarkdownReporter {
         var used: Set<String> = [Self.throughputChartName]
         return keys.map { key in
             // The first tier that tells this group apart from every other.
-            let tier = tiers.first { tier in keys.filter { slug(tier($0)) == slug(tier(key)) }.count == 1 } ?? tiers[2]
-            let base = slug(tier(key))
+            let tier =
+                tiers.first { tier in keys.filter { SVG.slug(tier($0)) == SVG.slug(tier(key)) }.count == 1 } ?? tiers[2]
+            let base = SVG.slug(tier(key))
             var name = "latency-\(base).svg"
             var counter = 2
             while used.contains(name) {

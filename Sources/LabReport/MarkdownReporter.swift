@@ -1,5 +1,6 @@
 public import Foundation
 import Histogram
+import LabCharts
 import LabCore
 public import LabResults
 

@@ -1,4 +1,5 @@
 import Foundation
+import LabCharts
 import LabCore
 import LabResults
 
@@ -69,7 +70,7 @@ struct MatrixChart {
             svg.polyline(
                 points,
                 stroke: colour,
-                attributes: [("id", "matrix-\(slug([series.label]))"), ("data-x", xs)]
+                attributes: [("id", "matrix-\(SVG.slug([series.label]))"), ("data-x", xs)]
             )
             for point in points { svg.circle(x: point.x, y: point.y, radius: 3, fill: colour) }
             let y = top + 20 * Double(index)

@@ -1,3 +1,5 @@
+import LabCharts
+
 /// Operations per second per group, as horizontal bars, drawn as SVG.
 struct ThroughputChart {
     /// One bar.

@@ -1,4 +1,5 @@
 import Foundation
+import LabCharts
 import LabCore
 import LabResults
 
@@ -35,7 +36,7 @@ struct TimelineChart {
         self.series = intervals.groups.keys.sorted().map { key in
             Series(
                 label: labels(key),
-                slug: slug([key.flow, key.suite, key.provider, key.transport]),
+                slug: SVG.slug([key.flow, key.suite, key.provider, key.transport]),
                 points: intervals.points(key, .exchange, over: indices)
             )
         }
