@@ -37,8 +37,8 @@ let package = Package(
         .library(
             name: "LabKit",
             targets: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabRunner", "LabReport", "LabPlugins",
-                "LabProviders", "LabSwiftCrypto", "LabOpenSSL", "LabNIO", "LabMessaging", "LabDiscovery",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabRunner", "LabCharts", "LabReport",
+                "LabPlugins", "LabProviders", "LabSwiftCrypto", "LabOpenSSL", "LabNIO", "LabMessaging", "LabDiscovery",
             ]
         ),
         .library(name: "LabCLI", targets: ["LabCLI"]),
@@ -238,11 +238,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The SVG charts the reports draw, on one axis type and one legend type, and the
+        // locale-free numbers they are written with. Plain numbers in, SVG out: nothing of the lab's.
+        .target(name: "LabCharts", swiftSettings: swiftSettings),
         // Reporters: results.csv, report.md with SVG charts, results.json.
         .target(
             name: "LabReport",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "LabCore", "LabScenario", "LabResults", "LabCharts",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: swiftSettings
         ),

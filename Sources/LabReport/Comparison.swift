@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import LabCharts
 public import LabCore
 public import LabResults
 

@@ -1,5 +1,6 @@
 public import Foundation
 import Histogram
+import LabCharts
 import LabCore
 import LabResults
 
@@ -26,7 +27,7 @@ public struct ComparisonReport: Sendable {
 
     /// The chart file of candidate `index`.
     public func chartName(_ index: Int) -> String {
-        "comparison-\(index + 1)-\(slug([self.comparison.candidates[index].label])).svg"
+        "comparison-\(index + 1)-\(SVG.slug([self.comparison.candidates[index].label])).svg"
     }
 
     /// Writes every file into `directory`; returns their URLs.

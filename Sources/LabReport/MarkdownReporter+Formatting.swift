@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import LabCharts
 import LabCore
 import LabResults
 
@@ -17,8 +18,9 @@ extension MarkdownReporter {
         var used: Set<String> = [Self.throughputChartName]
         return keys.map { key in
             // The first tier that tells this group apart from every other.
-            let tier = tiers.first { tier in keys.filter { slug(tier($0)) == slug(tier(key)) }.count == 1 } ?? tiers[2]
-            let base = slug(tier(key))
+            let tier =
+                tiers.first { tier in keys.filter { SVG.slug(tier($0)) == SVG.slug(tier(key)) }.count == 1 } ?? tiers[2]
+            let base = SVG.slug(tier(key))
             var name = "latency-\(base).svg"
             var counter = 2
             while used.contains(name) {
@@ -28,23 +30,6 @@ extension MarkdownReporter {
             used.insert(name)
             return name
         }
-    }
-
-    /// Bars of each group's measured exchanges per second: the ops/s of its `exchange` row
-    /// (or its last step's) in the tables and in results.csv, the same number.
-    static func throughputChart(_ result: RunResult) -> ThroughputChart {
-        let pairs = result.groups.map { Self.suiteAndProvider($0.key).joined(separator: " / ") }
-        let bars = result.groups.enumerated().compactMap { index, group -> ThroughputChart.Bar? in
-            // The server's own groups have no exchange: they are not a client's throughput.
-            guard !group.isServerSide, let row = result.throughputRow(of: group), row.statistics.count > 0 else {
-                return nil
-            }
-            var label = pairs[index]
-            if pairs.filter({ $0 == pairs[index] }).count > 1 { label = "\(group.key.flow): " + label }
-            if group.insecure { label += " (insecure)" }
-            return ThroughputChart.Bar(label: label, value: row.statistics.opsPerSecond, insecure: group.insecure)
-        }
-        return ThroughputChart(title: "Exchanges per second, as measured (the tables' ops/s)", bars: bars)
     }
 
     // MARK: Formatting

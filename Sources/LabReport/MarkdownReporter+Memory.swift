@@ -1,3 +1,4 @@
+import LabCharts
 import LabCore
 public import LabResults
 

@@ -1,3 +1,4 @@
+import LabCharts
 import LabCore
 import LabResults
 

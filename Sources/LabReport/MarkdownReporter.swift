@@ -1,5 +1,6 @@
 public import Foundation
 import Histogram
+import LabCharts
 import LabCore
 public import LabResults
 
@@ -43,35 +44,8 @@ public struct MarkdownReporter: Reporter {
         let latencyCharts = self.charts ? Self.latencyChartNames(result) : []
         var files = [(name: Self.fileName, text: self.markdown(result, latencyCharts: latencyCharts))]
         guard self.charts else { return files }
-        for (group, name) in zip(result.groups, latencyCharts) {
-            let chart = LatencyChart(
-                title: "Latency by percentile: \(Self.label(group.key))\(group.insecure ? " (insecure)" : "")",
-                // One-off steps (keys made once per client or per run) have too few samples for a curve.
-                series: group.orderedSteps.filter { $0.histogram.totalCount >= 20 }
-            )
-            files.append((name, chart.render()))
-        }
-        files.append((Self.throughputChartName, Self.throughputChart(result).render()))
-        if let timeline = Self.timelineChart(result) { files.append((Self.timelineChartName, timeline.render())) }
-        let capacities = Capacity.of(result)
-        if !capacities.isEmpty {
-            let chart = CapacityChart(title: "Capacity: throughput and latency against offered load", capacities: capacities) {
-                Self.label($0)
-            }
-            files.append((Self.capacityChartName, chart.render()))
-        }
-        if let figures = MatrixFigures.of(result) { files.append((Self.matrixChartName, MatrixChart(figures: figures).render())) }
+        files += Self.chartFiles(result, latencyCharts: latencyCharts)
         return files
-    }
-
-    /// The over-time chart, or nil when the run kept no intervals.
-    static func timelineChart(_ result: RunResult) -> TimelineChart? {
-        guard let intervals = result.intervals else { return nil }
-        return TimelineChart(
-            title: "Over time: exchanges per \(TimeSpan(nanoseconds: intervals.width))",
-            intervals: intervals,
-            labels: { key in Self.label(key) }
-        )
     }
 
     // MARK: The document

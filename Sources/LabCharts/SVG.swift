@@ -1,27 +1,30 @@
 /// A small SVG document built from shapes; numbers are written with one decimal, text is escaped.
-struct SVG {
+public struct SVG: Sendable {
     /// The canvas width in pixels.
-    var width: Double
+    public var width: Double
     /// The canvas height in pixels.
-    var height: Double
+    public var height: Double
     /// The elements, in drawing order.
     private var elements: [String] = []
 
     /// A blank canvas.
-    init(width: Double, height: Double) {
+    public init(width: Double, height: Double) {
         self.width = width
         self.height = height
     }
 
     /// How text lines up with its anchor point.
-    enum Anchor: String {
+    public enum Anchor: String, Sendable {
+        /// The text begins at the point.
         case start
+        /// The text is centred on the point.
         case middle
+        /// The text ends at the point.
         case end
     }
 
     /// A straight line.
-    mutating func line(
+    public mutating func line(
         _ x1: Double,
         _ y1: Double,
         _ x2: Double,
@@ -37,14 +40,14 @@ struct SVG {
     }
 
     /// A filled rectangle.
-    mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String) {
+    public mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String) {
         self.elements.append(
             "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"\(fill)\"/>"
         )
     }
 
     /// A filled circle, with `attributes` (name, value) added to the element.
-    mutating func circle(
+    public mutating func circle(
         x: Double,
         y: Double,
         radius: Double,
@@ -57,7 +60,7 @@ struct SVG {
     }
 
     /// An open line through `points`, with `attributes` (name, value) added to the element.
-    mutating func polyline(
+    public mutating func polyline(
         _ points: [(x: Double, y: Double)],
         stroke: String,
         width: Double = 2,
@@ -73,7 +76,7 @@ struct SVG {
     }
 
     /// A line of text; `rotate` turns it about its anchor point, in degrees.
-    mutating func text(
+    public mutating func text(
         _ text: String,
         x: Double,
         y: Double,
@@ -91,7 +94,7 @@ struct SVG {
     }
 
     /// The document, with `title` as its accessible name.
-    func rendered(title: String) -> String {
+    public func rendered(title: String) -> String {
         var lines = [
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(self.width))\" height=\"\(n(self.height))\""
@@ -105,7 +108,7 @@ struct SVG {
     }
 
     /// `text` with the five XML special characters escaped.
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         var result = ""
         for character in text {
             switch character {
@@ -121,59 +124,28 @@ struct SVG {
     }
 
     /// Distinct colours for series, in order (Tableau 10).
-    static let palette = [
+    public static let palette = [
         "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
     ]
+
+    /// Series `index`'s colour: the palette's, round again after its last.
+    public static func colour(_ index: Int) -> String { Self.palette[index % Self.palette.count] }
+
+    /// `cx-x25519-swift-crypto`: lowercase ASCII letters, digits and single hyphens, from
+    /// `parts`; `group` when nothing is left. For element ids and file names.
+    public static func slug(_ parts: [String]) -> String {
+        var result = ""
+        for character in parts.joined(separator: "-").lowercased() {
+            if character.isASCII && (character.isLetter || character.isNumber) {
+                result.append(character)
+            } else if !result.isEmpty && result.last != "-" {
+                result.append("-")
+            }
+        }
+        while result.last == "-" { result.removeLast() }
+        return result.isEmpty ? "group" : result
+    }
 }
 
 /// A coordinate with one decimal.
 private func n(_ value: Double) -> String { Numbers.fixed(value, 1) }
-
-/// Round numbers for axes: 1, 2 and 5 times a power of ten.
-enum NiceNumbers {
-    /// The smallest of 1, 2, 5 × 10^k that is at least `value` (at least 1).
-    static func ceiling(_ value: Double) -> Double {
-        guard value.isFinite, value < 1e300 else { return 1e300 }
-        var decade: Double = 1
-        while true {
-            for factor in [1.0, 2, 5] where factor * decade >= value { return factor * decade }
-            decade *= 10
-        }
-    }
-
-    /// The largest of 1, 2, 5 × 10^k that is at most `value` (at least 1).
-    static func floor(_ value: Double) -> Double {
-        var best: Double = 1
-        var decade: Double = 1
-        while decade <= value {
-            for factor in [1.0, 2, 5] where factor * decade <= value { best = factor * decade }
-            decade *= 10
-        }
-        return best
-    }
-
-    /// Every 1, 2, 5 × 10^k from `low` to `high`, inclusive.
-    static func series(from low: Double, to high: Double) -> [Double] {
-        var values: [Double] = []
-        var value = Self.ceiling(low)
-        while value <= high * (1 + 1e-9) {
-            values.append(value)
-            value = Self.ceiling(value * 1.000_001)
-        }
-        return values
-    }
-}
-
-/// `cx-x25519-swift-crypto`: lowercase ASCII letters, digits and single hyphens, from `parts`.
-func slug(_ parts: [String]) -> String {
-    var result = ""
-    for character in parts.joined(separator: "-").lowercased() {
-        if character.isASCII && (character.isLetter || character.isNumber) {
-            result.append(character)
-        } else if !result.isEmpty && result.last != "-" {
-            result.append("-")
-        }
-    }
-    while result.last == "-" { result.removeLast() }
-    return result.isEmpty ? "group" : result
-}

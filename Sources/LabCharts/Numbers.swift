@@ -1,7 +1,7 @@
 /// Locale-free number formatting, so reports are byte-identical wherever they are written.
-enum Numbers {
+public enum Numbers {
     /// `value` rounded to `decimals` places, e.g. `fixed(1.23456, 3)` → `"1.235"`; non-finite values print as `0`.
-    static func fixed(_ value: Double, _ decimals: Int, grouped: Bool = false) -> String {
+    public static func fixed(_ value: Double, _ decimals: Int, grouped: Bool = false) -> String {
         guard value.isFinite else { return Self.fixed(0, decimals, grouped: grouped) }
         var scale: Double = 1
         for _ in 0..<decimals { scale *= 10 }
@@ -18,7 +18,7 @@ enum Numbers {
     }
 
     /// An integer with thousands separated by commas: `12,345`.
-    static func integer(_ value: some BinaryInteger) -> String {
+    public static func integer(_ value: some BinaryInteger) -> String {
         value < 0 ? "-" + Self.group(String(value.magnitude)) : Self.group(String(value))
     }
 

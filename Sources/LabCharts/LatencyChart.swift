@@ -1,0 +1,134 @@
+import Foundation
+
+/// Latency by percentile, one line per step, drawn as SVG.
+///
+/// The x axis is HdrHistogram's classic percentile scale, `log10(1 / (1 - p))`, so 90 %, 99 %, 99.9 %
+/// and 99.99 % are evenly spaced and the tail gets as much room as the body; the y axis is
+/// logarithmic so steps that differ a thousandfold still show their shape. Beyond 99.99 % every
+/// point, the maximum included, is drawn at the right edge.
+public struct LatencyChart {
+    /// One point of a curve.
+    public struct Point: Sendable, Equatable {
+        /// Where the percentile falls on the x axis (`LatencyChart.x(percentile:)`).
+        public var x: Double
+        /// The latency at it, in nanoseconds (at least 1).
+        public var nanoseconds: Double
+
+        /// A point at `x` of `nanoseconds`.
+        public init(x: Double, nanoseconds: Double) {
+            self.x = x
+            self.nanoseconds = nanoseconds
+        }
+    }
+
+    /// One step's line.
+    public struct Curve: Sendable, Equatable {
+        /// The legend's label: the step's name.
+        public var name: String
+        /// Its points, by percentile.
+        public var points: [Point]
+
+        /// A line named `name` through `points`.
+        public init(name: String, points: [Point]) {
+            self.name = name
+            self.points = points
+        }
+    }
+
+    /// The chart's heading.
+    public var title: String
+    /// The lines, in legend order.
+    public var curves: [Curve]
+    /// A latency in nanoseconds as the y axis writes it (`250 µs`).
+    public var latencyLabel: (Double) -> String
+
+    /// A chart of `curves` under `title`, its latencies written by `latencyLabel`.
+    public init(title: String, curves: [Curve], latencyLabel: @escaping (Double) -> String) {
+        self.title = title
+        self.curves = curves
+        self.latencyLabel = latencyLabel
+    }
+
+    /// Percentile ticks on the x axis: label and position.
+    public static let percentileTicks: [Axis.Tick] = [
+        Axis.Tick(value: 0, label: "0%"), Axis.Tick(value: 1, label: "90%"), Axis.Tick(value: 2, label: "99%"),
+        Axis.Tick(value: 3, label: "99.9%"), Axis.Tick(value: 4, label: "99.99%"),
+    ]
+
+    /// The right edge of the x axis: 99.99 %.
+    public static var xMax: Double { Self.percentileTicks.last?.value ?? 4 }
+
+    /// Where `percentile` (0–100) falls on the x axis, at most `xMax`.
+    public static func x(percentile: Double) -> Double {
+        percentile >= 100 ? Self.xMax : Swift.min(log10(100 / (100 - percentile)), Self.xMax)
+    }
+
+    /// The document.
+    public func render() -> String {
+        let width = 760.0
+        let height = 420.0
+        let left = 80.0
+        let top = 50.0
+        let right = width - 180
+        let bottom = height - 60
+        var svg = SVG(width: width, height: height)
+        svg.text(self.title, x: left, y: 28, size: 15, bold: true)
+        let values = self.curves.flatMap { $0.points.map(\.nanoseconds) }
+        guard let lowest = values.min(), let highest = values.max() else {
+            svg.text("No data", x: (left + right) / 2, y: (top + bottom) / 2, anchor: .middle, size: 14)
+            return svg.rendered(title: self.title)
+        }
+        let x = Axis(
+            .horizontal,
+            scale: Axis.Scale(.linear, from: 0, to: Self.xMax, ticks: Self.percentileTicks.map(\.value)),
+            ticks: Self.percentileTicks,
+            from: left,
+            to: right,
+            at: bottom,
+            rule: .grid(colour: "#e3e3e3", spans: [top...bottom])
+        )
+        let y = Axis(
+            .vertical,
+            scale: .roundLogarithmic(from: lowest, to: highest, maximumTicks: 10),
+            from: bottom,
+            to: top,
+            at: left,
+            rule: .grid(colour: "#e3e3e3", spans: [left...right]),
+            label: self.latencyLabel
+        )
+        y.drawTicks(into: &svg)
+        x.drawTicks(into: &svg)
+        x.drawLine(into: &svg)
+        y.drawLine(into: &svg)
+        x.drawTitle("Percentile", offset: height - 16 - bottom, into: &svg)
+        y.drawTitle("Latency (log scale)", offset: left - 18, into: &svg)
+
+        self.drawCurves(&svg, x: x, y: y)
+        return svg.rendered(title: self.title)
+    }
+
+    /// One line per step, each followed by its legend entry (right of the plot).
+    private func drawCurves(_ svg: inout SVG, x: Axis, y: Axis) {
+        let legend = Legend(
+            self.curves.enumerated().map { index, curve in
+                Legend.Entry(
+                    colour: SVG.colour(index),
+                    dash: index < SVG.palette.count ? nil : "6 3",
+                    label: curve.name
+                )
+            },
+            x: x.end + 20,
+            y: y.end + 8,
+            lineWidth: 3
+        )
+        for (index, curve) in self.curves.enumerated() {
+            let entry = legend.entries[index]
+            svg.polyline(
+                curve.points.map { (x.position($0.x), y.position($0.nanoseconds)) },
+                stroke: entry.colour,
+                dash: entry.dash
+            )
+            legend.draw(index, into: &svg)
+        }
+    }
+}

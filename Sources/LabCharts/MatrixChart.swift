@@ -1,0 +1,122 @@
+import Foundation
+
+/// A matrix's metric against its parameter, drawn as SVG: one line per series (`<polyline
+/// id="matrix-<series>" data-x="427,4096,…">`), the x axis logarithmic when the parameter is
+/// numeric and spans ten times or more (payload sizes), the y axis logarithmic when the values
+/// do; a point per cell that measured something.
+public struct MatrixChart {
+    /// One line: a value per x, nil where the cell measured nothing.
+    public struct Series: Sendable, Equatable {
+        /// The legend's label.
+        public var label: String
+        /// The values, one per x of the chart, in its order.
+        public var values: [Double?]
+
+        /// A line through `values`.
+        public init(label: String, values: [Double?]) {
+            self.label = label
+            self.values = values
+        }
+    }
+
+    /// The chart's heading.
+    public var title: String
+    /// The parameter, the x axis's title.
+    public var parameter: String
+    /// Whether every x is a number (the axis is then to scale, not one step per x).
+    public var numeric: Bool
+    /// The parameter's values, as written, in order.
+    public var xs: [String]
+    /// The lines.
+    public var series: [Series]
+    /// A value as the y axis writes it.
+    public var valueLabel: (Double) -> String
+
+    /// A chart of `series` against `parameter`'s values `xs`.
+    public init(
+        title: String,
+        parameter: String,
+        numeric: Bool,
+        xs: [String],
+        series: [Series],
+        valueLabel: @escaping (Double) -> String
+    ) {
+        self.title = title
+        self.parameter = parameter
+        self.numeric = numeric
+        self.xs = xs
+        self.series = series
+        self.valueLabel = valueLabel
+    }
+
+    /// The document.
+    public func render() -> String {
+        let (left, right, top, bottom) = (90.0, 700.0, 56.0, 380.0)
+        let legend = Legend(coloured: self.series.map(\.label), x: right + 16, y: top)
+        var svg = SVG(width: right + legend.width, height: bottom + 60)
+        svg.text(self.title, x: left, y: 28, size: 15, bold: true)
+        let (x, logX) = self.xAxis(from: left, to: right, at: bottom)
+        let values = self.series.flatMap { $0.values.compactMap { $0 } }
+        let low = Swift.max(values.min() ?? 1, 1e-9)
+        let high = Swift.max(values.max() ?? 1, low * 1.0001)
+        let y = Axis(
+            .vertical,
+            scale: low > 0 && high >= 10 * low
+                ? .decades(from: low, to: high, floor: 1e-9)
+                : .divided(from: 0, to: NiceNumbers.ceiling(high), into: 5),
+            from: bottom,
+            to: top,
+            at: left,
+            rule: .grid(colour: "#eee", spans: [left...right]),
+            labelGap: 6,
+            label: self.valueLabel
+        )
+        x.drawLine(into: &svg, colour: "#444")
+        y.drawLine(into: &svg, colour: "#444")
+        y.drawTicks(into: &svg)
+        x.drawTicks(into: &svg)
+        x.drawTitle(self.parameter + (logX ? " (log scale)" : ""), offset: 40, into: &svg)
+        for (index, series) in self.series.enumerated() {
+            let points = zip(x.ticks, series.values).compactMap { tick, value in
+                value.map { (x: x.position(tick.value), y: y.position($0)) }
+            }
+            let xs = zip(self.xs, series.values).filter { $0.1 != nil }.map(\.0).joined(separator: ",")
+            svg.polyline(
+                points,
+                stroke: SVG.colour(index),
+                attributes: [("id", "matrix-\(SVG.slug([series.label]))"), ("data-x", xs)]
+            )
+            for point in points { svg.circle(x: point.x, y: point.y, radius: 3, fill: SVG.colour(index)) }
+            legend.draw(index, into: &svg)
+        }
+        return svg.rendered(title: self.title)
+    }
+
+    /// The x axis, a tick per x: to scale (logarithmic when the numbers span ten times or
+    /// more) when they are numbers in order, else one step per x; and whether it is logarithmic.
+    private func xAxis(from left: Double, to right: Double, at bottom: Double) -> (Axis, Bool) {
+        let numbers = self.xs.compactMap(Double.init)
+        let logX = self.numeric && (numbers.min() ?? 0) > 0 && (numbers.max() ?? 0) >= 10 * (numbers.min() ?? 1)
+        var scale = Axis.Scale(.linear, from: 0, to: Double(Swift.max(self.xs.count - 1, 0)), ticks: [])
+        var positions = self.xs.indices.map(Double.init)
+        if self.numeric, numbers.count == self.xs.count, let low = numbers.first, let high = numbers.last, high > low {
+            positions = numbers
+            scale =
+                logX
+                ? Axis.Scale(.logarithmic(base: 10), from: log10(low), to: log10(high), ticks: numbers)
+                : Axis.Scale(.linear, from: low, to: high, ticks: numbers)
+        }
+        scale.ticks = positions
+        let ticks = zip(positions, self.xs).map { Axis.Tick(value: $0, label: $1) }
+        let axis = Axis(
+            .horizontal,
+            scale: scale,
+            ticks: ticks,
+            from: left,
+            to: right,
+            at: bottom,
+            rule: .mark(colour: "#444")
+        )
+        return (axis, logX)
+    }
+}

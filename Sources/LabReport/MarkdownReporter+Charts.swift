@@ -1,0 +1,141 @@
+import Histogram
+import LabCharts
+import LabCore
+import LabResults
+
+// report.md's charts: what each one draws, taken from the run (LabCharts draws it).
+extension MarkdownReporter {
+    /// The chart files beside `report.md`, by name: a latency chart per group (named by
+    /// `latencyCharts`), the throughput chart, and the timeline, capacity and matrix charts
+    /// when the run has what they show.
+    static func chartFiles(_ result: RunResult, latencyCharts: [String]) -> [(name: String, text: String)] {
+        var files: [(name: String, text: String)] = []
+        for (group, name) in zip(result.groups, latencyCharts) {
+            let chart = LatencyChart(
+                title: "Latency by percentile: \(Self.label(group.key))\(group.insecure ? " (insecure)" : "")",
+                // One-off steps (keys made once per client or per run) have too few samples for a curve.
+                curves: group.orderedSteps.filter { $0.histogram.totalCount >= 20 }.map {
+                    LatencyChart.Curve(name: $0.step.name, points: Self.latencyCurve($0.histogram))
+                },
+                latencyLabel: { TimeSpan.format(nanoseconds: $0) }
+            )
+            files.append((name, chart.render()))
+        }
+        files.append((Self.throughputChartName, Self.throughputChart(result).render()))
+        if let timeline = Self.timelineChart(result) { files.append((Self.timelineChartName, timeline.render())) }
+        if let capacity = Self.capacityChart(Capacity.of(result)) {
+            files.append((Self.capacityChartName, capacity.render()))
+        }
+        if let figures = MatrixFigures.of(result) {
+            files.append((Self.matrixChartName, Self.matrixChart(figures).render()))
+        }
+        return files
+    }
+
+    /// A step's latency curve: a point per percentile HdrHistogram iterates to, the latency
+    /// at least 1 ns and at most the largest recorded, one point (the highest) per x.
+    static func latencyCurve(_ histogram: Histogram<UInt64>) -> [LatencyChart.Point] {
+        var points: [LatencyChart.Point] = []
+        let maximum = histogram.maxRecorded
+        for step in histogram.percentiles(ticksPerHalfDistance: 5) {
+            let x = LatencyChart.x(percentile: step.percentileLevelIteratedTo)
+            let value = Double(Swift.max(Swift.min(step.value, maximum), 1))
+            if let last = points.last, last.x == x {
+                points[points.count - 1].nanoseconds = Swift.max(last.nanoseconds, value)
+            } else {
+                points.append(LatencyChart.Point(x: x, nanoseconds: value))
+            }
+        }
+        return points
+    }
+
+    /// Bars of each group's measured exchanges per second: the ops/s of its `exchange` row
+    /// (or its last step's) in the tables and in results.csv, the same number.
+    static func throughputChart(_ result: RunResult) -> ThroughputChart {
+        let pairs = result.groups.map { Self.suiteAndProvider($0.key).joined(separator: " / ") }
+        let bars = result.groups.enumerated().compactMap { index, group -> ThroughputChart.Bar? in
+            // The server's own groups have no exchange: they are not a client's throughput.
+            guard !group.isServerSide, let row = result.throughputRow(of: group), row.statistics.count > 0 else {
+                return nil
+            }
+            var label = pairs[index]
+            if pairs.filter({ $0 == pairs[index] }).count > 1 { label = "\(group.key.flow): " + label }
+            if group.insecure { label += " (insecure)" }
+            return ThroughputChart.Bar(label: label, value: row.statistics.opsPerSecond, insecure: group.insecure)
+        }
+        return ThroughputChart(title: "Exchanges per second, as measured (the tables' ops/s)", bars: bars)
+    }
+
+    /// The over-time chart: each group's exchanges per interval; nil when the run kept no intervals.
+    static func timelineChart(_ result: RunResult) -> TimelineChart? {
+        guard let intervals = result.intervals, let indices = intervals.indices else { return nil }
+        return TimelineChart(
+            title: "Over time: exchanges per \(TimeSpan(nanoseconds: intervals.width))",
+            width: Double(intervals.width) / 1e9,
+            series: intervals.groups.keys.sorted().map { key in
+                TimelineChart.Series(
+                    label: Self.label(key),
+                    slug: Self.groupSlug(key),
+                    points: intervals.points(key, .exchange, over: indices).map {
+                        TimelineChart.Point(
+                            index: $0.index,
+                            count: $0.count,
+                            p50: $0.p50,
+                            p99: $0.p99,
+                            perSecond: $0.perSecond
+                        )
+                    }
+                )
+            },
+            latencyLabel: { TimeSpan.format(nanoseconds: $0) },
+            secondsLabel: { TimeSpan.trimmed($0) + " s" }
+        )
+    }
+
+    /// The capacity chart of a run with stages: each group's stages, bound and knee; nil without any.
+    static func capacityChart(_ capacities: [Capacity]) -> CapacityChart? {
+        guard let first = capacities.first else { return nil }
+        return CapacityChart(
+            title: "Capacity: throughput and latency against offered load",
+            clients: first.offered == .clients,
+            groups: capacities.map { capacity in
+                CapacityChart.Group(
+                    label: Self.label(capacity.key),
+                    slug: Self.groupSlug(capacity.key),
+                    points: capacity.points.map {
+                        CapacityChart.Point(offered: $0.offered, throughput: $0.throughput, p50: $0.p50, p99: $0.p99)
+                    },
+                    bound: capacity.bound,
+                    knee: capacity.knee?.rate
+                )
+            },
+            latencyLabel: { TimeSpan.format(nanoseconds: $0) }
+        )
+    }
+
+    /// The matrix chart: each series' metric against the parameter.
+    static func matrixChart(_ figures: MatrixFigures) -> MatrixChart {
+        MatrixChart(
+            title: "\(figures.metric) against \(MatrixFigures.short(figures.parameter))",
+            parameter: MatrixFigures.short(figures.parameter),
+            numeric: figures.numeric,
+            xs: figures.xs,
+            series: figures.series.map { MatrixChart.Series(label: $0.label, values: $0.points.map(\.value)) },
+            valueLabel: { Self.matrixValue($0, unit: figures.unit) }
+        )
+    }
+
+    /// A matrix cell's value, or a tick of its chart, in the metric's unit.
+    static func matrixValue(_ value: Double, unit: String) -> String {
+        switch unit {
+        case "ns": TimeSpan.format(nanoseconds: value)
+        case "bytes": ByteSize.format(value)
+        case "1/s": "\(Numbers.fixed(value, 1, grouped: true))/s"
+        case "fraction": "\(Numbers.fixed(value * 100, 1))%"
+        default: Numbers.fixed(value, value == value.rounded() ? 0 : 2, grouped: true)
+        }
+    }
+
+    /// `cx-x25519-swift-crypto-tcp`: a group's key as the charts' element ids write it.
+    static func groupSlug(_ key: GroupKey) -> String { SVG.slug([key.flow, key.suite, key.provider, key.transport]) }
+}
