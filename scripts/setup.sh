@@ -9,7 +9,9 @@ apt_packages=(
   libavahi-compat-libdnssd-dev    # DNS-SD (the dns_sd API)
   avahi-daemon dbus               # mDNS for the discovery tests
   avahi-utils                     # avahi-browse, avahi-publish-service: the tests' independent DNS-SD peer
-  iproute2                        # ip: scripts/services.sh turns on multicast on lo
+  iproute2                        # ip: scripts/services.sh turns on multicast on lo; tc shapes two-host links
+  nftables                        # nft: two-host drops (where the kernel has no netem) and counts the link's packets
+  ethtool                         # two-host turns segmentation offloads off, so a shaped link carries real packets
   libjemalloc-dev                 # allocation statistics
   valgrind                        # counted runs (lab run --counted) and valgrind/callgrind.h, which the build includes
   binutils                        # objcopy: counted runs strip the debug information Valgrind 3.19 cannot read

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # The network half of the two-host lab, run as root by its tool (Sources/TwoHost; docs/several-hosts.md):
-#   up RUN WORK [DELAY] [RATE]  network namespaces lab-a-RUN and lab-b-RUN joined by a veth pair
+#   probe                       what can shape a link here, tried in a namespace of its own that it
+#                               removes: prints `netem yes|no`, `tbf ...`, `nft ...`, `ethtool ...`
+#   up RUN WORK                 network namespaces lab-a-RUN and lab-b-RUN joined by a veth pair
 #                               (veth-a-RUN 10.203.X.1/24, veth-b-RUN 10.203.X.2/24), lo up in each,
-#                               optionally shaped by tc on both ends; prints `link: ...`
+#                               shaped on both ends as LINK_DELAY, LINK_JITTER (e.g. 20ms), LINK_LOSS
+#                               (percent), LINK_RATE (e.g. 100mbit) and LINK_MTU say: netem where the
+#                               kernel has it, else nftables drops and tbf; offloads off when shaped;
+#                               each end's delivered packets counted where nft is; prints an
+#                               `applied: ...` line per mechanism, then `link: ...`
+#   counters RUN                each end's packets: `counters SIDE SENT DROPPED DELIVERED`
 #   host NAME IFACE DIR         inside one namespace, under `unshare --mount`: a D-Bus system bus and
 #                               avahi-daemon of its own (tmpfs over /run/dbus and /run/avahi-daemon:
 #                               the machine's never meet them); prints `ready`, then anchors the host
@@ -11,7 +18,8 @@
 set -euo pipefail
 
 up() {
-  local run=$1 work=$2 delay=${3:-} rate=${4:-} subnet="10.203.$(($1 % 250 + 1))" dir
+  local run=$1 work=$2 subnet="10.203.$(($1 % 250 + 1))" dir
+  local delay=${LINK_DELAY:-} jitter=${LINK_JITTER:-} loss=${LINK_LOSS:-} rate=${LINK_RATE:-} mtu=${LINK_MTU:-}
   # `ip netns add` bind-mounts /run/netns the first time on a machine: the last run removes it.
   mountpoint -q /run/netns 2>/dev/null || : >/run/lab-two-host.netns-mount
   for dir in /run/dbus /run/avahi-daemon; do # mount points of the hosts' tmpfs
@@ -22,23 +30,111 @@ up() {
   ip link add "veth-a-$run" netns "lab-a-$run" type veth peer name "veth-b-$run" netns "lab-b-$run"
   ip -n "lab-a-$run" address add "$subnet.1/24" dev "veth-a-$run"
   ip -n "lab-b-$run" address add "$subnet.2/24" dev "veth-b-$run"
-  local side shaping="unshaped" netem=()
+  local side shaping="unshaped" netem=() nft_loss=
   for side in a b; do
     ip -n "lab-$side-$run" link set lo up
+    [ -z "$mtu" ] || ip -n "lab-$side-$run" link set "veth-$side-$run" mtu "$mtu"
     ip -n "lab-$side-$run" link set "veth-$side-$run" multicast on up
   done
-  [ -z "$delay" ] || netem+=(delay "$delay")
+  if [ -n "$delay$jitter$loss$rate$mtu" ]; then
+    # Segmentation offloads off: the veth then carries MTU-sized packets, which are the
+    # packets delayed, dropped and counted, not 64 KiB super-packets.
+    for side in a b; do
+      ip netns exec "lab-$side-$run" ethtool -K "veth-$side-$run" tso off gso off gro off >/dev/null
+    done
+    echo "applied: segmentation offloads off on both ends (ethtool -K tso gso gro off), mtu ${mtu:-1500}"
+    shaping="mtu ${mtu:-1500}, offloads off"
+  fi
+  [ -z "$delay" ] || netem+=(delay "$delay" ${jitter:+"$jitter"})
+  [ -z "$loss" ] || netem+=(loss "$loss%")
   [ -z "$rate" ] || netem+=(rate "$rate")
-  if ((${#netem[@]} > 0)); then # netem on each end, so a round trip sees the delay twice
-    if shape netem "${netem[@]}"; then
-      shaping="netem ${netem[*]} on each end"
-    elif [ -n "$rate" ] && shape tbf rate "$rate" burst 64kb latency 100ms; then
-      shaping="tbf rate $rate on each end (no delay: this kernel has no sch_netem)"
-    else
-      shaping="unshaped (tc failed)"
+  if ((${#netem[@]} > 0)) && shape netem "${netem[@]}"; then # on each end: a round trip meets it twice
+    shaping="$shaping, netem ${netem[*]} on each end"
+    echo "applied: tc netem ${netem[*]} on each end's egress"
+  elif ((${#netem[@]} > 0)); then
+    [ -z "$delay$jitter" ] || { echo "the link cannot be delayed: this kernel has no sch_netem" >&2 && return 1; }
+    if [ -n "$loss" ]; then
+      nft_loss=$loss
+      shaping="$shaping, loss $loss% by nftables on arrival at each end (no sch_netem)"
+      echo "applied: nftables drops $loss% of the packets arriving at each end, at random (netdev ingress, numgen random; no sch_netem)"
+    fi
+    if [ -n "$rate" ]; then
+      shape tbf rate "$rate" burst 64kb latency 100ms || { echo "tc tbf failed" >&2 && return 1; }
+      shaping="$shaping, tbf rate $rate on each end (no sch_netem)"
+      echo "applied: tc tbf rate $rate burst 64kb latency 100ms on each end's egress (no sch_netem)"
     fi
   fi
+  if [ -n "$nft_loss" ]; then
+    count "$run" "$nft_loss" || { echo "nftables could not drop the link's packets" >&2 && return 1; }
+  elif command -v nft >/dev/null; then
+    count "$run" || echo "nftables could not count the link's packets: loss not measured" >&2
+  fi
   echo "link: veth-a-$run $subnet.1/24 <-> veth-b-$run $subnet.2/24, $shaping"
+}
+
+# Counts the packets each end's veth delivers to its host (nftables' netdev ingress hook: real
+# packets, with offloads off), so that the loss a run met is measured whatever made it: each end's
+# device count of packets sent, less what the other end delivered. With $2, also drops $2 percent
+# of the packets arriving at each end, at random (numgen): the loss where netem is missing. (Not on
+# the sender's output hook: TCP hands netfilter 64 KiB super-packets there, cut into real packets
+# only later, whatever the device's offloads.)
+count() {
+  local run=$1 loss=${2:-} side drop=""
+  command -v nft >/dev/null || return 1
+  [ -z "$loss" ] || drop="numgen random mod 1000000 < $(awk -v p="$loss" 'BEGIN { printf "%d", p * 10000 + 0.5 }') counter name dropped drop"
+  for side in a b; do
+    ip netns exec "lab-$side-$run" nft -f - <<EOF || return 1
+table netdev lab {
+  counter dropped {}
+  counter delivered {}
+  chain ingress {
+    type filter hook ingress device "veth-$side-$run" priority 0;
+    $drop
+    counter name delivered
+  }
+}
+EOF
+  done
+}
+
+# Each end's packets: `counters SIDE SENT DROPPED DELIVERED`: sent by its veth (the device's
+# count, after any netem drop), dropped and delivered on arrival (nftables).
+counters() {
+  local run=$1 side name values
+  for side in a b; do
+    values=" $(ip -n "lab-$side-$run" -s -j link show "veth-$side-$run" 2>/dev/null |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["packets"])' 2>/dev/null)"
+    for name in dropped delivered; do
+      values="$values $(ip netns exec "lab-$side-$run" nft list counter netdev lab "$name" 2>/dev/null |
+        awk '/packets/ { for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1) }')"
+    done
+    echo "counters $side$values"
+  done
+}
+
+# What can shape a link here, tried on a veth pair in a namespace of its own, which it removes.
+probe() {
+  local ns="lab-probe-$$" tool args
+  ip netns add "$ns"
+  trap 'ip netns delete "$ns" 2>/dev/null || true' RETURN
+  ip -n "$ns" link add probe0 type veth peer name probe1 || return 1
+  ip -n "$ns" link set probe0 up
+  for tool in netem tbf; do
+    args=(netem delay 1ms)
+    [ "$tool" = tbf ] && args=(tbf rate 1mbit burst 32kb latency 10ms)
+    if ip netns exec "$ns" tc qdisc add dev probe0 root "${args[@]}" 2>/dev/null; then
+      echo "$tool yes"
+      ip netns exec "$ns" tc qdisc del dev probe0 root 2>/dev/null || true
+    else
+      echo "$tool no"
+    fi
+  done
+  if command -v nft >/dev/null && ip netns exec "$ns" nft add table inet probe 2>/dev/null; then
+    echo "nft yes"
+  else
+    echo "nft no"
+  fi
+  if command -v ethtool >/dev/null; then echo "ethtool yes"; else echo "ethtool no"; fi
 }
 
 # Adds the root qdisc `$@` on both ends of the link of run $run; removes it again if one fails.
@@ -146,6 +242,6 @@ stale() {
 command=${1:-}
 shift || true
 case $command in
-  up | host | down | stale) "$command" "$@" ;;
-  *) echo "usage: two-host-net.sh up RUN WORK [DELAY] [RATE] | host NAME IFACE DIR | down RUN WORK | stale" >&2; exit 2 ;;
+  probe | up | counters | host | down | stale) "$command" "$@" ;;
+  *) echo "usage: two-host-net.sh probe | up RUN WORK | counters RUN | host NAME IFACE DIR | down RUN WORK | stale" >&2; exit 2 ;;
 esac

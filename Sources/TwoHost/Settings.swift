@@ -8,10 +8,8 @@ struct Settings: Sendable {
     /// Where the reports go, absolute.
     var out: URL
     var keepLogs: Bool
-    /// netem's one-way delay on each end, if any.
-    var delay: String?
-    /// The rate on each end, if any.
-    var rate: String?
+    /// What the link is to do to packets (checked against the kernel by `TwoHostRun.probe`).
+    var conditions: LinkConditions
     /// The repository: `Scenarios/two-host/*.json` and `scripts/two-host-net.sh`.
     var repository: URL
     /// The port single-host.json's static address names: the baseline's server listens there.
@@ -29,11 +27,17 @@ struct Settings: Sendable {
     init(_ options: TwoHost) throws {
         guard getuid() == 0 else { throw Failure("run me as root: I create network namespaces and mount tmpfs") }
         let environment = ProcessInfo.processInfo.environment
-        self.delay = options.delay ?? environment["TWO_HOST_DELAY"].flatMap { $0.isEmpty ? nil : $0 }
-        self.rate = options.rate ?? environment["TWO_HOST_RATE"].flatMap { $0.isEmpty ? nil : $0 }
-        let missing = (Self.tools + (self.delay == nil && self.rate == nil ? [] : ["tc"])).filter {
-            Self.which($0) == nil
+        func given(_ option: String?, _ variable: String) -> String? {
+            option ?? environment[variable].flatMap { $0.isEmpty ? nil : $0 }
         }
+        self.conditions = try LinkConditions(
+            delay: given(options.delay, "TWO_HOST_DELAY"),
+            jitter: given(options.jitter, "TWO_HOST_JITTER"),
+            loss: given(options.loss, "TWO_HOST_LOSS"),
+            rate: given(options.rate, "TWO_HOST_RATE"),
+            mtu: given(options.mtu, "TWO_HOST_MTU")
+        )
+        let missing = (Self.tools + (self.conditions.isEmpty ? [] : ["tc"])).filter { Self.which($0) == nil }
         guard missing.isEmpty else {
             throw Failure(
                 "missing: \(missing.joined(separator: " ")) (Debian: iproute2, util-linux, dbus, avahi-daemon, coreutils)"

@@ -16,7 +16,9 @@ struct TwoHost: AsyncParsableCommand {
         abstract: "Run the two-host lab on one machine (as root) and compare it with one host.",
         discussion: """
             Needs: ip and tc (iproute2), unshare, nsenter and mountpoint (util-linux), \
-            dbus-daemon and dbus-send (dbus), avahi-daemon, timeout (coreutils).
+            dbus-daemon and dbus-send (dbus), avahi-daemon, timeout (coreutils); to shape the \
+            link, ethtool, and nft (nftables) where the kernel has no netem. A condition this \
+            machine cannot apply is refused before anything is made, naming what it lacks.
             Exit status: 0 success; 1 failure (the reason is on stderr); 2 bad usage; \
             128+N interrupted by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP), 141 when \
             the reader of its output went away. Everything the run made is torn down first.
@@ -32,11 +34,22 @@ struct TwoHost: AsyncParsableCommand {
     @Flag(help: "Also keep the daemons' and lab's logs in <out>/logs (always kept on failure).")
     var keepLogs = false
 
-    @Option(help: "Shape the link with netem: one-way delay on each end, e.g. 1ms (environment: TWO_HOST_DELAY).")
+    @Option(help: "One-way delay on each end, e.g. 20ms; needs tc's netem (environment: TWO_HOST_DELAY).")
     var delay: String?
 
-    @Option(help: "Shape the link: rate on each end, e.g. 100mbit (environment: TWO_HOST_RATE).")
+    @Option(help: "Jitter of that delay, e.g. 2ms; needs --delay and netem (environment: TWO_HOST_JITTER).")
+    var jitter: String?
+
+    @Option(
+        help: "Packets lost at random on each end, e.g. 5%: netem, else nftables (environment: TWO_HOST_LOSS)."
+    )
+    var loss: String?
+
+    @Option(help: "Rate on each end, e.g. 100mbit: netem, else tbf (environment: TWO_HOST_RATE).")
     var rate: String?
+
+    @Option(help: "Both ends' MTU in bytes, 576 to 9000 (environment: TWO_HOST_MTU).")
+    var mtu: String?
 
     @Option(help: "The repository: its Scenarios/two-host and scripts (default: found from here or from this tool).")
     var repository: String?

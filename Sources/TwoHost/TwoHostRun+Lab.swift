@@ -8,17 +8,22 @@ extension TwoHostRun {
 
     /// The whole run, up to (not including) its teardown.
     func perform() async throws {
+        let kernel = try await self.probe()
         try await self.prepare()
         self.output.say("lab \(self.settings.lab.path)")
         self.output.say("work dir \(self.work.path)")
         let link = try await self.linkUp()
         self.output.say("namespaces \(self.namespace("a")) \(self.namespace("b"))")
-        self.output.say("link \(link)")
+        self.output.say("link \(link.description)")
+        for line in link.applied { self.output.say("  applied: \(line)") }
         let hostsStart = ContinuousClock.now
         let (a, b) = try await self.hostsUp()
         let hosts = seconds(since: hostsStart)
         self.output.say("hosts lab-a and lab-b ready in \(hosts) s: each with its own dbus-daemon and avahi-daemon")
-        let two = try await self.twoHosts(a, b, link: link)
+        let two = try await self.twoHosts(a, b, link: link.description)
+        let measured = try await self.measuredLoss()
+        for direction in measured { self.output.say("  measured: \(direction)") }
+        try self.writeLink(link, kernel: kernel, measured: measured)
         let single = try await self.singleHost(b)
         let compareStart = ContinuousClock.now
         try await self.compare()
@@ -49,7 +54,13 @@ extension TwoHostRun {
         let port = listening.split(separator: ":").last ?? ""
         self.output.say("server A listening on \(Self.firstAddress(in: link)):\(port), \(advertised)")
         self.output.say("running two-host.json on host B: discovers 'lab-a' by DNS-SD across the link")
-        try await self.runScenario(on: b, self.settings.twoHostScenario, report: "two-host", log: "b/run-two-host")
+        try await self.runScenario(
+            on: b,
+            self.settings.twoHostScenario,
+            report: "two-host",
+            log: "b/run-two-host",
+            tags: ["link=\(self.settings.conditions)", "link.applied=\(link)"]
+        )
         let took = seconds(since: start)
         let stopped = try await self.stopServer(server, "lab serve on host A")
         self.output.say("two-host run done in \(took) s; server A \(stopped)")
@@ -75,7 +86,8 @@ extension TwoHostRun {
             on: b,
             self.settings.singleHostScenario,
             report: "single-host",
-            log: "b/run-single-host"
+            log: "b/run-single-host",
+            tags: ["link=loopback"]
         )
         let took = seconds(since: start)
         let stopped = try await self.stopServer(server, "lab serve on host B")
@@ -109,12 +121,18 @@ extension TwoHostRun {
 
     /// Runs `lab run SCENARIO --out <out>/REPORT` on host `anchor` and waits for it (bounded
     /// by `runLimit`); its output is shown indented.
-    func runScenario(on anchor: ServerProcess, _ scenario: URL, report: String, log: String) async throws {
+    func runScenario(
+        on anchor: ServerProcess,
+        _ scenario: URL,
+        report: String,
+        log: String,
+        tags: [String]
+    ) async throws {
         let name = "lab run \(scenario.lastPathComponent)"
         let run = try self.start(
             in: anchor,
             log: log,
-            [self.settings.lab.path, "run", scenario.path, "--out", self.report(report)]
+            [self.settings.lab.path, "run", scenario.path, "--out", self.report(report)] + tags.flatMap { ["--tag", $0] }
         )
         let status: Int32
         do {

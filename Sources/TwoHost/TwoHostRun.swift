@@ -62,22 +62,30 @@ final class TwoHostRun: Sendable {
         self.made.withLock { $0.work = work }
     }
 
-    /// Makes the two namespaces and the veth pair; returns the link's description.
-    func linkUp() async throws -> String {
+    /// What this machine can shape the link with; throws, before anything is made, if it
+    /// cannot apply every condition asked for, naming each and what it lacks.
+    func probe() async throws -> Kernel? {
+        guard !self.settings.conditions.isEmpty else { return nil }
+        let kernel = Kernel(probe: try await self.script(["probe"]).output)
+        let problems = self.settings.conditions.problems(on: kernel)
+        guard problems.isEmpty else { throw Failure(problems.joined(separator: "\n")) }
+        return kernel
+    }
+
+    /// Makes the two namespaces and the veth pair, shaped as the conditions say; returns the
+    /// link's description and the lines saying how each condition was applied.
+    func linkUp() async throws -> (description: String, applied: [String]) {
         self.made.withLock { $0.network = true }
         let up = try await self.script(
-            ["up", "\(self.id)", self.work.path, self.settings.delay ?? "", self.settings.rate ?? ""]
+            ["up", "\(self.id)", self.work.path],
+            environment: self.settings.conditions.environment
         )
-        guard let link = up.output.split(separator: "\n").first(where: { $0.hasPrefix("link: ") }) else {
+        let lines = up.output.split(separator: "\n").map(String.init)
+        guard let link = lines.first(where: { $0.hasPrefix("link: ") }) else {
             throw Failure("two-host-net.sh up printed no link line", logs: [("output", up.output + up.errors)])
         }
-        let description = String(link.dropFirst("link: ".count))
-        if self.settings.delay != nil || self.settings.rate != nil, description.contains("unshaped") {
-            self.output.warn("the link is NOT shaped: tc failed")
-        } else if self.settings.delay != nil, description.contains("no delay") {
-            self.output.warn("the link is NOT delayed by \(self.settings.delay!): netem is unavailable")
-        }
-        return description
+        let applied = lines.filter { $0.hasPrefix("applied: ") }.map { String($0.dropFirst("applied: ".count)) }
+        return (String(link.dropFirst("link: ".count)), applied)
     }
 
     /// Starts both hosts' anchors (each with its dbus-daemon and avahi-daemon) and waits
@@ -120,10 +128,11 @@ final class TwoHostRun: Sendable {
 
     /// Runs `two-host-net.sh` with `arguments`; throws with its stderr if it fails.
     @discardableResult
-    func script(_ arguments: [String]) async throws -> ChildProcess.Outcome {
+    func script(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess.Outcome {
         let outcome = try await ChildProcess.run(
             URL(fileURLWithPath: "/bin/bash"),
-            [self.settings.script.path] + arguments
+            [self.settings.script.path] + arguments,
+            environment: environment
         )
         guard outcome.status == 0 else {
             throw Failure(
@@ -180,5 +189,36 @@ final class TwoHostRun: Sendable {
                 group.addTask { _ = try? await process.stop(signal: SIGTERM, timeout: .seconds(10)) }
             }
         }
+    }
+}
+
+extension TwoHostRun {
+    /// The loss each direction met so far (nothing where nftables does not count).
+    func measuredLoss() async throws -> [MeasuredLoss] {
+        MeasuredLoss.parse(try await self.script(["counters", "\(self.id)"]).output)
+    }
+
+    /// `<out>/link.json`: the conditions asked for, how each was applied, what the kernel
+    /// could do, and the loss measured over the two-host run.
+    func writeLink(
+        _ link: (description: String, applied: [String]),
+        kernel: Kernel?,
+        measured: [MeasuredLoss]
+    ) throws {
+        var document: [String: Any] = [
+            "configured": self.settings.conditions.description,
+            "link": link.description,
+            "applied": link.applied,
+            "measured": measured.map {
+                ["direction": $0.direction, "sent": $0.sent, "delivered": $0.delivered, "loss": $0.loss] as [String: Any]
+            },
+        ]
+        if let kernel {
+            document["kernel"] = [
+                "netem": kernel.netem, "tbf": kernel.tbf, "nftables": kernel.nftables, "ethtool": kernel.ethtool,
+            ]
+        }
+        let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: self.settings.out.appendingPathComponent("link.json"))
     }
 }

@@ -1,0 +1,187 @@
+import Foundation
+
+/// What the link between the two hosts is to do to packets, on each end (so a round trip
+/// meets each condition twice): one-way delay and its jitter, random loss, a rate and the
+/// MTU. Parsed and checked before anything is made; `Kernel` says what can apply them.
+struct LinkConditions: Sendable, Equatable, CustomStringConvertible {
+    /// One-way delay on each end, in seconds.
+    var delay: Double?
+    /// Jitter of that delay, in seconds (netem's; needs `delay`).
+    var jitter: Double?
+    /// The share of packets each end drops, from 0 to below 1.
+    var loss: Double?
+    /// The rate of each end, as tc writes it (`100mbit`).
+    var rate: String?
+    /// Both ends' MTU, in bytes.
+    var mtu: Int?
+
+    /// Whether any condition is asked for.
+    var isEmpty: Bool { self == LinkConditions() }
+
+    /// Reads the options (a bad value is refused naming its option and what it expects).
+    init(delay: String? = nil, jitter: String? = nil, loss: String? = nil, rate: String? = nil, mtu: String? = nil) throws {
+        self.delay = try delay.map { try Self.duration($0, option: "--delay") }
+        self.jitter = try jitter.map { try Self.duration($0, option: "--jitter") }
+        self.loss = try loss.map { try Self.share($0, option: "--loss") }
+        self.rate = try rate.map { try Self.rate($0, option: "--rate") }
+        self.mtu = try mtu.map { try Self.mtu($0, option: "--mtu") }
+        if self.jitter != nil, self.delay == nil { throw Failure("--jitter needs --delay: it varies the delay") }
+    }
+
+    /// No conditions.
+    init() {}
+
+    /// `20ms`, `1.5ms`, `200us`, `0.1s` in seconds, from 0 to 10 s.
+    static func duration(_ text: String, option: String) throws -> Double {
+        let units: [(String, Double)] = [("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("s", 1)]
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        for (unit, scale) in units where trimmed.hasSuffix(unit) {
+            let number = trimmed.dropLast(unit.count).trimmingCharacters(in: .whitespaces)
+            if let value = Double(number), value.isFinite, value >= 0, value * scale <= 10 { return value * scale }
+            break
+        }
+        throw Failure("\(option) '\(text)': expected a duration from 0 to 10 s such as 20ms, 1.5ms, 200us or 0.1s")
+    }
+
+    /// `5%` (or `0.5%`) as 0.05: from 0 to below 100%.
+    static func share(_ text: String, option: String) throws -> Double {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasSuffix("%"), let percent = Double(trimmed.dropLast().trimmingCharacters(in: .whitespaces)),
+            percent.isFinite
+        else { throw Failure("\(option) '\(text)': expected a percentage such as 5% or 0.5%") }
+        guard percent >= 0, percent < 100 else {
+            throw Failure("\(option) '\(text)': must be from 0% to below 100% (every packet lost is no link)")
+        }
+        return percent / 100
+    }
+
+    /// `100mbit`, `512kbit`, `1gbit`, `9600bit`, as tc takes it.
+    static func rate(_ text: String, option: String) throws -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        for unit in ["gbit", "mbit", "kbit", "bit"] where trimmed.hasSuffix(unit) {
+            if let value = Double(trimmed.dropLast(unit.count)), value.isFinite, value > 0 { return trimmed }
+            break
+        }
+        throw Failure("\(option) '\(text)': expected a rate such as 100mbit, 512kbit, 1gbit or 9600bit")
+    }
+
+    /// An MTU from 576 (IPv4's smallest a host must take) to 9000 bytes.
+    static func mtu(_ text: String, option: String) throws -> Int {
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), (576...9000).contains(value) else {
+            throw Failure("\(option) '\(text)': expected an MTU in bytes from 576 to 9000")
+        }
+        return value
+    }
+
+    /// The problems of applying these on `kernel`, naming each condition and what it lacks.
+    func problems(on kernel: Kernel) -> [String] {
+        var problems: [String] = []
+        if let delay = self.delay, !kernel.netem {
+            problems.append(
+                "--delay \(Self.milliseconds(delay)) needs tc's netem (sch_netem), which this kernel lacks; nothing else can delay packets"
+            )
+        }
+        if self.jitter != nil, !kernel.netem { problems.append("--jitter needs tc's netem (sch_netem), which this kernel lacks") }
+        if self.loss != nil, !kernel.netem, !kernel.nftables {
+            problems.append("--loss needs tc's netem (sch_netem) or nftables (nft), and this machine has neither")
+        }
+        if self.rate != nil, !kernel.netem, !kernel.tbf {
+            problems.append("--rate needs tc's netem (sch_netem) or tbf (sch_tbf), and this kernel has neither")
+        }
+        if !self.isEmpty, !kernel.ethtool {
+            problems.append(
+                "shaping needs ethtool to turn segmentation offloads off (so that packets are real packets), and it is not installed"
+            )
+        }
+        return problems
+    }
+
+    /// `20ms`, `0.2ms`.
+    static func milliseconds(_ seconds: Double) -> String {
+        let value = seconds * 1000
+        return (value == value.rounded() ? String(Int(value)) : String(format: "%g", value)) + "ms"
+    }
+
+    /// The environment `two-host-net.sh up` reads them from (empty when not asked for).
+    var environment: [String: String] {
+        [
+            "LINK_DELAY": self.delay.map(Self.milliseconds) ?? "",
+            "LINK_JITTER": self.jitter.map(Self.milliseconds) ?? "",
+            "LINK_LOSS": self.loss.map { String(format: "%g", $0 * 100) } ?? "",
+            "LINK_RATE": self.rate ?? "",
+            "LINK_MTU": self.mtu.map(String.init) ?? "",
+        ]
+    }
+
+    /// `delay 20ms jitter 2ms, loss 5%, rate 100mbit, mtu 1500`, or `none`.
+    var description: String {
+        var parts: [String] = []
+        if let delay = self.delay {
+            parts.append("delay \(Self.milliseconds(delay))" + (self.jitter.map { " jitter \(Self.milliseconds($0))" } ?? ""))
+        }
+        if let loss = self.loss { parts.append("loss \(String(format: "%g", loss * 100))%") }
+        if let rate = self.rate { parts.append("rate \(rate)") }
+        if let mtu = self.mtu { parts.append("mtu \(mtu)") }
+        return parts.isEmpty ? "none" : parts.joined(separator: ", ")
+    }
+}
+
+/// What this kernel and machine can shape a link with, probed in a namespace made for it
+/// (`two-host-net.sh probe`) before anything of the run is made.
+struct Kernel: Sendable, Equatable {
+    /// `tc qdisc … netem` works: delay, jitter, loss, rate.
+    var netem: Bool
+    /// `tc qdisc … tbf` works: rate.
+    var tbf: Bool
+    /// `nft` is installed and makes tables in a namespace: loss by `numgen random`.
+    var nftables: Bool
+    /// `ethtool` is installed: offloads can be turned off.
+    var ethtool: Bool
+
+    /// Reads `probe`'s lines: `netem yes`, `tbf no`, …
+    init(probe output: String) {
+        var found: [String: Bool] = [:]
+        for line in output.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2 { found[String(parts[0])] = parts[1] == "yes" }
+        }
+        self.netem = found["netem"] ?? false
+        self.tbf = found["tbf"] ?? false
+        self.nftables = found["nft"] ?? false
+        self.ethtool = found["ethtool"] ?? false
+    }
+}
+
+/// The loss one direction of the link met: the packets one end's veth sent, and how many the
+/// other end did not deliver (`two-host-net.sh counters`).
+struct MeasuredLoss: Sendable, Equatable, CustomStringConvertible {
+    /// `a→b` or `b→a`.
+    var direction: String
+    var sent: Int
+    var delivered: Int
+
+    /// The share lost.
+    var loss: Double { self.sent > 0 ? Double(self.sent - min(self.delivered, self.sent)) / Double(self.sent) : 0 }
+
+    /// `a→b: 10.1% of 3119 packets lost`.
+    var description: String {
+        "\(self.direction): \(String(format: "%.1f", self.loss * 100))% of \(self.sent) packets lost"
+    }
+
+    /// Both directions from `counters` lines (`counters SIDE SENT DROPPED DELIVERED`); none
+    /// where a count is missing (no nftables).
+    static func parse(_ output: String) -> [MeasuredLoss] {
+        var sides: [String: (sent: Int, delivered: Int)] = [:]
+        for line in output.split(separator: "\n") {
+            let parts = line.split(separator: " ").map(String.init)
+            guard parts.count == 5, parts[0] == "counters", let sent = Int(parts[2]), let delivered = Int(parts[4])
+            else { continue }
+            sides[parts[1]] = (sent, delivered)
+        }
+        guard let a = sides["a"], let b = sides["b"] else { return [] }
+        return [
+            MeasuredLoss(direction: "a→b", sent: a.sent, delivered: b.delivered),
+            MeasuredLoss(direction: "b→a", sent: b.sent, delivered: a.delivered),
+        ]
+    }
+}

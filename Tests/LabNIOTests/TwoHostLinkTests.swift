@@ -1,0 +1,104 @@
+import Foundation
+import LabTesting
+import Testing
+
+/// The two-host link's conditions (`--delay`, `--jitter`, `--loss`, `--rate`, `--mtu`):
+/// refused before anything is made when bad or when this kernel cannot apply them, applied
+/// and measured when it can. In `TwoHostTests`' serialized suite: each run makes namespaces.
+extension TwoHostTests {
+    /// What this kernel can shape a link with (`two-host-net.sh probe`, as the tool asks it).
+    static let kernel: [String: Bool] = {
+        let outcome = try? ChildProcess.runWaiting(
+            URL(fileURLWithPath: "/bin/bash"),
+            [RepositoryPaths.root.appendingPathComponent("scripts/two-host-net.sh").path, "probe"]
+        )
+        var found: [String: Bool] = [:]
+        for line in (outcome?.output ?? "").split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2 { found[String(parts[0])] = parts[1] == "yes" }
+        }
+        return found
+    }()
+
+    /// The `lab-a-…`/`lab-b-…`/`lab-probe-…` namespaces on the machine now.
+    static func labNamespaces() async throws -> [String] {
+        let outcome = try await ChildProcess.run(URL(fileURLWithPath: "/usr/sbin/ip"), ["netns", "list"])
+        return outcome.output.split(separator: "\n").map { String($0.split(separator: " ")[0]) }
+            .filter { $0.hasPrefix("lab-a-") || $0.hasPrefix("lab-b-") || $0.hasPrefix("lab-probe-") }
+    }
+
+    @Test("Bad link conditions are refused before anything is made, naming the option and what it expects or lacks")
+    func badConditionsAreRefused() async throws {
+        var cases: [(arguments: [String], said: [String])] = [
+            (["--loss=-1%"], ["--loss '-1%'", "from 0% to below 100%"]),
+            (["--loss", "100%"], ["--loss '100%'", "from 0% to below 100%"]),
+            (["--loss", "5"], ["--loss '5'", "a percentage"]),
+            (["--delay", "20 parsecs"], ["--delay '20 parsecs'", "a duration"]),
+            (["--rate", "fast"], ["--rate 'fast'", "100mbit"]),
+            (["--mtu", "100"], ["--mtu '100'", "576 to 9000"]),
+            (["--jitter", "2ms"], ["--jitter needs --delay"]),
+        ]
+        if Self.kernel["netem"] != true {
+            cases.append((["--delay", "20ms"], ["--delay 20ms needs tc's netem (sch_netem), which this kernel lacks"]))
+        }
+        let before = try await Self.labNamespaces()
+        for (arguments, said) in cases {
+            let out = try Self.temporaryFolder("lab-two-host-bad")
+            defer { try? FileManager.default.removeItem(at: out) }
+            let outcome = try await ChildProcess.run(
+                Self.tool,
+                ["--lab", LabProcess.executable.path, "--out", out.path] + arguments
+            )
+            #expect(outcome.status == 1, "\(arguments): exit \(outcome.status)")
+            for text in said { #expect(outcome.errors.contains(text), "\(arguments): \(text) in: \(outcome.errors)") }
+            let reports = try FileManager.default.contentsOfDirectory(atPath: out.path)
+            #expect(reports.isEmpty, "\(arguments): nothing run, no report: \(reports)")
+            #expect(!outcome.output.contains("namespaces "), "\(arguments): no namespace made: \(outcome.output)")
+        }
+        #expect(try await Self.labNamespaces() == before, "no namespace left, the probe's included")
+    }
+
+    @Test(
+        "A link losing 20% on each end: applied, recorded, and measured within what its packet count allows",
+        .enabled(if: Self.kernel["nft"] == true || Self.kernel["netem"] == true)
+    )
+    func lossyLinkIsMeasured() async throws {
+        let before = try await HostState.now()
+        let out = try Self.temporaryFolder("lab-two-host-loss")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let tool = try ServerProcess(
+            URL(fileURLWithPath: "/usr/bin/timeout"),
+            ["--kill-after=15", "150", Self.tool.path, "--lab", LabProcess.executable.path, "--out", out.path, "--loss", "20%"]
+        )
+        defer { tool.terminate() }
+        let (trace, status) = try await Self.stoppingOnFailure(tool) {
+            let trace = try await RunTrace.start(tool)
+            _ = try await tool.line(startingWith: "two-host: server A listening on ", timeout: .seconds(60))
+            trace.recordProcesses()
+            return (trace, try await tool.stop(signal: 0, timeout: .seconds(170)))
+        }
+        #expect(status == 0, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
+        let link = try Self.json(out.appendingPathComponent("link.json"))
+        #expect(link["configured"] as? String == "loss 20%")
+        let applied = link["applied"] as? [String] ?? []
+        #expect(applied.contains { $0.contains("offloads off") }, "\(applied)")
+        #expect(applied.contains { $0.contains("20%") }, "the loss, by netem or nftables: \(applied)")
+        let measured = link["measured"] as? [[String: Any]] ?? []
+        #expect(measured.count == 2, "both directions: \(measured)")
+        for direction in measured {
+            let sent = Double(direction["sent"] as? Int ?? 0)
+            let loss = direction["loss"] as? Double ?? -1
+            // Each packet is lost or not at 20%: the share lost over `sent` packets has a
+            // standard deviation of sqrt(0.2 × 0.8 / sent); four of them, and a point for the
+            // packets the link carried before its counters were set.
+            let allowed = 4 * (0.2 * 0.8 / max(sent, 1)).squareRoot() + 0.01
+            #expect(sent >= 200 && abs(loss - 0.2) <= allowed, "\(direction): within ±\(allowed)")
+        }
+        // The run's results say which link they were measured on.
+        let tags = (try Self.json(out.appendingPathComponent("two-host/results.json"))["metadata"] as? [String: Any])?["tags"]
+        #expect((tags as? [String: String])?["link"] == "loss 20%", "\(String(describing: tags))")
+        let report = try String(contentsOf: out.appendingPathComponent("two-host/report.md"), encoding: .utf8)
+        #expect(report.contains("link=loss 20%"), "report.md names the link")
+        try await trace.expectNothingLeftBehind(comparedWith: before)
+    }
+}
