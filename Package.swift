@@ -287,7 +287,7 @@ let package = Package(
         .executableTarget(
             name: "TwoHost",
             dependencies: [
-                "LabProcesses",
+                "LabProcesses", "LabCharts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

@@ -10,12 +10,15 @@ struct Settings: Sendable {
     var keepLogs: Bool
     /// What the link is to do to packets (checked against the kernel by `TwoHostRun.probe`).
     var conditions: LinkConditions
+    /// The losses a sweep runs at (`--sweep-loss`), in order; empty for one run.
+    var sweepLosses: [Double]
     /// The repository: `Scenarios/two-host/*.json` and `scripts/two-host-net.sh`.
     var repository: URL
     /// The port single-host.json's static address names: the baseline's server listens there.
     var baselinePort: Int
 
     var twoHostScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/two-host.json") }
+    var sweepScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/sweep.json") }
     var singleHostScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/single-host.json") }
     var script: URL { self.repository.appendingPathComponent("scripts/two-host-net.sh") }
 
@@ -37,7 +40,12 @@ struct Settings: Sendable {
             rate: given(options.rate, "TWO_HOST_RATE"),
             mtu: given(options.mtu, "TWO_HOST_MTU")
         )
-        let missing = (Self.tools + (self.conditions.isEmpty ? [] : ["tc"])).filter { Self.which($0) == nil }
+        self.sweepLosses = try options.sweepLoss.map(Self.losses) ?? []
+        if !self.sweepLosses.isEmpty, self.conditions.loss != nil {
+            throw Failure("--sweep-loss sets the loss of each run: give it without --loss")
+        }
+        let shaped = !self.conditions.isEmpty || !self.sweepLosses.isEmpty
+        let missing = (Self.tools + (shaped ? ["tc"] : [])).filter { Self.which($0) == nil }
         guard missing.isEmpty else {
             throw Failure(
                 "missing: \(missing.joined(separator: " ")) (Debian: iproute2, util-linux, dbus, avahi-daemon, coreutils)"
@@ -64,6 +72,15 @@ struct Settings: Sendable {
         guard FileManager.default.isReadableFile(atPath: self.twoHostScenario.path) else {
             throw Failure("missing scenario file \(self.twoHostScenario.path)")
         }
+    }
+
+    /// `0%,1%,5%`: at most 12 distinct losses, each as `--loss` takes it, in increasing order.
+    static func losses(_ text: String) throws -> [Double] {
+        let values = try text.split(separator: ",").map { try LinkConditions.share(String($0), option: "--sweep-loss") }
+        guard !values.isEmpty, values.count <= 12, Set(values).count == values.count, values == values.sorted() else {
+            throw Failure("--sweep-loss '\(text)': expected 1 to 12 distinct losses in increasing order, e.g. 0%,1%,5%")
+        }
+        return values
     }
 
     /// The repository given, or the first folder holding `scripts/two-host-net.sh` among the

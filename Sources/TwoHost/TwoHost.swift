@@ -51,6 +51,17 @@ struct TwoHost: AsyncParsableCommand {
     @Option(help: "Both ends' MTU in bytes, 576 to 9000 (environment: TWO_HOST_MTU).")
     var mtu: String?
 
+    @Option(
+        help: ArgumentHelp(
+            """
+            Sweep the loss: run Scenarios/two-host/sweep.json once per loss, each on a fresh link with \
+            the other conditions, then chart each suite's exchange against it, e.g. 0%,1%,2%,5%,10%,15%,20%.
+            """,
+            valueName: "losses"
+        )
+    )
+    var sweepLoss: String?
+
     @Option(help: "The repository: its Scenarios/two-host and scripts (default: found from here or from this tool).")
     var repository: String?
 
@@ -87,7 +98,7 @@ struct TwoHost: AsyncParsableCommand {
         let end = await withTaskGroup(of: RunEnd.self) { group in
             group.addTask {
                 do {
-                    try await run.perform()
+                    if settings.sweepLosses.isEmpty { try await run.perform() } else { try await run.sweep() }
                     return .finished
                 } catch {
                     return .failed("\(error)")

@@ -20,7 +20,7 @@ extension TwoHostRun {
         let (a, b) = try await self.hostsUp()
         let hosts = seconds(since: hostsStart)
         self.output.say("hosts lab-a and lab-b ready in \(hosts) s: each with its own dbus-daemon and avahi-daemon")
-        let two = try await self.twoHosts(a, b, link: link.description)
+        let two = try await self.twoHosts(a, b, link: link.description, scenario: self.settings.twoHostScenario)
         let measured = try await self.measuredLoss()
         for direction in measured { self.output.say("  measured: \(direction)") }
         try self.writeLink(link, kernel: kernel, measured: measured)
@@ -37,29 +37,37 @@ extension TwoHostRun {
         )
     }
 
-    /// Host A serves and advertises; host B discovers it and runs two-host.json. Returns how
-    /// long it took.
-    func twoHosts(_ a: ServerProcess, _ b: ServerProcess, link: String) async throws -> String {
+    /// Host A serves and advertises; host B discovers it and runs `scenario` (two-host.json)
+    /// into `<out>/<folder>two-host`, tagged with `conditions`. Returns how long it took.
+    func twoHosts(
+        _ a: ServerProcess,
+        _ b: ServerProcess,
+        link: String,
+        scenario: URL,
+        folder: String = "",
+        conditions: LinkConditions? = nil
+    ) async throws -> String {
         let start = ContinuousClock.now
+        let suffix = folder.isEmpty ? "" : "-" + folder.dropLast()
         let server = try self.start(
             in: a,
-            log: "a/serve",
+            log: "a/serve\(suffix)",
             [
                 self.settings.lab.path, "serve", "--host", "0.0.0.0", "--port", "0", "--no-messaging", "--advertise",
-                "lab-a", "--report", self.report("server-a"),
+                "lab-a", "--report", self.report("\(folder)server-a"),
             ]
         )
         let listening = try await self.line(of: server, startingWith: "listening on ", what: "lab serve on host A")
         let advertised = try await self.line(of: server, startingWith: "advertised as ", what: "lab serve on host A")
         let port = listening.split(separator: ":").last ?? ""
         self.output.say("server A listening on \(Self.firstAddress(in: link)):\(port), \(advertised)")
-        self.output.say("running two-host.json on host B: discovers 'lab-a' by DNS-SD across the link")
+        self.output.say("running \(scenario.lastPathComponent) on host B: discovers 'lab-a' by DNS-SD across the link")
         try await self.runScenario(
             on: b,
-            self.settings.twoHostScenario,
-            report: "two-host",
-            log: "b/run-two-host",
-            tags: ["link=\(self.settings.conditions)", "link.applied=\(link)"]
+            scenario,
+            report: "\(folder)two-host",
+            log: "b/run-two-host\(suffix)",
+            tags: ["link=\(conditions ?? self.settings.conditions)", "link.applied=\(link)"]
         )
         let took = seconds(since: start)
         let stopped = try await self.stopServer(server, "lab serve on host A")

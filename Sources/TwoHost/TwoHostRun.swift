@@ -63,22 +63,25 @@ final class TwoHostRun: Sendable {
     }
 
     /// What this machine can shape the link with; throws, before anything is made, if it
-    /// cannot apply every condition asked for, naming each and what it lacks.
+    /// cannot apply every condition asked for (those of every sweep point too), naming each
+    /// and what it lacks.
     func probe() async throws -> Kernel? {
-        guard !self.settings.conditions.isEmpty else { return nil }
+        var conditions = self.settings.conditions
+        if let highest = self.settings.sweepLosses.max() { conditions.loss = highest }
+        guard !conditions.isEmpty else { return nil }
         let kernel = Kernel(probe: try await self.script(["probe"]).output)
-        let problems = self.settings.conditions.problems(on: kernel)
+        let problems = conditions.problems(on: kernel)
         guard problems.isEmpty else { throw Failure(problems.joined(separator: "\n")) }
         return kernel
     }
 
     /// Makes the two namespaces and the veth pair, shaped as the conditions say; returns the
     /// link's description and the lines saying how each condition was applied.
-    func linkUp() async throws -> (description: String, applied: [String]) {
+    func linkUp(_ conditions: LinkConditions? = nil) async throws -> (description: String, applied: [String]) {
         self.made.withLock { $0.network = true }
         let up = try await self.script(
             ["up", "\(self.id)", self.work.path],
-            environment: self.settings.conditions.environment
+            environment: (conditions ?? self.settings.conditions).environment
         )
         let lines = up.output.split(separator: "\n").map(String.init)
         guard let link = lines.first(where: { $0.hasPrefix("link: ") }) else {
@@ -150,12 +153,14 @@ final class TwoHostRun: Sendable {
 
     // MARK: - Teardown
 
-    /// Removes everything the run made, whatever state it is in: the lab processes (SIGTERM
-    /// first, so that `lab serve` writes its report), the hosts' daemons, the namespaces and
-    /// the link, the temp folder (its logs copied to `<out>/logs` if kept or if `failed`).
-    func teardown(failed: Bool) async {
-        let start = ContinuousClock.now
-        let made = self.made.withLock { $0 }
+    /// Stops the lab processes (SIGTERM first, so that `lab serve` writes its report) and the
+    /// hosts' daemons, removes the namespaces and the link, and keeps the processes' output in
+    /// the temp folder: what one point of a sweep made, or, in `teardown`, the last.
+    func tearDownHosts() async {
+        let made = self.made.withLock { made in
+            defer { (made.processes, made.anchors, made.network) = ([], [:], false) }
+            return made
+        }
         await Self.stop(made.processes.map(\.process))
         await Self.stop(Array(made.anchors.values))
         if made.network {
@@ -170,6 +175,17 @@ final class TwoHostRun: Sendable {
                 try? Data(process.output.utf8).write(to: work.appendingPathComponent("\(log).out"))
                 try? Data(process.errors.utf8).write(to: work.appendingPathComponent("\(log).err"))
             }
+        }
+    }
+
+    /// Removes everything the run made, whatever state it is in: the lab processes, the
+    /// hosts' daemons, the namespaces and the link (`tearDownHosts`), the temp folder (its
+    /// logs copied to `<out>/logs` if kept or if `failed`).
+    func teardown(failed: Bool) async {
+        let start = ContinuousClock.now
+        await self.tearDownHosts()
+        let made = self.made.withLock { $0 }
+        if let work = made.work {
             if self.settings.keepLogs || failed {
                 let logs = self.settings.out.appendingPathComponent("logs")
                 try? FileManager.default.removeItem(at: logs)
@@ -203,10 +219,12 @@ extension TwoHostRun {
     func writeLink(
         _ link: (description: String, applied: [String]),
         kernel: Kernel?,
-        measured: [MeasuredLoss]
+        measured: [MeasuredLoss],
+        conditions: LinkConditions? = nil,
+        folder: String = ""
     ) throws {
         var document: [String: Any] = [
-            "configured": self.settings.conditions.description,
+            "configured": (conditions ?? self.settings.conditions).description,
             "link": link.description,
             "applied": link.applied,
             "measured": measured.map {
@@ -219,6 +237,6 @@ extension TwoHostRun {
             ]
         }
         let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
-        try data.write(to: self.settings.out.appendingPathComponent("link.json"))
+        try data.write(to: self.settings.out.appendingPathComponent("\(folder)link.json"))
     }
 }

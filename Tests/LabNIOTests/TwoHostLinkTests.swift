@@ -102,3 +102,49 @@ extension TwoHostTests {
         try await trace.expectNothingLeftBehind(comparedWith: before)
     }
 }
+
+extension TwoHostTests {
+    @Test(
+        "A loss sweep: a fresh link per loss, each point's reports and link, one csv, table and chart of them all",
+        .enabled(if: Self.kernel["nft"] == true || Self.kernel["netem"] == true)
+    )
+    func lossSweepReportsEveryPoint() async throws {
+        let before = try await HostState.now()
+        let out = try Self.temporaryFolder("lab-two-host-sweep")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let tool = try ServerProcess(
+            URL(fileURLWithPath: "/usr/bin/timeout"),
+            [
+                "--kill-after=15", "150", Self.tool.path, "--lab", LabProcess.executable.path, "--out", out.path,
+                "--sweep-loss", "0%,10%",
+            ]
+        )
+        defer { tool.terminate() }
+        let status = try await Self.stoppingOnFailure(tool) { try await tool.stop(signal: 0, timeout: .seconds(170)) }
+        #expect(status == 0, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
+        // One link per point: two pairs of namespaces, each made and removed.
+        let namespaces = tool.output.split(separator: "\n").filter { $0.contains(": namespaces lab-a-") }
+        #expect(namespaces.count == 2, "\(namespaces)")
+        for point in ["loss-0%", "loss-10%"] {
+            let link = try Self.json(out.appendingPathComponent("\(point)/link.json"))
+            #expect(link["configured"] as? String == (point == "loss-0%" ? "loss 0%" : "loss 10%"), "\(link)")
+            let results = try Self.json(out.appendingPathComponent("\(point)/two-host/results.json"))
+            #expect(results["errors"] as? Int == 0, "\(point)")
+        }
+        // Two points × two suites, each with its exchange figures; the chart draws a line per
+        // suite and percentile.
+        let csv = try String(contentsOf: out.appendingPathComponent("sweep.csv"), encoding: .utf8)
+        let rows = csv.split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        #expect(Set(rows.map { "\($0[0]) \($0[3])" }) == ["0 x25519", "0 pq", "10 x25519", "10 pq"], "\(csv)")
+        #expect(rows.allSatisfy { Double($0[6]) ?? 0 > 0 && Int($0[4]) ?? 0 > 0 }, "\(csv)")
+        let measured = rows.filter { $0[0] == "10" }.compactMap { Double($0[1]) }
+        #expect(!measured.isEmpty && measured.allSatisfy { $0 > 2 && $0 < 25 }, "10% configured, measured \(measured)")
+        let svg = try String(contentsOf: out.appendingPathComponent("sweep.svg"), encoding: .utf8)
+        #expect(svg.components(separatedBy: "<polyline").count - 1 == 4, "x25519 and pq, p50 and p99")
+        let markdown = try String(contentsOf: out.appendingPathComponent("sweep.md"), encoding: .utf8)
+        #expect(markdown.contains("| 10% |") && markdown.contains("sweep.svg"), "\(markdown)")
+        #expect(try await Self.labNamespaces().isEmpty, "no namespace left")
+        let after = try await HostState.now()
+        #expect(after.mounts.subtracting(before.mounts).isEmpty, "no mount added")
+    }
+}
