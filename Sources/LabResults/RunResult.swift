@@ -288,6 +288,8 @@ public struct StepStatistics: Sendable, Codable, Equatable {
     public package(set) var p50: Double
     /// The 90th percentile.
     public package(set) var p90: Double
+    /// The 95th percentile; nil in documents written before it was kept.
+    public package(set) var p95: Double?
     /// The 99th percentile.
     public package(set) var p99: Double
     /// The 99.9th percentile.
@@ -309,6 +311,7 @@ public struct StepStatistics: Sendable, Codable, Equatable {
         self.min = empty ? 0 : Double(histogram.min)
         self.p50 = empty ? 0 : Double(histogram.valueAtPercentile(50))
         self.p90 = empty ? 0 : Double(histogram.valueAtPercentile(90))
+        self.p95 = empty ? 0 : Double(histogram.valueAtPercentile(95))
         self.p99 = empty ? 0 : Double(histogram.valueAtPercentile(99))
         self.p999 = empty ? 0 : Double(histogram.valueAtPercentile(99.9))
         self.max = empty ? 0 : Double(histogram.maxRecorded)

@@ -10,6 +10,7 @@ struct SweepPoint: Sendable {
         var errors: Int
         var p50: Double
         var p90: Double
+        var p95: Double
         var p99: Double
     }
 
@@ -37,6 +38,7 @@ struct SweepPoint: Sendable {
                 errors: Int(number("errors")),
                 p50: number("p50"),
                 p90: number("p90"),
+                p95: number("p95"),
                 p99: number("p99")
             )
         }
@@ -49,7 +51,7 @@ extension TwoHostRun {
 
     /// `--sweep-loss`: for each loss, a fresh link (with the other conditions) and fresh
     /// hosts, sweep.json across it, the loss measured; then `<out>/sweep.md`, `sweep.csv` and
-    /// `sweep.svg`. Each point's reports are in `<out>/loss-P%/`.
+    /// `sweep.svg` (each suite's exchange p50 and p95). Each point's reports are in `<out>/loss-P%/`.
     func sweep() async throws {
         let kernel = try await self.probe()
         try await self.prepare()
@@ -90,14 +92,17 @@ extension TwoHostRun {
     /// `sweep.csv`, `sweep.md` and `sweep.svg` of `points`.
     func writeSweep(_ points: [SweepPoint]) throws {
         let suites = points.flatMap { $0.groups.map(\.suite) }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-        var csv = "loss_percent,measured_a_to_b_percent,measured_b_to_a_percent,suite,exchanges,errors,p50_ms,p90_ms,p99_ms\n"
-        var table = ["| loss | measured a→b | measured b→a | suite | exchanges | errors | p50 | p90 | p99 |", "|--:|--:|--:|:--|--:|--:|--:|--:|--:|"]
+        var csv = "loss_percent,measured_a_to_b_percent,measured_b_to_a_percent,suite,exchanges,errors,p50_ms,p90_ms,p95_ms,p99_ms\n"
+        var table = [
+            "| loss | measured a→b | measured b→a | suite | exchanges | errors | p50 | p90 | p95 | p99 |",
+            "|--:|--:|--:|:--|--:|--:|--:|--:|--:|--:|",
+        ]
         for point in points {
             let measured = ["a→b", "b→a"].map { name in
                 point.measured.first { $0.direction == name }.map { String(format: "%.1f", $0.loss * 100) } ?? ""
             }
             for group in point.groups {
-                let times = [group.p50, group.p90, group.p99].map { String(format: "%.3f", $0 / 1e6) }
+                let times = [group.p50, group.p90, group.p95, group.p99].map { String(format: "%.3f", $0 / 1e6) }
                 csv += ([String(format: "%g", point.loss * 100)] + measured + [group.suite, "\(group.count)", "\(group.errors)"] + times)
                     .joined(separator: ",") + "\n"
                 let cells = [point.label] + measured.map { $0.isEmpty ? "–" : "\($0)%" } + [group.suite, "\(group.count)", "\(group.errors)"]
@@ -106,12 +111,12 @@ extension TwoHostRun {
             }
         }
         let chart = MatrixChart(
-            title: "Exchange time against the link's loss (each end), p50 and p99",
+            title: "Exchange time against the link's loss (each end), p50 and p95",
             parameter: "packets lost at random on each end (%)",
             numeric: true,
             xs: points.map { String(format: "%g", $0.loss * 100) },
             series: suites.flatMap { suite in
-                [("p50", \SweepPoint.Figures.p50), ("p99", \SweepPoint.Figures.p99)].map { name, path in
+                [("p50", \SweepPoint.Figures.p50), ("p95", \SweepPoint.Figures.p95)].map { name, path in
                     MatrixChart.Series(
                         label: "\(suite) \(name)",
                         values: points.map { point in point.groups.first { $0.suite == suite }.map { $0[keyPath: path] / 1e6 } }
@@ -129,7 +134,7 @@ extension TwoHostRun {
             packet counts (`link.json` in each point's folder says how it was applied). \
             Exchange times are the clients' whole exchange, in milliseconds.
 
-            ![exchange p50 and p99 against loss](sweep.svg)
+            ![exchange p50 and p95 against loss](sweep.svg)
 
             \(table.joined(separator: "\n"))
 

@@ -1,3 +1,4 @@
+import Foundation
 import Histogram
 import LabCore
 import LabResults
@@ -22,6 +23,24 @@ import Testing
         #expect(statistics.mean == histogram.mean)
         #expect(statistics.stddev == histogram.stdDeviation)
         #expect(statistics.count == UInt64(samples))
+    }
+
+    @Test("p95 lies between p90 and p99 as the histogram reads it; a document without it decodes, without it")
+    func ninetyFifth() throws {
+        var histogram = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+        for value in 1...1_000 { histogram.record(UInt64(value) * 1_000) }
+        let statistics = StepStatistics(histogram, window: 1_000_000_000)
+        // 950 of 1,000 samples are at or under 950 µs: HdrHistogram's p95 is that bucket's.
+        #expect(statistics.p95 == Double(histogram.valueAtPercentile(95)))
+        #expect(abs((statistics.p95 ?? 0) - 950_000) <= 950)
+        #expect(statistics.p90 < statistics.p95 ?? 0 && statistics.p95 ?? .infinity < statistics.p99)
+        var object = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(statistics)) as? [String: Any]
+        )
+        #expect(object["p95"] != nil)
+        object["p95"] = nil
+        let older = try JSONDecoder().decode(StepStatistics.self, from: JSONSerialization.data(withJSONObject: object))
+        #expect(older.p95 == nil && older.p90 == statistics.p90)
     }
 
     @Test("An empty histogram has a mean and deviation of 0")
