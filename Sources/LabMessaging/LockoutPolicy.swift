@@ -103,8 +103,6 @@ public struct LockoutPolicy: Sendable, Hashable, CustomStringConvertible {
         self.rules = rules
     }
 
-    /// The built-in policy names (`MessagingKinds.builtIn.policies`).
-    public static var names: [String] { MessagingKinds.builtIn.policies.map { $0.choice.name } }
     /// The reference's thresholds: postponed 30 minutes at 3 failures, locked at 5.
     public static let seedDefault = LockoutPolicy(SeedPolicy())
     /// The default: 5 free failures, then 1 minute doubling up to 1 hour.

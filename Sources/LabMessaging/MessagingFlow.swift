@@ -4,7 +4,7 @@ import Synchronization
 
 /// The flow-specific part of a messaging flow's options.
 public protocol MessagingExtras: Sendable {
-    /// The keys it reads, besides `ServiceSpec.keys`.
+    /// The keys it reads, besides `ServiceSpec.keys(_:)`.
     static var keys: [String] { get }
     /// Reads them, recording problems.
     init(_ object: ScenarioObject)

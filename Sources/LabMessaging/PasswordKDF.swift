@@ -67,8 +67,6 @@ public struct PasswordKDF: Sendable, Hashable, CustomStringConvertible {
         self.hashing = hashing
     }
 
-    /// The built-in KDF plugin names (`MessagingKinds.builtIn.kdfs`).
-    public static var names: [String] { MessagingKinds.builtIn.kdfs.map { $0.choice.name } }
     /// The default: scrypt with N = 2^17, r = 8, p = 1 (OWASP's first scrypt setting).
     public static let `default` = PasswordKDF(ScryptKDF())
     /// OWASP's first Argon2id setting: m = 19 MiB, t = 2, p = 1.

@@ -6,9 +6,6 @@ import Synchronization
 /// policy and its thresholds, the captcha generator and the clock, each a plugin of the
 /// catalog's `MessagingKinds`, with the keys each plugin reads.
 public struct ServiceSpec: Sendable, Hashable {
-    /// The keys it reads with the built-in kinds.
-    public static var keys: [String] { Self.keys(MessagingKinds.builtIn) }
-
     /// The keys it reads with `kinds`: the choices, the plugins' own, the service's limits.
     public static func keys(_ kinds: MessagingKinds) -> [String] {
         ["kdf", "policy", "captcha", "clock", "minPasswordLength", "hpke"] + kinds.optionKeys.map(\.name)

@@ -66,17 +66,9 @@ extension TwoHostTests {
         let before = try await HostState.now()
         let out = try Self.temporaryFolder("lab-two-host-loss")
         defer { try? FileManager.default.removeItem(at: out) }
-        let tool = try ServerProcess(
-            URL(fileURLWithPath: "/usr/bin/timeout"),
-            ["--kill-after=15", "150", Self.tool.path, "--lab", LabProcess.executable.path, "--out", out.path, "--loss", "20%"]
-        )
+        let tool = try Self.launch(out: out, ["--loss", "20%"])
         defer { tool.terminate() }
-        let (trace, status) = try await Self.stoppingOnFailure(tool) {
-            let trace = try await RunTrace.start(tool)
-            _ = try await tool.line(startingWith: "two-host: server A listening on ", timeout: .seconds(60))
-            trace.recordProcesses()
-            return (trace, try await tool.stop(signal: 0, timeout: .seconds(170)))
-        }
+        let (trace, status) = try await Self.traced(tool)
         #expect(status == 0, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
         let link = try Self.json(out.appendingPathComponent("link.json"))
         #expect(link["configured"] as? String == "loss 20%")
@@ -112,13 +104,7 @@ extension TwoHostTests {
         let before = try await HostState.now()
         let out = try Self.temporaryFolder("lab-two-host-sweep")
         defer { try? FileManager.default.removeItem(at: out) }
-        let tool = try ServerProcess(
-            URL(fileURLWithPath: "/usr/bin/timeout"),
-            [
-                "--kill-after=15", "150", Self.tool.path, "--lab", LabProcess.executable.path, "--out", out.path,
-                "--sweep-loss", "0%,10%",
-            ]
-        )
+        let tool = try Self.launch(out: out, ["--sweep-loss", "0%,10%"])
         defer { tool.terminate() }
         let status = try await Self.stoppingOnFailure(tool) { try await tool.stop(signal: 0, timeout: .seconds(170)) }
         #expect(status == 0, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")

@@ -27,19 +27,9 @@ struct TwoHostTests {
         let out = try Self.temporaryFolder("lab-two-host-out")
         defer { try? FileManager.default.removeItem(at: out) }
 
-        // timeout(1) bounds the whole run; on expiry it sends SIGTERM, which the tool handles.
-        let tool = try ServerProcess(
-            URL(fileURLWithPath: "/usr/bin/timeout"),
-            ["--kill-after=15", "150", Self.tool.path, "--lab", LabProcess.executable.path, "--out", out.path]
-        )
+        let tool = try Self.launch(out: out)
         defer { tool.terminate() }
-        let (trace, status) = try await Self.stoppingOnFailure(tool) {
-            let trace = try await RunTrace.start(tool)
-            _ = try await tool.line(startingWith: "two-host: server A listening on ", timeout: .seconds(60))
-            trace.recordProcesses()
-            // Signal 0 sends nothing (kill(2)'s existence check): this only waits for the exit.
-            return (trace, try await tool.stop(signal: 0, timeout: .seconds(170)))
-        }
+        let (trace, status) = try await Self.traced(tool)
         #expect(trace.processes.count >= 6, "two anchors, two dbus-daemons, two avahi-daemons: \(trace.processes)")
         #expect(status == 0, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
 
@@ -196,6 +186,28 @@ struct TwoHostTests {
     /// Runs `body`; if it throws (a line never came, a wait timed out), stops the tool with
     /// SIGTERM, on which it tears everything down, rather than leaving it to `terminate()`'s
     /// SIGKILL, which would leave the namespaces and daemons behind.
+    /// The tool writing to `out` with `arguments`, bounded by timeout(1) (on expiry it sends
+    /// SIGTERM, which the tool handles).
+    static func launch(out: URL, _ arguments: [String] = []) throws -> ServerProcess {
+        try ServerProcess(
+            URL(fileURLWithPath: "/usr/bin/timeout"),
+            ["--kill-after=15", "150", Self.tool.path, "--lab", LabProcess.executable.path, "--out", out.path]
+                + arguments
+        )
+    }
+
+    /// Waits for `tool`'s run to end, having noted its namespaces and, once host A serves,
+    /// the processes in them; returns those and its exit status.
+    static func traced(_ tool: ServerProcess) async throws -> (RunTrace, Int32) {
+        try await Self.stoppingOnFailure(tool) {
+            let trace = try await RunTrace.start(tool)
+            _ = try await tool.line(startingWith: "two-host: server A listening on ", timeout: .seconds(60))
+            trace.recordProcesses()
+            // Signal 0 sends nothing (kill(2)'s existence check): this only waits for the exit.
+            return (trace, try await tool.stop(signal: 0, timeout: .seconds(170)))
+        }
+    }
+
     static func stoppingOnFailure<T>(_ tool: ServerProcess, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
