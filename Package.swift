@@ -178,7 +178,7 @@ let package = Package(
         .target(
             name: "LabNIO",
             dependencies: [
-                "LabCore", "LabResults", "LabWire", "LabFraming",
+                "LabCore", "LabResults", "LabWire", "LabFraming", "CLabSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -44,6 +44,14 @@ enum ScenarioSchema {
           "items": { "enum": {{reporters}} }
         },
         "charts": { "type": "boolean" },
+        "stepUsage": {
+          "description": "Read each step's thread CPU time and preemption (system calls inside the exchange's time).",
+          "type": "boolean"
+        },
+        "packets": {
+          "description": "Read the kernel's TCP counters (TCP_INFO) around each round trip over a socket: segments each way and retransmissions, by step.",
+          "type": "boolean"
+        },
         "matrixMetric": {
           "description": "The figure a matrix's chart draws against its parameter: <step>.<stat> as in thresholds (default exchange.p50) or bytes.<direction>.",
           "type": "string"

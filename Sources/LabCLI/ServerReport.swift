@@ -44,16 +44,16 @@ enum ServerReport {
         var groups: [GroupResult] = []
         for suite in Set(snapshot.steps.keys).union(snapshot.errors.keys).sorted() {
             let errors = snapshot.errors[suite] ?? [:]
-            groups.append(
-                GroupResult(
-                    key: GroupKey(flow: "cx", suite: suite, provider: provider.name, transport: transport),
-                    flowKind: "cx",
-                    insecure: (try? LabCLI.catalog.plugins.suites.make(suite).isInsecure) ?? false,
-                    steps: snapshot.steps[suite] ?? [:],
-                    errors: errors,
-                    iterations: (snapshot.exchanges[suite] ?? 0) + errors.values.reduce(0, +)
-                )
+            var group = GroupResult(
+                key: GroupKey(flow: "cx", suite: suite, provider: provider.name, transport: transport),
+                flowKind: "cx",
+                insecure: (try? LabCLI.catalog.plugins.suites.make(suite).isInsecure) ?? false,
+                steps: snapshot.steps[suite] ?? [:],
+                errors: errors,
+                iterations: (snapshot.exchanges[suite] ?? 0) + errors.values.reduce(0, +)
             )
+            group.packets = snapshot.packets[suite] ?? [:]
+            groups.append(group)
         }
         let normal: Set<String> = ["peer-closed"]
         groups.append(

@@ -46,6 +46,9 @@ public struct Step: Hashable, Sendable, Comparable, CustomStringConvertible {
     public static let decode = Step("decode")
     /// One whole exchange as the client sees it.
     public static let exchange = Step("exchange")
+    /// A server's answer to one request, as its packets count it (`StepPackets`, read from
+    /// one request's arrival to the next's).
+    public static let answer = Step("answer")
     /// Opening a connection to the server: TCP connect, plus the TLS handshake over `tls`.
     public static let connect = Step("connect")
     /// The TLS handshake alone, inside `connect` over `tls`: from the moment the TCP
@@ -75,6 +78,13 @@ public protocol StepRecorder {
     /// as they cross the transport (whole frames, length headers included; for `handshake`,
     /// the TLS records). Called by connections, not by flows. Recorders that only time ignore it.
     mutating func transferred(_ step: Step, sent: Int, received: Int)
+    /// Whether connections read the kernel's TCP counters around each round trip
+    /// (`StepPackets`: two `getsockopt` calls per round trip, inside the step's time). Off
+    /// unless a run asks for it (`report.packets`).
+    var readsPackets: Bool { get }
+    /// Records what TCP did for one round trip of `step` (`StepPackets`), when
+    /// `readsPackets`. Called by connections, not by flows. Recorders that only time ignore it.
+    mutating func packets(_ step: Step, _ packets: StepPackets)
     /// Whether `measure` reads the thread's CPU time and preemption around each step
     /// (`ThreadUsage`: about 1.5 µs of system calls, before and after the timed region, so
     /// outside the step's own time but inside the exchange's). Off unless a run asks for it
@@ -101,6 +111,14 @@ extension StepRecorder {
     /// Ignores the bytes: a recorder that only times.
     @inlinable
     public mutating func transferred(_ step: Step, sent: Int, received: Int) {}
+
+    /// No packet reads.
+    @inlinable
+    public var readsPackets: Bool { false }
+
+    /// Ignores the packets: a recorder that only times.
+    @inlinable
+    public mutating func packets(_ step: Step, _ packets: StepPackets) {}
 
     /// No usage reads.
     @inlinable

@@ -20,6 +20,8 @@ final class AnswerHandler: ChannelInboundHandler {
     struct Answer {
         var body: ByteBuffer
         var requestSent: Bool
+        /// What TCP did from the request's write to its answer's arrival, when asked for.
+        var packets: StepPackets? = nil
     }
 
     private let peer: String
@@ -35,6 +37,9 @@ final class AnswerHandler: ChannelInboundHandler {
     /// at once, then the close); the first request gets it as its answer.
     private var early: ByteBuffer?
     private var sentAny = false
+    /// The socket's TCP counters just before the request in flight went out, when it asked
+    /// for its packets (`send(_:to:readingPackets:)`).
+    private var packetsBefore: TCPCounters?
 
     var holdsEarlyAnswer: Bool { self.early != nil }
 
@@ -52,8 +57,9 @@ final class AnswerHandler: ChannelInboundHandler {
         self.context = nil
     }
 
-    /// Sends `frame` and has `waiter` resumed with its answer. On the event loop.
-    func send(_ frame: ByteBuffer, to waiter: Waiter) {
+    /// Sends `frame` and has `waiter` resumed with its answer; with `readingPackets`, the
+    /// answer carries what TCP did in between (`StepPackets`). On the event loop.
+    func send(_ frame: ByteBuffer, to waiter: Waiter, readingPackets: Bool = false) {
         if let early = self.early {
             self.early = nil
             self.sentAny = true
@@ -76,6 +82,10 @@ final class AnswerHandler: ChannelInboundHandler {
         self.sentAny = true
         self.deadline = .now() + self.timeout.timeAmount
         self.armTimer(context)
+        self.packetsBefore = nil
+        if readingPackets, let read = TCPInfo.read(context.channel) {
+            read.assumeIsolated().whenSuccess { self.packetsBefore = $0 }
+        }
         // A frame the encoder refuses (over the limit) fails here, not at the peer.
         context.writeAndFlush(self.wrapOutboundOut(frame)).assumeIsolated().whenFailure { error in
             self.fail(error)
@@ -94,7 +104,15 @@ final class AnswerHandler: ChannelInboundHandler {
         }
         self.waiter = nil
         self.deadline = nil
-        waiter.resume(returning: Answer(body: answer, requestSent: true))
+        guard let before = self.packetsBefore, let read = TCPInfo.read(context.channel) else {
+            waiter.resume(returning: Answer(body: answer, requestSent: true))
+            return
+        }
+        self.packetsBefore = nil
+        read.assumeIsolated().whenComplete { after in
+            let packets = (try? after.get()).map { StepPackets(from: before, to: $0) }
+            waiter.resume(returning: Answer(body: answer, requestSent: true, packets: packets))
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

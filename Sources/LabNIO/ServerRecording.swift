@@ -28,6 +28,8 @@ public final class ServerRecording: ServerRecorder {
         public var closes: [String: UInt64] = [:]
         /// Connections that have ended.
         public var connections: UInt64 = 0
+        /// Per group, what TCP did for its answers (`--packets`), by step (`Step.answer`).
+        public var packets: [String: [Step: StepPackets]] = [:]
 
         /// Adds `other`'s steps and answer counts (not its connection counts).
         mutating func addAnswers(of other: Snapshot) {
@@ -42,6 +44,9 @@ public final class ServerRecording: ServerRecorder {
                 }
             }
             for (group, count) in other.exchanges { self.exchanges[group, default: 0] += count }
+            for (group, steps) in other.packets {
+                for (step, packets) in steps { self.packets[group, default: [:]][step, default: StepPackets()].add(packets) }
+            }
             for (group, errors) in other.errors {
                 for (code, count) in errors { self.errors[group, default: [:]][code, default: 0] += count }
             }
@@ -180,6 +185,10 @@ public final class ServerRecording: ServerRecorder {
     fileprivate func record(_ timings: StepTimings, group: String, error: String?, shard: Int) {
         self.shards[shard].totals.withLock { $0.record(timings, group: group, error: error) }
     }
+
+    fileprivate func record(_ packets: StepPackets, step: Step, group: String, shard: Int) {
+        self.shards[shard].totals.withLock { $0.packets[group, default: [:]][step, default: StepPackets()].add(packets) }
+    }
 }
 
 /// One connection's handle on the recording: the shard its answers go to.
@@ -190,6 +199,11 @@ struct ConnectionRecording: ConnectionRecorder {
     /// Records one answer: its steps under `group` if it succeeded, else its error code.
     func record(_ timings: StepTimings, group: String, error: String?) {
         self.recording.record(timings, group: group, error: error, shard: self.shard)
+    }
+
+    /// Records what TCP did for one answer.
+    func packets(_ packets: StepPackets, step: Step, group: String) {
+        self.recording.record(packets, step: step, group: group, shard: self.shard)
     }
 
     /// Counts the connection's end.

@@ -70,6 +70,10 @@ struct SocketClient: Sendable {
         let end = Stopwatch.now()
         recorder.record(.connect, nanoseconds: end &- start)
         session?.record(into: &recorder)
+        if recorder.readsPackets, let read = TCPInfo.read(channel), let counters = try? await read.get() {
+            // Everything so far: the SYN and its answer, and the TLS handshake if any.
+            recorder.packets(session == nil ? .connect : .handshake, StepPackets(from: TCPCounters(), to: counters))
+        }
         let address = ServerStepMailbox.key(channel.localAddress)
         return SocketConnection.Link(
             channel: channel,
@@ -117,13 +121,16 @@ final class SocketConnection: Connection {
         let channel = link.channel
         let answers = link.answers
         let frame = ByteBuffer(bytes: body)
+        let readingPackets = recorder.readsPackets
         let answer: AnswerHandler.Answer
         do {
             answer = try await withUnsafeThrowingContinuation { continuation in
                 if channel.eventLoop.inEventLoop {
-                    answers.value.send(frame, to: continuation)
+                    answers.value.send(frame, to: continuation, readingPackets: readingPackets)
                 } else {
-                    channel.eventLoop.execute { answers.value.send(frame, to: continuation) }
+                    channel.eventLoop.execute {
+                        answers.value.send(frame, to: continuation, readingPackets: readingPackets)
+                    }
                 }
             }
         } catch {
@@ -145,6 +152,7 @@ final class SocketConnection: Connection {
             sent: answer.requestSent ? header + body.count : 0,
             received: header + answer.body.readableBytes
         )
+        if let packets = answer.packets { recorder.packets(step, packets) }
         return Array(answer.body.readableBytesView)
     }
 

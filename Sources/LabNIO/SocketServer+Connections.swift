@@ -18,6 +18,7 @@ extension SocketServer {
         recording: (any ServerRecorder)?,
         mailbox: ServerStepMailbox?,
         layer: (any ServerChannelLayer)?,
+        readsPackets: Bool = false,
         logger: Logger
     ) async {
         do {
@@ -60,6 +61,7 @@ extension SocketServer {
                                 record: record,
                                 mailbox: mailbox,
                                 layer: layer,
+                                readsPackets: readsPackets,
                                 logger: logger
                             )
                             // The place is free before the close is counted: whoever awaits
@@ -112,6 +114,7 @@ extension SocketServer {
         record: (any ConnectionRecorder)?,
         mailbox: ServerStepMailbox?,
         layer: (any ServerChannelLayer)?,
+        readsPackets: Bool = false,
         logger: Logger
     ) async -> String {
         var logger = logger
@@ -122,6 +125,9 @@ extension SocketServer {
         // Looked up at the first answer (the client opened it before sending) and kept.
         var box: ServerStepMailbox.Box? = nil
         var closeCode = "peer-closed"
+        // With `readsPackets`: the counters at the last request's arrival, and its answer's
+        // group; what they moved by until the next request arrives is that answer's.
+        var lastRead: (counters: TCPCounters, group: String)? = nil
         do {
             try await connection.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
@@ -130,6 +136,10 @@ extension SocketServer {
                         closeCode = "shutdown"
                         return
                     }
+                    let counters = readsPackets ? try? await TCPInfo.read(connection.channel)?.get() : nil
+                    if let counters, let last = lastRead {
+                        record?.packets(StepPackets(from: last.counters, to: counters), step: .answer, group: last.group)
+                    }
                     var timings = StepTimings()
                     let answer = await handler.respond(
                         to: Array(frame.readableBytesView),
@@ -137,6 +147,7 @@ extension SocketServer {
                         recorder: &timings
                     )
                     let group = answer.group ?? "-"
+                    lastRead = counters.map { ($0, group) }
                     // An error answer is counted whether it closes the connection (cx/1's, by its
                     // reason's code) or not (msg/1's); the steps of one that keeps the
                     // connection open (a wrong password's KDF run) are the server's work too.

@@ -34,6 +34,8 @@ public final class SocketServer: ListeningServer {
         public var logger: Logger
         /// The bytes frames still arriving may hold across every connection.
         public var maxBufferedBytes: Int
+        /// Whether each connection's TCP counters are read at every request (`StepPackets`).
+        public var readsPackets: Bool = false
 
         /// A configuration.
         public init(
@@ -141,6 +143,7 @@ public final class SocketServer: ListeningServer {
                 recording: recording,
                 mailbox: mailbox,
                 layer: configuration.layer,
+                readsPackets: configuration.readsPackets,
                 logger: logger
             )
         }

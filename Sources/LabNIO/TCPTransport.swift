@@ -75,7 +75,7 @@ public struct TCPTransport: LayeredTransport {
     }
 
     func serverConfiguration(layer: (any ServerChannelLayer)?) -> SocketServer.Configuration {
-        SocketServer.Configuration(
+        var configuration = SocketServer.Configuration(
             framing: self.framing,
             host: self.options.host,
             port: self.options.port,
@@ -86,6 +86,8 @@ public struct TCPTransport: LayeredTransport {
             logger: self.logger,
             maxBufferedBytes: self.options.maxBufferedBytes
         )
+        configuration.readsPackets = self.options.readsPackets
+        return configuration
     }
 
     /// `serve`, with `server` under the server's frames and `client` under its clients'; the

@@ -64,7 +64,8 @@ public struct ServerStatsResponder: FrameHandler {
                 errors: snapshot.errors[name] ?? [:],
                 steps: (snapshot.steps[name] ?? [:]).sorted { Step.reportOrdering($0.key, $1.key) }.map {
                     ServerStats.StepHistogram(step: $0.key.name, histogram: SparseHistogram($0.value))
-                }
+                },
+                packets: snapshot.packets[name].map { Dictionary(uniqueKeysWithValues: $0.map { ($0.key.name, $0.value) }) }
             )
         }
         var stats = ServerStats(

@@ -85,6 +85,7 @@ public struct MarkdownReporter: Reporter {
         lines += Self.capacity(result, chart: self.charts ? Self.capacityChartName : nil)
         lines += Self.matrix(result, chart: self.charts ? Self.matrixChartName : nil)
         lines += Self.traffic(result)
+        lines += Self.packets(result)
         lines += Self.memory(result)
         lines += Self.calibration(result)
         if self.charts {

@@ -69,11 +69,16 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
         public var traffic: [String: StepTraffic] = [:]
         /// Bytes on the wire by step name during set-up (`GroupResult.setupTraffic`).
         public var setupTraffic: [String: StepTraffic] = [:]
+        /// What TCP did by step name (`GroupResult.packets`); absent (empty) unless read.
+        public var packets: [String: StepPackets] = [:]
+        /// What TCP did by step name during set-up (`GroupResult.setupPackets`).
+        public var setupPackets: [String: StepPackets] = [:]
         /// A matrix cell's values (`GroupResult.parameters`); absent (empty) otherwise.
         public var parameters: [String: String] = [:]
 
         enum CodingKeys: String, CodingKey {
-            case key, flowKind, insecure, errors, errorMessages, iterations, steps, outcomes, traffic, setupTraffic, parameters
+            case key, flowKind, insecure, errors, errorMessages, iterations, steps, outcomes, traffic, setupTraffic
+            case packets, setupPackets, parameters
         }
     }
 
@@ -140,17 +145,19 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
                 outcomes: group.outcomes,
                 traffic: Self.named(group.traffic),
                 setupTraffic: Self.named(group.setupTraffic),
+                packets: Self.named(group.packets),
+                setupPackets: Self.named(group.setupPackets),
                 parameters: group.parameters
             )
         }
     }
 
-    private static func named(_ traffic: [Step: StepTraffic]) -> [String: StepTraffic] {
-        Dictionary(uniqueKeysWithValues: traffic.map { ($0.key.name, $0.value) })
+    private static func named<Value>(_ byStep: [Step: Value]) -> [String: Value] {
+        Dictionary(uniqueKeysWithValues: byStep.map { ($0.key.name, $0.value) })
     }
 
-    private static func stepped(_ traffic: [String: StepTraffic]) -> [Step: StepTraffic] {
-        Dictionary(uniqueKeysWithValues: traffic.map { (Step($0.key), $0.value) })
+    private static func stepped<Value>(_ byName: [String: Value]) -> [Step: Value] {
+        Dictionary(uniqueKeysWithValues: byName.map { (Step($0.key), $0.value) })
     }
 
     /// The run this document describes; throws if the format is unknown or a histogram is invalid.
@@ -196,6 +203,8 @@ public struct ResultsDocument: Codable, Sendable, Equatable {
             result.errorMessages = group.errorMessages
             result.traffic = Self.stepped(group.traffic)
             result.setupTraffic = Self.stepped(group.setupTraffic)
+            result.packets = Self.stepped(group.packets)
+            result.setupPackets = Self.stepped(group.setupPackets)
             result.parameters = group.parameters
             return result
         }
@@ -371,6 +380,8 @@ extension ResultsDocument.Group {
         self.outcomes = try container.decodeIfPresent([String: UInt64].self, forKey: .outcomes) ?? [:]
         self.traffic = try container.decodeIfPresent([String: StepTraffic].self, forKey: .traffic) ?? [:]
         self.setupTraffic = try container.decodeIfPresent([String: StepTraffic].self, forKey: .setupTraffic) ?? [:]
+        self.packets = try container.decodeIfPresent([String: StepPackets].self, forKey: .packets) ?? [:]
+        self.setupPackets = try container.decodeIfPresent([String: StepPackets].self, forKey: .setupPackets) ?? [:]
         self.parameters = try container.decodeIfPresent([String: String].self, forKey: .parameters) ?? [:]
     }
 
@@ -387,6 +398,8 @@ extension ResultsDocument.Group {
         try container.encode(self.outcomes, forKey: .outcomes)
         if !self.traffic.isEmpty { try container.encode(self.traffic, forKey: .traffic) }
         if !self.setupTraffic.isEmpty { try container.encode(self.setupTraffic, forKey: .setupTraffic) }
+        if !self.packets.isEmpty { try container.encode(self.packets, forKey: .packets) }
+        if !self.setupPackets.isEmpty { try container.encode(self.setupPackets, forKey: .setupPackets) }
         if !self.parameters.isEmpty { try container.encode(self.parameters, forKey: .parameters) }
     }
 }

@@ -59,6 +59,11 @@ public struct GroupResult: Sendable {
     /// Bytes on the wire during set-up: connections opened before the first iteration (a TLS
     /// `handshake`'s records) and each client's `prepare` (msg/1's `register`).
     public package(set) var setupTraffic: [Step: StepTraffic] = [:]
+    /// What TCP did by step (`StepPackets`, read with `report.packets`, or by a server run
+    /// with `--packets`), over the measured iterations; empty where nothing was read.
+    public package(set) var packets: [Step: StepPackets] = [:]
+    /// What TCP did during set-up: the connections' SYNs and TLS handshakes.
+    public package(set) var setupPackets: [Step: StepPackets] = [:]
     /// For a group made from a matrix (`"matrix"` in a flow entry), its combination's values
     /// by key (`suite`, `options.payloadBytes`), as text; empty otherwise.
     public package(set) var parameters: [String: String] = [:]
@@ -124,6 +129,8 @@ public struct GroupResult: Sendable {
         if self.parameters.isEmpty { self.parameters = other.parameters }
         for (step, traffic) in other.traffic { self.traffic[step, default: StepTraffic()].add(traffic) }
         for (step, traffic) in other.setupTraffic { self.setupTraffic[step, default: StepTraffic()].add(traffic) }
+        for (step, packets) in other.packets { self.packets[step, default: StepPackets()].add(packets) }
+        for (step, packets) in other.setupPackets { self.setupPackets[step, default: StepPackets()].add(packets) }
     }
 
     /// Every step's measured traffic added up: the measured iterations' bytes.

@@ -43,13 +43,23 @@ public struct ServerStats: Codable, Sendable, Equatable {
         public var errors: [String: UInt64]
         /// The server's steps, in report order, each with its histogram.
         public var steps: [StepHistogram]
+        /// What TCP did for the group's answers by step name, from a server run with
+        /// `--packets`; nil otherwise (and from an older lab).
+        public var packets: [String: StepPackets]? = nil
 
         /// A group.
-        public init(name: String, answered: UInt64, errors: [String: UInt64], steps: [StepHistogram]) {
+        public init(
+            name: String,
+            answered: UInt64,
+            errors: [String: UInt64],
+            steps: [StepHistogram],
+            packets: [String: StepPackets]? = nil
+        ) {
             self.name = name
             self.answered = answered
             self.errors = errors
             self.steps = steps
+            self.packets = packets
         }
     }
 
@@ -136,8 +146,16 @@ public struct ServerStats: Codable, Sendable, Equatable {
                 }
             }
             let answered = group.answered >= (old?.answered ?? 0) ? group.answered - (old?.answered ?? 0) : 0
+            let packets = group.packets.map { now in
+                Dictionary(
+                    uniqueKeysWithValues: now.compactMap { step, packets -> (String, StepPackets)? in
+                        let added = old?.packets?[step].map { packets.subtracting($0) } ?? packets
+                        return added.roundTrips > 0 ? (step, added) : nil
+                    }
+                )
+            }
             if answered > 0 || !errors.isEmpty || !steps.isEmpty {
-                result.groups.append(Group(name: group.name, answered: answered, errors: errors, steps: steps))
+                result.groups.append(Group(name: group.name, answered: answered, errors: errors, steps: steps, packets: packets))
             }
         }
         return result

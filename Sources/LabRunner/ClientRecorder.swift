@@ -192,6 +192,9 @@ struct ClientRecorder: Sendable {
         /// Bytes on the wire by step: measured iterations' (failed ones included), and set-up's.
         var traffic: [Step: StepTraffic] = [:]
         var setupTraffic: [Step: StepTraffic] = [:]
+        /// What TCP did, by step (`report.packets`): measured iterations', and set-up's.
+        var packets: [Step: StepPackets] = [:]
+        var setupPackets: [Step: StepPackets] = [:]
     }
 
     var groups: [Group]
@@ -238,6 +241,13 @@ struct ClientRecorder: Sendable {
 
     /// Adds `steps`' bytes on the wire to the group's: a measured iteration's, or set-up's.
     mutating func addTraffic(_ group: Int, _ steps: IterationSteps, measured: Bool) {
+        for (step, packets) in steps.packets {
+            if measured {
+                self.groups[group].packets[step, default: StepPackets()].add(packets)
+            } else {
+                self.groups[group].setupPackets[step, default: StepPackets()].add(packets)
+            }
+        }
         guard !steps.traffic.isEmpty else { return }
         if measured {
             steps.traffic.add(into: &self.groups[group].traffic)
@@ -261,6 +271,8 @@ package struct IterationSteps: StepRecorder {
     var outcomes: [String: UInt64] = [:]
     /// Bytes on the wire, by the step that sent them.
     var traffic = TrafficLog()
+    /// What TCP did, by step; empty unless `readsPackets`.
+    var packets: [Step: StepPackets] = [:]
     /// Test-only: the run's slowed steps (`Plan.slowdowns`), nil in every normal run.
     let slowdown: StepSlowdown?
     /// The group the iteration runs (a slowed step is slowed by its own group's amount).
@@ -272,9 +284,12 @@ package struct IterationSteps: StepRecorder {
 
     /// Whether steps read their thread's usage (`report.stepUsage`).
     package let readsUsage: Bool
+    /// Whether connections read TCP's counters around each round trip (`report.packets`).
+    package let readsPackets: Bool
 
-    package init(slowdown: StepSlowdown? = nil, group: Int = 0, readsUsage: Bool = false) {
+    package init(slowdown: StepSlowdown? = nil, group: Int = 0, readsUsage: Bool = false, readsPackets: Bool = false) {
         self.entries.reserveCapacity(12)
+        self.readsPackets = readsPackets
         self.slowdown = slowdown
         self.group = group
         self.readsUsage = readsUsage
@@ -329,6 +344,10 @@ package struct IterationSteps: StepRecorder {
 
     package mutating func transferred(_ step: Step, sent: Int, received: Int) {
         self.traffic.add(step, sent: sent, received: received)
+    }
+
+    package mutating func packets(_ step: Step, _ packets: StepPackets) {
+        self.packets[step, default: StepPackets()].add(packets)
     }
 }
 

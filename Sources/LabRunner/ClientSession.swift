@@ -12,6 +12,8 @@ struct ClientSession: Sendable {
     let slowdown: StepSlowdown?
     /// Whether each step, and each exchange, reads the threads' usage (`report.stepUsage`).
     let readsUsage: Bool
+    /// Whether connections read TCP's counters around each round trip (`report.packets`).
+    let readsPackets: Bool
     /// The run's intervals, or nil when it keeps none.
     let intervals: IntervalClock?
     private(set) var recorder: ClientRecorder
@@ -25,8 +27,10 @@ struct ClientSession: Sendable {
         progress: RunProgress,
         slowdown: StepSlowdown?,
         readsUsage: Bool,
+        readsPackets: Bool = false,
         intervals: IntervalClock?
     ) {
+        self.readsPackets = readsPackets
         self.built = built
         self.progress = progress
         self.slowdown = slowdown
@@ -43,7 +47,7 @@ struct ClientSession: Sendable {
     /// persists; so is a `prepare` that fails.
     mutating func open() async throws {
         for (group, item) in self.built.enumerated() {
-            var steps = IterationSteps()
+            var steps = IterationSteps(readsPackets: self.readsPackets)
             self.connections[group] = try? await item.endpoint.connect(recorder: &steps)
             self.recorder.record(group, steps)
             self.recorder.addTraffic(group, steps, measured: false)
@@ -83,7 +87,12 @@ struct ClientSession: Sendable {
     /// One exchange of `group`: timed (and counted, in a counted run) from its start, or from
     /// `intended` in the open model, to its end, less any `prepare` retried in between.
     mutating func iterate(_ group: Int, measured: Bool, intended: UInt64?) async throws {
-        var steps = IterationSteps(slowdown: self.slowdown, group: group, readsUsage: self.readsUsage)
+        var steps = IterationSteps(
+            slowdown: self.slowdown,
+            group: group,
+            readsUsage: self.readsUsage,
+            readsPackets: self.readsPackets
+        )
         // The exchange moves between threads as it awaits: it is marked preempted when any
         // thread of the process was, and counted over the whole process.
         let switches = self.readsUsage ? ThreadUsage.processInvoluntarySwitches() : nil

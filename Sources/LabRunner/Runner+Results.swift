@@ -176,6 +176,8 @@ extension Runner {
                 counts.errorMessages = measured.errorMessages
                 counts.traffic = measured.traffic
                 counts.setupTraffic = measured.setupTraffic
+                counts.packets = measured.packets
+                counts.setupPackets = measured.setupPackets
                 groups[index].merge(counts)
             }
         }

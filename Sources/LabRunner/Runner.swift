@@ -207,6 +207,7 @@ public struct Runner: Sendable {
             progress: self.progress,
             slowdown: self.slowdown,
             readsUsage: scenario.report.stepUsage,
+            readsPackets: scenario.report.packets,
             intervals: intervals
         )
         session = try await Self.opened(session)

@@ -83,7 +83,7 @@ package enum ServerSide {
             for entry in group.steps {
                 steps[Step(entry.step)] = try entry.histogram.histogram(path: "server.\(group.name).\(entry.step)")
             }
-            return GroupResult(
+            var result = GroupResult(
                 key: GroupKey(flow: "server", suite: group.name, provider: added.provider.name, transport: transport),
                 flowKind: GroupResult.serverSideKind,
                 insecure: false,
@@ -91,6 +91,8 @@ package enum ServerSide {
                 errors: group.errors,
                 iterations: group.answered + group.errors.values.reduce(0, +)
             )
+            for (step, packets) in group.packets ?? [:] { result.packets[Step(step)] = packets }
+            return result
         }
     }
 }

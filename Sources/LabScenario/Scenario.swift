@@ -163,8 +163,12 @@ public struct ReportSpec: Sendable, Decodable {
     /// preempted and the CPU times. Off by default: the reads are system calls (about 1.5 µs
     /// per step, 0.6 µs per exchange) inside the exchange's time.
     public var stepUsage: Bool = false
+    /// Read the kernel's TCP counters (`TCP_INFO`) around each round trip over a socket:
+    /// the segments each step sent and received, and its retransmissions (report.md's
+    /// Packets section). Off by default: two `getsockopt` calls per round trip, inside its time.
+    public var packets: Bool = false
 
-    static let keys = ["formats", "charts", "interval", "matrixMetric", "stepUsage"]
+    static let keys = ["formats", "charts", "interval", "matrixMetric", "stepUsage", "packets"]
     /// What `interval` may be.
     public static let intervalExpectation =
         "\"0\" (no intervals) or a duration from \"100 ms\" to \"1 h\" such as \"1 s\" or \"10 s\""
@@ -189,6 +193,7 @@ public struct ReportSpec: Sendable, Decodable {
         }
         self.charts = object.optional("charts", expected: "true or false") ?? self.charts
         self.stepUsage = object.optional("stepUsage", expected: "true or false") ?? self.stepUsage
+        self.packets = object.optional("packets", expected: "true or false") ?? self.packets
         self.matrixMetric =
             object.optional("matrixMetric", expected: "a figure such as \"exchange.p50\" or \"bytes.total\"")
             ?? self.matrixMetric

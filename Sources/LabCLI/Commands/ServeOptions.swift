@@ -48,6 +48,14 @@ struct ListenerOptions: ParsableArguments {
     )
     var maxBufferedBytes = TransportOptions.defaultMaxBufferedBytes
 
+    @Flag(
+        help: """
+            Read each connection's TCP counters (TCP_INFO) at every request: the segments and \
+            retransmissions of each answer, in the report and in serverStats.
+            """
+    )
+    var packets = false
+
     @Option(
         name: .customLong("transport"),
         help: ArgumentHelp(
@@ -146,7 +154,7 @@ struct ListenerOptions: ParsableArguments {
         tls.privateKeyFile = self.tlsKey
         tls.groups = self.tlsGroups.map { $0.split(separator: ",").compactMap { TLSGroup.named(String($0)) } }
         tls.version = self.tlsVersion.flatMap(TLSVersionChoice.init(rawValue:))
-        return TransportOptions(
+        var options = TransportOptions(
             framing: self.framing,
             maxFrameBytes: self.maxFrameBytes,
             host: self.host,
@@ -157,6 +165,8 @@ struct ListenerOptions: ParsableArguments {
             tls: tls,
             maxBufferedBytes: self.maxBufferedBytes
         )
+        options.readsPackets = self.packets
+        return options
     }
 
     /// How long shutdown lets the answers in flight finish.

@@ -72,6 +72,9 @@ public struct TransportOptions: Sendable, Hashable {
     /// (each counted at the size its header announces); past it the connection whose frame
     /// would pass it is closed, `busy`.
     public var maxBufferedBytes: Int
+    /// Whether a server reads its sockets' TCP counters at each request (`lab serve
+    /// --packets`): what its answers cost in segments and retransmissions (`StepPackets`).
+    public var readsPackets: Bool = false
 
     /// The default of `maxBufferedBytes`: 512 MiB, a hundred frames of the default 5 MiB at
     /// once (the adversarial trial's 60 partial frames took 327 MiB with no bound at all).
@@ -226,6 +229,14 @@ public protocol ConnectionRecorder: Sendable {
     func record(_ timings: StepTimings, group: String, error: String?)
     /// The connection ended, and why (`peer-closed`, `timedOut`, …).
     func closed(code: String)
+    /// What TCP did for one answer under `group`, from its request's arrival to the next
+    /// request's (`TransportOptions.readsPackets`), recorded as `step`.
+    func packets(_ packets: StepPackets, step: Step, group: String)
+}
+
+extension ConnectionRecorder {
+    /// Ignores the packets: a recorder that does not keep them.
+    public func packets(_ packets: StepPackets, step: Step, group: String) {}
 }
 
 /// A served handler, as clients reach it.
