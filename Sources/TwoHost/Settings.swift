@@ -16,10 +16,15 @@ struct Settings: Sendable {
     var repository: URL
     /// The port single-host.json's static address names: the baseline's server listens there.
     var baselinePort: Int
+    /// The port sweep-single-host.json names: a sweep's baseline server listens there.
+    var sweepBaselinePort: Int
 
     var twoHostScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/two-host.json") }
     var sweepScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/sweep.json") }
     var singleHostScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/single-host.json") }
+    var sweepSingleHostScenario: URL {
+        self.repository.appendingPathComponent("Scenarios/two-host/sweep-single-host.json")
+    }
     var script: URL { self.repository.appendingPathComponent("scripts/two-host-net.sh") }
 
     /// The programs a run calls, by name on PATH.
@@ -63,6 +68,9 @@ struct Settings: Sendable {
         }
         self.baselinePort = try Self.baselinePort(
             of: self.repository.appendingPathComponent("Scenarios/two-host/single-host.json")
+        )
+        self.sweepBaselinePort = try Self.baselinePort(
+            of: self.repository.appendingPathComponent("Scenarios/two-host/sweep-single-host.json")
         )
         let out =
             options.out.map { URL(fileURLWithPath: $0) }

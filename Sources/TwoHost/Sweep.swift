@@ -12,11 +12,52 @@ struct SweepPoint: Sendable {
         var p90: Double
         var p95: Double
         var p99: Double
+        /// The clients' exchanges' TCP counts (`packets.exchange`), if read.
+        var requests: Packets? = nil
+        /// The server's answers' TCP counts (its group's `packets.answer`), if read.
+        var answers: Packets? = nil
+
+        /// The share of exchanges that met a retransmission at either end, as far as the two
+        /// ends' separate counts bound it: at least the larger share, at most their sum.
+        var retransmittedBounds: ClosedRange<Double>? {
+            guard let requests = self.requests, let answers = self.answers else { return nil }
+            let (client, server) = (requests.retransmittedShare, answers.retransmittedShare)
+            return max(client, server)...min(1, client + server)
+        }
+    }
+
+    /// The parts of a `StepPackets` (results.json) the sweep shows.
+    struct Packets: Sendable {
+        var roundTrips: Double
+        var dataSegmentsSent: Double
+        var retransmittedRoundTrips: Double
+        var minRTTMicroseconds: Double
+
+        init?(_ object: Any?) {
+            guard let object = object as? [String: Any] else { return nil }
+            func number(_ name: String) -> Double { (object[name] as? NSNumber)?.doubleValue ?? 0 }
+            self.roundTrips = number("roundTrips")
+            guard self.roundTrips > 0 else { return nil }
+            self.dataSegmentsSent = number("dataSegmentsSent")
+            self.retransmittedRoundTrips = number("retransmittedRoundTrips")
+            self.minRTTMicroseconds = number("minRTTMicroseconds")
+        }
+
+        /// Data segments sent per round trip.
+        var segments: Double { self.dataSegmentsSent / self.roundTrips }
+        /// The share of round trips in which this end sent a segment again.
+        var retransmittedShare: Double { self.retransmittedRoundTrips / self.roundTrips }
     }
 
     var loss: Double
     var measured: [MeasuredLoss]
     var groups: [Figures]
+
+    /// The smallest RTT the point's connections saw (the link's, from `TCP_INFO`), in ns.
+    var rtt: Double? {
+        let rtts = self.groups.compactMap { $0.requests?.minRTTMicroseconds }.filter { $0 > 0 }
+        return rtts.min().map { $0 * 1000 }
+    }
 
     /// `5%`, `0.5%`.
     var label: String { String(format: "%g", self.loss * 100) + "%" }
@@ -25,9 +66,13 @@ struct SweepPoint: Sendable {
     static func figures(in results: URL) throws -> [Figures] {
         let data = try Data(contentsOf: results)
         let document = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
-        return (document["groups"] as? [[String: Any]] ?? []).compactMap { group in
-            let key = group["key"] as? [String: Any] ?? [:]
-            guard (key["flow"] as? String)?.hasPrefix("server") == false, let suite = key["suite"] as? String,
+        let groups = document["groups"] as? [[String: Any]] ?? []
+        func isServer(_ group: [String: Any]) -> Bool {
+            ((group["key"] as? [String: Any])?["flow"] as? String)?.hasPrefix("server") == true
+        }
+        func suiteOf(_ group: [String: Any]) -> String? { (group["key"] as? [String: Any])?["suite"] as? String }
+        return groups.compactMap { group in
+            guard !isServer(group), let suite = suiteOf(group),
                 let steps = group["steps"] as? [[String: Any]],
                 let exchange = steps.first(where: { $0["step"] as? String == "exchange" })?["statistics"] as? [String: Any]
             else { return nil }
@@ -39,7 +84,11 @@ struct SweepPoint: Sendable {
                 p50: number("p50"),
                 p90: number("p90"),
                 p95: number("p95"),
-                p99: number("p99")
+                p99: number("p99"),
+                requests: Packets((group["packets"] as? [String: Any])?["exchange"]),
+                answers: Packets(
+                    (groups.first { isServer($0) && suiteOf($0) == suite }?["packets"] as? [String: Any])?["answer"]
+                )
             )
         }
     }
@@ -59,6 +108,7 @@ extension TwoHostRun {
         self.output.say("work dir \(self.work.path)")
         let deadline = ContinuousClock.now + Self.sweepLimit
         var points: [SweepPoint] = []
+        var baseline: [SweepPoint.Figures] = []
         for loss in self.settings.sweepLosses {
             var conditions = self.settings.conditions
             conditions.loss = loss
@@ -75,73 +125,28 @@ extension TwoHostRun {
                 link: link.description,
                 scenario: self.settings.sweepScenario,
                 folder: folder,
-                conditions: conditions
+                conditions: conditions,
+                serveOptions: ["--packets"]
             )
             let measured = try await self.measuredLoss()
             for direction in measured { self.output.say("  measured: \(direction)") }
             try self.writeLink(link, kernel: kernel, measured: measured, conditions: conditions, folder: folder)
+            if points.isEmpty {
+                // The baseline, once: the same load on host B alone, over loopback.
+                _ = try await self.singleHost(
+                    b,
+                    scenario: self.settings.sweepSingleHostScenario,
+                    port: self.settings.sweepBaselinePort,
+                    serveOptions: ["--packets"]
+                )
+                baseline = try SweepPoint.figures(in: self.settings.out.appendingPathComponent("single-host/results.json"))
+            }
             await self.tearDownHosts()
             let results = self.settings.out.appendingPathComponent("\(folder)two-host/results.json")
             points.append(SweepPoint(loss: loss, measured: measured, groups: try SweepPoint.figures(in: results)))
         }
-        try self.writeSweep(points)
+        try self.writeSweep(points, baseline: baseline)
         self.output.say("sweep in \(self.settings.out.path): sweep.md, sweep.csv, sweep.svg; each point in loss-P%/")
         self.output.say("done in \(seconds(since: self.started)) s")
-    }
-
-    /// `sweep.csv`, `sweep.md` and `sweep.svg` of `points`.
-    func writeSweep(_ points: [SweepPoint]) throws {
-        let suites = points.flatMap { $0.groups.map(\.suite) }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-        var csv = "loss_percent,measured_a_to_b_percent,measured_b_to_a_percent,suite,exchanges,errors,p50_ms,p90_ms,p95_ms,p99_ms\n"
-        var table = [
-            "| loss | measured a→b | measured b→a | suite | exchanges | errors | p50 | p90 | p95 | p99 |",
-            "|--:|--:|--:|:--|--:|--:|--:|--:|--:|--:|",
-        ]
-        for point in points {
-            let measured = ["a→b", "b→a"].map { name in
-                point.measured.first { $0.direction == name }.map { String(format: "%.1f", $0.loss * 100) } ?? ""
-            }
-            for group in point.groups {
-                let times = [group.p50, group.p90, group.p95, group.p99].map { String(format: "%.3f", $0 / 1e6) }
-                csv += ([String(format: "%g", point.loss * 100)] + measured + [group.suite, "\(group.count)", "\(group.errors)"] + times)
-                    .joined(separator: ",") + "\n"
-                let cells = [point.label] + measured.map { $0.isEmpty ? "–" : "\($0)%" } + [group.suite, "\(group.count)", "\(group.errors)"]
-                    + times.map { "\($0) ms" }
-                table.append("| " + cells.joined(separator: " | ") + " |")
-            }
-        }
-        let chart = MatrixChart(
-            title: "Exchange time against the link's loss (each end), p50 and p95",
-            parameter: "packets lost at random on each end (%)",
-            numeric: true,
-            xs: points.map { String(format: "%g", $0.loss * 100) },
-            series: suites.flatMap { suite in
-                [("p50", \SweepPoint.Figures.p50), ("p95", \SweepPoint.Figures.p95)].map { name, path in
-                    MatrixChart.Series(
-                        label: "\(suite) \(name)",
-                        values: points.map { point in point.groups.first { $0.suite == suite }.map { $0[keyPath: path] / 1e6 } }
-                    )
-                }
-            },
-            valueLabel: { String(format: "%g ms", $0) }
-        )
-        let markdown = """
-            # Loss sweep
-
-            Each point a fresh two-host link losing that share of packets at random on each end \
-            (so a round trip meets it twice), with \(self.settings.conditions) besides; \
-            `Scenarios/two-host/sweep.json` across it; the loss measured from the link's own \
-            packet counts (`link.json` in each point's folder says how it was applied). \
-            Exchange times are the clients' whole exchange, in milliseconds.
-
-            ![exchange p50 and p95 against loss](sweep.svg)
-
-            \(table.joined(separator: "\n"))
-
-            """
-        let out = self.settings.out
-        try Data(csv.utf8).write(to: out.appendingPathComponent("sweep.csv"))
-        try Data(markdown.utf8).write(to: out.appendingPathComponent("sweep.md"))
-        try Data(chart.render().utf8).write(to: out.appendingPathComponent("sweep.svg"))
     }
 }

@@ -45,7 +45,8 @@ extension TwoHostRun {
         link: String,
         scenario: URL,
         folder: String = "",
-        conditions: LinkConditions? = nil
+        conditions: LinkConditions? = nil,
+        serveOptions: [String] = []
     ) async throws -> String {
         let start = ContinuousClock.now
         let suffix = folder.isEmpty ? "" : "-" + folder.dropLast()
@@ -55,7 +56,7 @@ extension TwoHostRun {
             [
                 self.settings.lab.path, "serve", "--host", "0.0.0.0", "--port", "0", "--no-messaging", "--advertise",
                 "lab-a", "--report", self.report("\(folder)server-a"),
-            ]
+            ] + serveOptions
         )
         let listening = try await self.line(of: server, startingWith: "listening on ", what: "lab serve on host A")
         let advertised = try await self.line(of: server, startingWith: "advertised as ", what: "lab serve on host A")
@@ -67,7 +68,8 @@ extension TwoHostRun {
             scenario,
             report: "\(folder)two-host",
             log: "b/run-two-host\(suffix)",
-            tags: ["link=\(conditions ?? self.settings.conditions)", "link.applied=\(link)"]
+            tags: ["link=\(conditions ?? self.settings.conditions)", "link.applied=\(link)"],
+            thresholdsAreData: conditions != nil
         )
         let took = seconds(since: start)
         let stopped = try await self.stopServer(server, "lab serve on host A")
@@ -75,24 +77,30 @@ extension TwoHostRun {
         return took
     }
 
-    /// The baseline: server and clients both on host B, over 127.0.0.1, the same load.
-    /// Returns how long it took.
-    func singleHost(_ b: ServerProcess) async throws -> String {
+    /// The baseline: server and clients both on host B, over 127.0.0.1, the same load
+    /// (`scenario`, whose server address names `port`). Returns how long it took.
+    func singleHost(
+        _ b: ServerProcess,
+        scenario: URL? = nil,
+        port: Int? = nil,
+        serveOptions: [String] = []
+    ) async throws -> String {
         let start = ContinuousClock.now
-        let port = self.settings.baselinePort
+        let port = port ?? self.settings.baselinePort
+        let scenario = scenario ?? self.settings.singleHostScenario
         let server = try self.start(
             in: b,
             log: "b/serve",
             [
                 self.settings.lab.path, "serve", "--host", "127.0.0.1", "--port", "\(port)", "--no-messaging",
                 "--report", self.report("server-single-host"),
-            ]
+            ] + serveOptions
         )
         _ = try await self.line(of: server, startingWith: "listening on ", what: "lab serve on host B (loopback)")
-        self.output.say("running single-host.json on host B against 127.0.0.1:\(port) (the baseline)")
+        self.output.say("running \(scenario.lastPathComponent) on host B against 127.0.0.1:\(port) (the baseline)")
         try await self.runScenario(
             on: b,
-            self.settings.singleHostScenario,
+            scenario,
             report: "single-host",
             log: "b/run-single-host",
             tags: ["link=loopback"]
@@ -134,7 +142,8 @@ extension TwoHostRun {
         _ scenario: URL,
         report: String,
         log: String,
-        tags: [String]
+        tags: [String],
+        thresholdsAreData: Bool = false
     ) async throws {
         let name = "lab run \(scenario.lastPathComponent)"
         let run = try self.start(
@@ -151,6 +160,10 @@ extension TwoHostRun {
         self.output.indented(run.output)
         switch status {
         case 0: return
+        case 2 where thresholdsAreData:
+            // A sweep's lossy point may miss them (an exchange that waited out its timeout
+            // behind doubling retransmission timeouts): that is its result, in its row.
+            self.output.say("\(name): a threshold was missed (exit 2); kept as the point's result")
         case 2: throw Failure("\(name): a threshold was missed (exit 2)", logs: [("stderr", run.errors)])
         default: throw Failure("\(name) failed with exit status \(status)", logs: [("stderr", run.errors)])
         }

@@ -1,0 +1,137 @@
+import Foundation
+import LabCharts
+
+extension TwoHostRun {
+    /// How far above its single-host p95 plus the link's RTT a suite's p95 may be at 0% loss.
+    static let unshapedAllowance = 2e6
+
+    /// `sweep.csv`, `sweep.md`, `sweep.svg` (each suite's exchange p50 and p95 against the
+    /// loss) and `sweep-retransmissions.svg` (the share of answers the server sent again) of
+    /// `points`, beside the single-host `baseline`.
+    func writeSweep(_ points: [SweepPoint], baseline: [SweepPoint.Figures]) throws {
+        let suites = points.flatMap { $0.groups.map(\.suite) }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        var csv =
+            "loss_percent,measured_a_to_b_percent,measured_b_to_a_percent,suite,exchanges,errors,p50_ms,p90_ms,p95_ms,p99_ms,"
+            + "segments_per_request,segments_per_answer,requests_retransmitted_percent,answers_retransmitted_percent,"
+            + "retransmitted_at_least_percent,retransmitted_at_most_percent,min_rtt_ms\n"
+        var table = [
+            "| loss | measured a→b | measured b→a | suite | exchanges | errors | p50 | p95 | p99 | segments / request | segments / answer | requests sent again | answers sent again | exchanges that met one | min RTT |",
+            "|--:|--:|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        ]
+        func share(_ packets: SweepPoint.Packets?) -> String {
+            packets.map { String(format: "%.1f", $0.retransmittedShare * 100) } ?? ""
+        }
+        func segments(_ packets: SweepPoint.Packets?) -> String { packets.map { String(format: "%.2f", $0.segments) } ?? "" }
+        for point in points {
+            let measured = ["a→b", "b→a"].map { name in
+                point.measured.first { $0.direction == name }.map { String(format: "%.1f", $0.loss * 100) } ?? ""
+            }
+            let rtt = point.rtt.map { String(format: "%.3f", $0 / 1e6) } ?? ""
+            for group in point.groups {
+                let times = [group.p50, group.p90, group.p95, group.p99].map { String(format: "%.3f", $0 / 1e6) }
+                let packets = [segments(group.requests), segments(group.answers), share(group.requests), share(group.answers)]
+                let bounds = group.retransmittedBounds.map {
+                    [String(format: "%.1f", $0.lowerBound * 100), String(format: "%.1f", $0.upperBound * 100)]
+                } ?? ["", ""]
+                csv += ([String(format: "%g", point.loss * 100)] + measured + [group.suite, "\(group.count)", "\(group.errors)"]
+                    + times + packets + bounds + [rtt]).joined(separator: ",") + "\n"
+                let cells =
+                    [point.label] + measured.map { $0.isEmpty ? "–" : "\($0)%" } + [group.suite, "\(group.count)", "\(group.errors)"]
+                    + [times[0], times[2], times[3]].map { "\($0) ms" } + packets.prefix(2).map { $0.isEmpty ? "–" : $0 }
+                    + packets.suffix(2).map { $0.isEmpty ? "–" : "\($0)%" }
+                    + [bounds[0].isEmpty ? "–" : "\(bounds[0])–\(bounds[1])%", rtt.isEmpty ? "–" : "\(rtt) ms"]
+                table.append("| " + cells.joined(separator: " | ") + " |")
+            }
+        }
+        let xs = points.map { String(format: "%g", $0.loss * 100) }
+        let chart = MatrixChart(
+            title: "Exchange time against the link's loss (each end), p50 and p95",
+            parameter: "packets lost at random on each end (%)",
+            numeric: true,
+            xs: xs,
+            series: suites.flatMap { suite in
+                [("p50", \SweepPoint.Figures.p50), ("p95", \SweepPoint.Figures.p95)].map { name, path in
+                    MatrixChart.Series(
+                        label: "\(suite) \(name)",
+                        values: points.map { point in point.groups.first { $0.suite == suite }.map { $0[keyPath: path] / 1e6 } }
+                    )
+                }
+            },
+            valueLabel: { String(format: "%g ms", $0) }
+        )
+        let retransmissions = MatrixChart(
+            title: "Share of answers the server had to send again, against the link's loss",
+            parameter: "packets lost at random on each end (%)",
+            numeric: true,
+            xs: xs,
+            series: suites.map { suite in
+                MatrixChart.Series(
+                    label: suite,
+                    values: points.map { point in
+                        point.groups.first { $0.suite == suite }?.answers.map { $0.retransmittedShare * 100 }
+                    }
+                )
+            },
+            valueLabel: { String(format: "%g%%", $0) }
+        )
+        let markdown = """
+            # Loss sweep
+
+            Each point a fresh two-host link losing that share of packets at random on each end \
+            (so a round trip meets it twice), with \(self.settings.conditions) besides; \
+            `Scenarios/two-host/sweep.json` across it; the loss measured from the link's own \
+            packet counts (`link.json` in each point's folder says how it was applied). \
+            Exchange times are the clients' whole exchange, in milliseconds. Segments are those \
+            carrying data, per request (the client's, `report.packets`) and per answer (the \
+            server's, `lab serve --packets`); "sent again" is the share of requests, or of \
+            answers, for which that end retransmitted at least one segment (`TCP_INFO`). The two \
+            ends count apart, so the share of exchanges that met a retransmission at either end \
+            is bounded: at least the larger of the two, at most their sum. (A lost one-segment \
+            answer also makes the client send its request again: nothing else acknowledges it.) \
+            Min RTT is the smallest round trip the point's connections saw.
+
+            ![exchange p50 and p95 against loss](sweep.svg)
+
+            ![answers sent again against loss](sweep-retransmissions.svg)
+
+            \(table.joined(separator: "\n"))
+
+            \(Self.baselineSection(points.first, baseline: baseline).joined(separator: "\n"))
+
+            """
+        let out = self.settings.out
+        try Data(csv.utf8).write(to: out.appendingPathComponent("sweep.csv"))
+        try Data(markdown.utf8).write(to: out.appendingPathComponent("sweep.md"))
+        try Data(chart.render().utf8).write(to: out.appendingPathComponent("sweep.svg"))
+        try Data(retransmissions.render().utf8).write(to: out.appendingPathComponent("sweep-retransmissions.svg"))
+    }
+
+    /// The single-host baseline beside the sweep's first point: each suite's p95 there
+    /// against its p95 alone on host B plus the link's RTT, within `unshapedAllowance`.
+    static func baselineSection(_ first: SweepPoint?, baseline: [SweepPoint.Figures]) -> [String] {
+        guard let first, !baseline.isEmpty else { return [] }
+        let rtt = first.rtt ?? 0
+        var lines = [
+            "## Against one host",
+            "",
+            "`Scenarios/two-host/sweep-single-host.json`: the same load on host B alone, over loopback"
+                + " (`single-host/`). At the first point (\(first.label) loss), each suite's p95 should be"
+                + " within \(String(format: "%g", Self.unshapedAllowance / 1e6)) ms of its single-host p95 plus"
+                + " the link's RTT (\(String(format: "%.3f", rtt / 1e6)) ms).",
+            "",
+            "| suite | single-host p50 | single-host p95 | \(first.label) p95 | bound | within |",
+            "|:--|--:|--:|--:|--:|:--|",
+        ]
+        for single in baseline {
+            guard let point = first.groups.first(where: { $0.suite == single.suite }) else { continue }
+            let bound = single.p95 + rtt + Self.unshapedAllowance
+            let cells = [
+                single.suite, String(format: "%.3f ms", single.p50 / 1e6), String(format: "%.3f ms", single.p95 / 1e6),
+                String(format: "%.3f ms", point.p95 / 1e6), String(format: "%.3f ms", bound / 1e6),
+                point.p95 <= bound ? "yes" : "no",
+            ]
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines
+    }
+}
