@@ -115,20 +115,23 @@ extension TwoHostRun {
             "## Against one host",
             "",
             "`Scenarios/two-host/sweep-single-host.json`: the same load on host B alone, over loopback"
-                + " (`single-host/`). At the first point (\(first.label) loss), each suite's p95 should be"
-                + " within \(String(format: "%g", Self.unshapedAllowance / 1e6)) ms of its single-host p95 plus"
-                + " the link's RTT (\(String(format: "%.3f", rtt / 1e6)) ms).",
+                + " (`single-host/`). At the first point (\(first.label) loss), each suite's p50 and p95 should be"
+                + " within \(String(format: "%g", Self.unshapedAllowance / 1e6)) ms of its single-host ones plus"
+                + " the link's RTT (\(String(format: "%.3f", rtt / 1e6)) ms). With 60 exchanges a suite the p95"
+                + " is the third-worst: on a loaded 2-core machine one scheduler slice (3–4 ms) moves it.",
             "",
-            "| suite | single-host p50 | single-host p95 | \(first.label) p95 | bound | within |",
-            "|:--|--:|--:|--:|--:|:--|",
+            "| suite | single-host p50 | \(first.label) p50 | within | single-host p95 | \(first.label) p95 | within |",
+            "|:--|--:|--:|:--|--:|--:|:--|",
         ]
         for single in baseline {
             guard let point = first.groups.first(where: { $0.suite == single.suite }) else { continue }
-            let bound = single.p95 + rtt + Self.unshapedAllowance
+            func within(_ value: Double, _ base: Double) -> String {
+                value <= base + rtt + Self.unshapedAllowance ? "yes" : "no"
+            }
             let cells = [
-                single.suite, String(format: "%.3f ms", single.p50 / 1e6), String(format: "%.3f ms", single.p95 / 1e6),
-                String(format: "%.3f ms", point.p95 / 1e6), String(format: "%.3f ms", bound / 1e6),
-                point.p95 <= bound ? "yes" : "no",
+                single.suite, String(format: "%.3f ms", single.p50 / 1e6), String(format: "%.3f ms", point.p50 / 1e6),
+                within(point.p50, single.p50), String(format: "%.3f ms", single.p95 / 1e6),
+                String(format: "%.3f ms", point.p95 / 1e6), within(point.p95, single.p95),
             ]
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }

