@@ -128,6 +128,7 @@ extension SocketServer {
         // With `readsPackets`: the counters at the last request's arrival, and its answer's
         // group; what they moved by until the next request arrives is that answer's.
         var lastRead: (counters: TCPCounters, group: String)? = nil
+        var countedOpening = false
         do {
             try await connection.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
@@ -140,6 +141,10 @@ extension SocketServer {
                     if let counters, let last = lastRead {
                         record?.packets(StepPackets(from: last.counters, to: counters), step: .answer, group: last.group)
                     }
+                    // At the first request: everything before it, the SYN's answer and the TLS
+                    // handshake's flights, under the first answer's group.
+                    let opening = countedOpening ? nil : counters.map { StepPackets(from: TCPCounters(), to: $0) }
+                    if opening != nil { countedOpening = true }
                     var timings = StepTimings()
                     let answer = await handler.respond(
                         to: Array(frame.readableBytesView),
@@ -148,6 +153,7 @@ extension SocketServer {
                     )
                     let group = answer.group ?? "-"
                     lastRead = counters.map { ($0, group) }
+                    if let opening { record?.packets(opening, step: layer == nil ? .connect : .handshake, group: group) }
                     // An error answer is counted whether it closes the connection (cx/1's, by its
                     // reason's code) or not (msg/1's); the steps of one that keeps the
                     // connection open (a wrong password's KDF run) are the server's work too.

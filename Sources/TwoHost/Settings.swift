@@ -22,6 +22,7 @@ struct Settings: Sendable {
     var twoHostScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/two-host.json") }
     var sweepScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/sweep.json") }
     var singleHostScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/single-host.json") }
+    var sweepTLSScenario: URL { self.repository.appendingPathComponent("Scenarios/two-host/sweep-tls.json") }
     var sweepSingleHostScenario: URL {
         self.repository.appendingPathComponent("Scenarios/two-host/sweep-single-host.json")
     }

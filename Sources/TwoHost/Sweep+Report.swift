@@ -15,7 +15,7 @@ extension TwoHostRun {
             + "segments_per_request,segments_per_answer,requests_retransmitted_percent,answers_retransmitted_percent,"
             + "retransmitted_at_least_percent,retransmitted_at_most_percent,min_rtt_ms\n"
         var table = [
-            "| loss | measured a→b | measured b→a | suite | exchanges | errors | p50 | p95 | p99 | segments / request | segments / answer | requests sent again | answers sent again | exchanges that met one | min RTT |",
+            "| loss | measured a→b | measured b→a | suite | exchanges | errors | p50 | p95 | p99 | segments: client | segments: server | client sent again | server sent again | met one at either end | min RTT |",
             "|--:|--:|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
         ]
         func share(_ packets: SweepPoint.Packets?) -> String {
@@ -45,7 +45,7 @@ extension TwoHostRun {
         }
         let xs = points.map { String(format: "%g", $0.loss * 100) }
         let chart = MatrixChart(
-            title: "Exchange time against the link's loss (each end), p50 and p95",
+            title: "cx exchange and TLS handshake time against the link's loss (each end), p50 and p95",
             parameter: "packets lost at random on each end (%)",
             numeric: true,
             xs: xs,
@@ -60,7 +60,7 @@ extension TwoHostRun {
             valueLabel: { String(format: "%g ms", $0) }
         )
         let retransmissions = MatrixChart(
-            title: "Share of answers the server had to send again, against the link's loss",
+            title: "Share of answers (cx) or handshakes (TLS) the server had to send a segment of again",
             parameter: "packets lost at random on each end (%)",
             numeric: true,
             xs: xs,
@@ -79,12 +79,15 @@ extension TwoHostRun {
 
             Each point a fresh two-host link losing that share of packets at random on each end \
             (so a round trip meets it twice), with \(self.settings.conditions) besides; \
-            `Scenarios/two-host/sweep.json` across it; the loss measured from the link's own \
-            packet counts (`link.json` in each point's folder says how it was applied). \
-            Exchange times are the clients' whole exchange, in milliseconds. Segments are those \
-            carrying data, per request (the client's, `report.packets`) and per answer (the \
-            server's, `lab serve --packets`); "sent again" is the share of requests, or of \
-            answers, for which that end retransmitted at least one segment (`TCP_INFO`). The two \
+            `Scenarios/two-host/sweep.json` (cx `x25519` and `pq`) and `sweep-tls.json` (one TLS \
+            handshake per client, once per key-exchange group: rows `tls <group>`) across it; the \
+            loss measured from the link's own packet counts (`link.json` in each point's folder \
+            says how it was applied). Times are the clients' whole cx exchange, or TLS \
+            `handshake`, in milliseconds. Segments are those carrying data that each end sent, \
+            per exchange (a request and its answer) or per connection up to its first request \
+            (the SYN and the TLS handshake), as the client (`report.packets`) and the server \
+            (`lab serve --packets`) counted them; "sent again" is the share of exchanges, or of \
+            handshakes, for which that end retransmitted at least one segment (`TCP_INFO`). The two \
             ends count apart, so the share of exchanges that met a retransmission at either end \
             is bounded: at least the larger of the two, at most their sum. (A lost one-segment \
             answer also makes the client send its request again: nothing else acknowledges it.) \
@@ -92,7 +95,7 @@ extension TwoHostRun {
 
             ![exchange p50 and p95 against loss](sweep.svg)
 
-            ![answers sent again against loss](sweep-retransmissions.svg)
+            ![server segments sent again against loss](sweep-retransmissions.svg)
 
             \(table.joined(separator: "\n"))
 
@@ -114,8 +117,8 @@ extension TwoHostRun {
         var lines = [
             "## Against one host",
             "",
-            "`Scenarios/two-host/sweep-single-host.json`: the same load on host B alone, over loopback"
-                + " (`single-host/`). At the first point (\(first.label) loss), each suite's p50 and p95 should be"
+            "`Scenarios/two-host/sweep-single-host.json` and `sweep-tls.json`: the same loads on host B"
+                + " alone, over loopback (`single-host/`, `single-host-tls-<group>/`). At the first point (\(first.label) loss), each suite's p50 and p95 should be"
                 + " within \(String(format: "%g", Self.unshapedAllowance / 1e6)) ms of its single-host ones plus"
                 + " the link's RTT (\(String(format: "%.3f", rtt / 1e6)) ms). With 60 exchanges a suite the p95"
                 + " is the third-worst: on a loaded 2-core machine one scheduler slice (3–4 ms) moves it.",

@@ -62,8 +62,10 @@ struct SweepPoint: Sendable {
     /// `5%`, `0.5%`.
     var label: String { String(format: "%g", self.loss * 100) + "%" }
 
-    /// The client groups' exchange figures in `results` (a results.json).
-    static func figures(in results: URL) throws -> [Figures] {
+    /// The client groups' figures of `step` in `results` (a results.json), each named by
+    /// `label` of its suite: `exchange` with the clients' and the server's packets per
+    /// exchange, or a set-up step (`handshake`) with theirs for it.
+    static func figures(in results: URL, step: String = "exchange", label: (String) -> String = { $0 }) throws -> [Figures] {
         let data = try Data(contentsOf: results)
         let document = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
         let groups = document["groups"] as? [[String: Any]] ?? []
@@ -74,21 +76,21 @@ struct SweepPoint: Sendable {
         return groups.compactMap { group in
             guard !isServer(group), let suite = suiteOf(group),
                 let steps = group["steps"] as? [[String: Any]],
-                let exchange = steps.first(where: { $0["step"] as? String == "exchange" })?["statistics"] as? [String: Any]
+                let exchange = steps.first(where: { $0["step"] as? String == step })?["statistics"] as? [String: Any]
             else { return nil }
+            let measured = step == "exchange"
+            let server = groups.first { isServer($0) && suiteOf($0) == suite }
             func number(_ name: String) -> Double { (exchange[name] as? NSNumber)?.doubleValue ?? 0 }
             return Figures(
-                suite: suite,
+                suite: label(suite),
                 count: Int(number("count")),
                 errors: Int(number("errors")),
                 p50: number("p50"),
                 p90: number("p90"),
                 p95: number("p95"),
                 p99: number("p99"),
-                requests: Packets((group["packets"] as? [String: Any])?["exchange"]),
-                answers: Packets(
-                    (groups.first { isServer($0) && suiteOf($0) == suite }?["packets"] as? [String: Any])?["answer"]
-                )
+                requests: Packets((group[measured ? "packets" : "setupPackets"] as? [String: Any])?[step]),
+                answers: Packets((server?["packets"] as? [String: Any])?[measured ? "answer" : step])
             )
         }
     }
@@ -128,6 +130,7 @@ extension TwoHostRun {
                 conditions: conditions,
                 serveOptions: ["--packets"]
             )
+            try await self.tlsHosts(a, b, link: link.description, folder: folder, conditions: conditions)
             let measured = try await self.measuredLoss()
             for direction in measured { self.output.say("  measured: \(direction)") }
             try self.writeLink(link, kernel: kernel, measured: measured, conditions: conditions, folder: folder)
@@ -139,14 +142,33 @@ extension TwoHostRun {
                     port: self.settings.sweepBaselinePort,
                     serveOptions: ["--packets"]
                 )
-                baseline = try SweepPoint.figures(in: self.settings.out.appendingPathComponent("single-host/results.json"))
+                try await self.tlsSingleHost(b)
+                baseline = try self.pointFigures(single: true, folder: "")
             }
             await self.tearDownHosts()
-            let results = self.settings.out.appendingPathComponent("\(folder)two-host/results.json")
-            points.append(SweepPoint(loss: loss, measured: measured, groups: try SweepPoint.figures(in: results)))
+            points.append(SweepPoint(loss: loss, measured: measured, groups: try self.pointFigures(single: false, folder: folder)))
         }
         try self.writeSweep(points, baseline: baseline)
         self.output.say("sweep in \(self.settings.out.path): sweep.md, sweep.csv, sweep.svg; each point in loss-P%/")
         self.output.say("done in \(seconds(since: self.started)) s")
+    }
+}
+
+extension TwoHostRun {
+    /// A point's figures (or the single-host baseline's): cx's exchanges, then each TLS
+    /// group's handshakes, named `tls <group>`.
+    func pointFigures(single: Bool, folder: String) throws -> [SweepPoint.Figures] {
+        let out = self.settings.out
+        let cx = out.appendingPathComponent(single ? "single-host/results.json" : "\(folder)two-host/results.json")
+        var figures = try SweepPoint.figures(in: cx)
+        for group in Self.sweepGroups {
+            let name = single ? "single-host-tls-\(group)" : "\(folder)tls-\(group)"
+            figures += try SweepPoint.figures(
+                in: out.appendingPathComponent("\(name)/results.json"),
+                step: "handshake",
+                label: { _ in "tls \(group)" }
+            )
+        }
+        return figures
     }
 }

@@ -83,7 +83,9 @@ extension TwoHostRun {
         _ b: ServerProcess,
         scenario: URL? = nil,
         port: Int? = nil,
-        serveOptions: [String] = []
+        serveOptions: [String] = [],
+        serverReport: String = "server-single-host",
+        runs: @Sendable (ServerProcess) async throws -> [(report: String, sets: [String])] = { _ in [("single-host", [])] }
     ) async throws -> String {
         let start = ContinuousClock.now
         let port = port ?? self.settings.baselinePort
@@ -93,18 +95,15 @@ extension TwoHostRun {
             log: "b/serve",
             [
                 self.settings.lab.path, "serve", "--host", "127.0.0.1", "--port", "\(port)", "--no-messaging",
-                "--report", self.report("server-single-host"),
+                "--report", self.report(serverReport),
             ] + serveOptions
         )
         _ = try await self.line(of: server, startingWith: "listening on ", what: "lab serve on host B (loopback)")
         self.output.say("running \(scenario.lastPathComponent) on host B against 127.0.0.1:\(port) (the baseline)")
-        try await self.runScenario(
-            on: b,
-            scenario,
-            report: "single-host",
-            log: "b/run-single-host",
-            tags: ["link=loopback"]
-        )
+        for run in try await runs(server) {
+            let log = "b/run-" + run.report.replacingOccurrences(of: "/", with: "-")
+            try await self.runScenario(on: b, scenario, report: run.report, log: log, tags: ["link=loopback"], sets: run.sets)
+        }
         let took = seconds(since: start)
         let stopped = try await self.stopServer(server, "lab serve on host B")
         self.output.say("single-host run done in \(took) s; server B \(stopped)")
@@ -143,13 +142,15 @@ extension TwoHostRun {
         report: String,
         log: String,
         tags: [String],
-        thresholdsAreData: Bool = false
+        thresholdsAreData: Bool = false,
+        sets: [String] = []
     ) async throws {
         let name = "lab run \(scenario.lastPathComponent)"
         let run = try self.start(
             in: anchor,
             log: log,
             [self.settings.lab.path, "run", scenario.path, "--out", self.report(report)] + tags.flatMap { ["--tag", $0] }
+                + sets.flatMap { ["--set", $0] }
         )
         let status: Int32
         do {

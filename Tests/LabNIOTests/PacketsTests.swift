@@ -93,6 +93,9 @@ import Testing
             // Every answer but each connection's last (one connection per client that ran the suite).
             #expect(answers.roundTrips < server.iterations && answers.roundTrips + 2 >= server.iterations, "\(answers)")
             #expect(answers.dataSegmentsSent >= answers.roundTrips, "\(answers)")
+            // And each connection's opening, up to its first request: the SYN's answer, no data.
+            let opening = try #require(server.packets[.connect], "\(suite) server: \(server.packets)")
+            #expect(opening.roundTrips >= 1 && opening.segmentsSent >= opening.roundTrips && opening.dataSegmentsSent == 0, "\(opening)")
         }
         let report = try #require(MarkdownReporter(options: ReportOptions(charts: false)).render(result).first?.text)
         #expect(report.contains("## Packets") && report.contains("| answer |"), "\(report)")
