@@ -153,3 +153,42 @@ extension TwoHostTests {
         #expect(after.mounts.subtracting(before.mounts).isEmpty, "no mount added")
     }
 }
+
+extension TwoHostTests {
+    @Test(
+        "A 20 ms delay on each end: the link's RTT 40 ms; TCP connect and a cx exchange one round trip, TLS connect two",
+        .enabled(if: Self.kernel["netem"] == true, "this kernel has no sch_netem: the link cannot be delayed")
+    )
+    func delayShowsAsRoundTrips() async throws {
+        let out = try Self.temporaryFolder("lab-two-host-delay")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let tool = try Self.launch(out: out, ["--sweep-loss", "0%", "--delay", "20ms"])
+        defer { tool.terminate() }
+        let status = try await Self.stoppingOnFailure(tool) { try await tool.stop(signal: 0, timeout: .seconds(400)) }
+        #expect(status == 0, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
+        func step(_ results: String, _ suite: String, _ name: String) throws -> (p50: Double, rtt: Double) {
+            let document = try Self.json(out.appendingPathComponent("loss-0%/\(results)/results.json"))
+            let group = try #require(
+                (document["groups"] as? [[String: Any]])?.first {
+                    ($0["key"] as? [String: Any])?["suite"] as? String == suite
+                        && ($0["key"] as? [String: Any])?["flow"] as? String != "server"
+                }
+            )
+            let steps = try #require(group["steps"] as? [[String: Any]])
+            let statistics = try #require(steps.first { $0["step"] as? String == name }?["statistics"] as? [String: Any])
+            let packets = (group["setupPackets"] as? [String: [String: Any]])?.values.first
+            let rtt = (packets?["minRTTMicroseconds"] as? NSNumber)?.doubleValue ?? 0
+            return (try #require((statistics["p50"] as? NSNumber)?.doubleValue) / 1e6, rtt / 1000)
+        }
+        // netem delays each end's egress: a round trip meets the delay twice.
+        let tcpConnect = try step("two-host", "x25519", "connect")
+        #expect((40...45).contains(tcpConnect.rtt), "the kernel's min RTT \(tcpConnect.rtt) ms")
+        let rtt = tcpConnect.rtt
+        func roundTrips(_ milliseconds: Double) -> Int { Int((milliseconds / rtt).rounded()) }
+        #expect(roundTrips(tcpConnect.p50) == 1, "TCP connect p50 \(tcpConnect.p50) ms, RTT \(rtt) ms")
+        let exchange = try step("two-host", "x25519", "exchange")
+        #expect(roundTrips(exchange.p50) == 1, "cx exchange p50 \(exchange.p50) ms, RTT \(rtt) ms")
+        let tlsConnect = try step("tls-x25519", "x25519", "connect")
+        #expect(roundTrips(tlsConnect.p50) == 2, "TLS connect (TCP, then TLS 1.3) p50 \(tlsConnect.p50) ms, RTT \(rtt) ms")
+    }
+}
