@@ -11,7 +11,7 @@ extension TwoHostRun {
 
     /// What `lab serve` needs to serve the sweep's TLS load.
     static var tlsServeOptions: [String] {
-        ["--tls", "--tls-groups", Self.sweepGroups.joined(separator: ","), "--packets"]
+        ["--tls", "--tls-groups", Self.sweepGroups.joined(separator: ",")]
     }
 
     /// The `--set`s that run sweep-tls.json with `group` alone, pinning the key `server` printed.
@@ -32,7 +32,7 @@ extension TwoHostRun {
             log: "a/serve-tls\(suffix)",
             [
                 self.settings.lab.path, "serve", "--host", "0.0.0.0", "--port", "0", "--no-messaging", "--advertise",
-                "lab-a-tls", "--report", self.report("\(folder)server-a-tls"),
+                "lab-a-tls", "--report", self.report("\(folder)server-a-tls"), "--packets",
             ] + Self.tlsServeOptions
         )
         _ = try await self.line(of: server, startingWith: "listening on ", what: "lab serve --tls on host A")

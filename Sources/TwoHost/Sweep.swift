@@ -127,8 +127,7 @@ extension TwoHostRun {
                 link: link.description,
                 scenario: self.settings.sweepScenario,
                 folder: folder,
-                conditions: conditions,
-                serveOptions: ["--packets"]
+                conditions: conditions
             )
             try await self.tlsHosts(a, b, link: link.description, folder: folder, conditions: conditions)
             let measured = try await self.measuredLoss()
@@ -139,8 +138,7 @@ extension TwoHostRun {
                 _ = try await self.singleHost(
                     b,
                     scenario: self.settings.sweepSingleHostScenario,
-                    port: self.settings.sweepBaselinePort,
-                    serveOptions: ["--packets"]
+                    port: self.settings.sweepBaselinePort
                 )
                 try await self.tlsSingleHost(b)
                 baseline = try self.pointFigures(single: true, folder: "")

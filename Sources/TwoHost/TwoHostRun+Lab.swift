@@ -55,7 +55,7 @@ extension TwoHostRun {
             log: "a/serve\(suffix)",
             [
                 self.settings.lab.path, "serve", "--host", "0.0.0.0", "--port", "0", "--no-messaging", "--advertise",
-                "lab-a", "--report", self.report("\(folder)server-a"),
+                "lab-a", "--report", self.report("\(folder)server-a"), "--packets",
             ] + serveOptions
         )
         let listening = try await self.line(of: server, startingWith: "listening on ", what: "lab serve on host A")
@@ -95,7 +95,7 @@ extension TwoHostRun {
             log: "b/serve",
             [
                 self.settings.lab.path, "serve", "--host", "127.0.0.1", "--port", "\(port)", "--no-messaging",
-                "--report", self.report(serverReport),
+                "--report", self.report(serverReport), "--packets",
             ] + serveOptions
         )
         _ = try await self.line(of: server, startingWith: "listening on ", what: "lab serve on host B (loopback)")

@@ -136,8 +136,10 @@ extension TwoHostTests {
         for loss in ["0", "20"] {
             #expect(Double(try row(loss, "pq")[11]) ?? 0 > Double(try row(loss, "x25519")[11]) ?? .infinity, "\(csv)")
         }
-        // TLS: X25519MLKEM768's server flight (its 1,088-byte ciphertext) is two segments, X25519's one.
-        #expect(try row("0", "tls x25519-mlkem768")[11] == "2.00" && row("0", "tls x25519")[11] == "1.00", "\(csv)")
+        // TLS: X25519MLKEM768's server flight (its 1,088-byte ciphertext) is two segments,
+        // X25519's one (a tail-loss probe now and then adds a little to either).
+        let flights = try (Double(row("0", "tls x25519-mlkem768")[11]) ?? 0, Double(row("0", "tls x25519")[11]) ?? 9)
+        #expect(flights.0 >= 1.9 && flights.1 <= 1.1, "\(csv)")
         // At 0% little is sent again: only a tail-loss probe, when an answer's last segment
         // waits for a delayed ACK longer than the probe's timeout (1.6% of pq's once, 2026-11-27).
         #expect(try Double(row("0", "pq")[15]) ?? 100 < 10 && Double(row("0", "x25519")[15]) ?? 100 < 10, "\(csv)")

@@ -167,6 +167,31 @@ struct TwoHostTests {
         try await trace.expectNothingLeftBehind(comparedWith: before)
     }
 
+    @Test("A sweep interrupted with SIGINT in its TLS runs: exit 130, and nothing is left behind")
+    func interruptedSweepCleansUp() async throws {
+        let before = try await HostState.now()
+        let out = try Self.temporaryFolder("lab-two-host-sweep-int")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let tool = try ServerProcess(
+            Self.tool,
+            ["--lab", LabProcess.executable.path, "--out", out.path, "--sweep-loss", "0%,20%"]
+        )
+        defer { tool.terminate() }
+        let trace = try await Self.stoppingOnFailure(tool) {
+            let trace = try await RunTrace.start(tool, point: "loss-0%")
+            // The first point's TLS part: lab serve --tls on A, host B's first group running.
+            _ = try await tool.line(startingWith: "two-host: running sweep-tls.json on host B", timeout: .seconds(90))
+            trace.recordProcesses()
+            return trace
+        }
+        #expect(trace.processes.count >= 7, "anchors, daemons, lab serve --tls, lab run: \(trace.processes)")
+        let status = try await tool.stop(signal: SIGINT, timeout: .seconds(40))
+        #expect(status == 130, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
+        #expect(tool.lines.contains { $0.hasPrefix("two-host: torn down in ") })
+        #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("sweep.md").path), "no sweep written")
+        try await trace.expectNothingLeftBehind(comparedWith: before)
+    }
+
     @Test("single-host.json is two-host.json with a static address instead of discovery: the same load")
     func scenariosDifferOnlyInTheServer() throws {
         let folder = Self.scenarios
@@ -302,11 +327,13 @@ final class RunTrace: Sendable {
         self.inodes = inodes
     }
 
-    /// Waits for the tool's `namespaces` line and reads what identifies them.
-    static func start(_ tool: ServerProcess) async throws -> RunTrace {
+    /// Waits for the tool's `namespaces` line (a sweep's first `point`'s, e.g. `loss-0%`) and
+    /// reads what identifies them.
+    static func start(_ tool: ServerProcess, point: String? = nil) async throws -> RunTrace {
         let workLine = try await tool.line(startingWith: "two-host: work dir ", timeout: .seconds(60))
-        let line = try await tool.line(startingWith: "two-host: namespaces ", timeout: .seconds(30))
-        let names = line.dropFirst("two-host: namespaces ".count).split(separator: " ").map(String.init)
+        let prefix = point.map { "two-host: \($0): namespaces " } ?? "two-host: namespaces "
+        let line = try await tool.line(startingWith: prefix, timeout: .seconds(30))
+        let names = line.dropFirst(prefix.count).prefix { $0 != "," }.split(separator: " ").map(String.init)
         try #require(names.count == 2, "\(line)")
         let inodes = try names.map { name -> String in
             let attributes = try FileManager.default.attributesOfItem(atPath: "/run/netns/\(name)")
