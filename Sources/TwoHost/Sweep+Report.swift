@@ -52,7 +52,7 @@ extension TwoHostRun {
             series: suites.flatMap { suite in
                 [("p50", \SweepPoint.Figures.p50), ("p95", \SweepPoint.Figures.p95)].map { name, path in
                     MatrixChart.Series(
-                        label: "\(suite) \(name)",
+                        label: "\(suite) \(name) (\(Self.counts(suite, in: points)))",
                         values: points.map { point in point.groups.first { $0.suite == suite }.map { $0[keyPath: path] / 1e6 } }
                     )
                 }
@@ -107,6 +107,13 @@ extension TwoHostRun {
         try Data(markdown.utf8).write(to: out.appendingPathComponent("sweep.md"))
         try Data(chart.render().utf8).write(to: out.appendingPathComponent("sweep.svg"))
         try Data(retransmissions.render().utf8).write(to: out.appendingPathComponent("sweep-retransmissions.svg"))
+    }
+
+    /// How many exchanges or handshakes `suite` had at each point: `60 a point`, `59–60 a point`.
+    static func counts(_ suite: String, in points: [SweepPoint]) -> String {
+        let counts = points.compactMap { point in point.groups.first { $0.suite == suite }?.count }
+        guard let low = counts.min(), let high = counts.max() else { return "none" }
+        return (low == high ? "\(low)" : "\(low)–\(high)") + " a point"
     }
 
     /// The single-host baseline beside the sweep's first point: each suite's p95 there
