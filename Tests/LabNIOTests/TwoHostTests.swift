@@ -147,24 +147,9 @@ struct TwoHostTests {
         let out = try Self.temporaryFolder("lab-two-host-int")
         defer { try? FileManager.default.removeItem(at: out) }
 
-        // The tool directly (no timeout(1) in between), so that SIGINT reaches it.
-        let tool = try ServerProcess(Self.tool, ["--lab", LabProcess.executable.path, "--out", out.path])
-        defer { tool.terminate() }
-        let trace = try await Self.stoppingOnFailure(tool) {
-            let trace = try await RunTrace.start(tool)
-            // In the middle: both hosts up, server A advertised, host B's lab run just started.
-            _ = try await tool.line(startingWith: "two-host: running two-host.json on host B", timeout: .seconds(60))
-            trace.recordProcesses()
-            return trace
-        }
-        #expect(trace.processes.count >= 7, "anchors, daemons, lab serve, lab run: \(trace.processes)")
-
-        let status = try await tool.stop(signal: SIGINT, timeout: .seconds(40))
-        #expect(status == 130, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
+        // In the middle: both hosts up, server A advertised, host B's lab run just started.
+        let tool = try await Self.interrupt([], at: "two-host: running two-host.json on host B", before: before, out: out)
         #expect(tool.errors.contains("interrupted by SIGINT"))
-        #expect(tool.lines.contains { $0.hasPrefix("two-host: torn down in ") })
-
-        try await trace.expectNothingLeftBehind(comparedWith: before)
     }
 
     @Test("A sweep interrupted with SIGINT in its TLS runs: exit 130, and nothing is left behind")
@@ -172,24 +157,16 @@ struct TwoHostTests {
         let before = try await HostState.now()
         let out = try Self.temporaryFolder("lab-two-host-sweep-int")
         defer { try? FileManager.default.removeItem(at: out) }
-        let tool = try ServerProcess(
-            Self.tool,
-            ["--lab", LabProcess.executable.path, "--out", out.path, "--sweep-loss", "0%,20%"]
+        // The first point's TLS part: lab serve --tls on A, host B's first group running.
+        let tool = try await Self.interrupt(
+            ["--sweep-loss", "0%,20%"],
+            at: "two-host: running sweep-tls.json on host B",
+            point: "loss-0%",
+            before: before,
+            out: out
         )
-        defer { tool.terminate() }
-        let trace = try await Self.stoppingOnFailure(tool) {
-            let trace = try await RunTrace.start(tool, point: "loss-0%")
-            // The first point's TLS part: lab serve --tls on A, host B's first group running.
-            _ = try await tool.line(startingWith: "two-host: running sweep-tls.json on host B", timeout: .seconds(90))
-            trace.recordProcesses()
-            return trace
-        }
-        #expect(trace.processes.count >= 7, "anchors, daemons, lab serve --tls, lab run: \(trace.processes)")
-        let status = try await tool.stop(signal: SIGINT, timeout: .seconds(40))
-        #expect(status == 130, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
-        #expect(tool.lines.contains { $0.hasPrefix("two-host: torn down in ") })
+        #expect(tool.errors.contains("interrupted by SIGINT"))
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("sweep.md").path), "no sweep written")
-        try await trace.expectNothingLeftBehind(comparedWith: before)
     }
 
     @Test("single-host.json is two-host.json with a static address instead of discovery: the same load")
@@ -207,6 +184,32 @@ struct TwoHostTests {
     }
 
     // MARK: - Helpers
+
+    /// Runs the tool with `arguments` (directly, no timeout(1) in between, so that SIGINT
+    /// reaches it), interrupts it once it printed a line starting with `line`, and checks it
+    /// exits 130, tears down, and leaves nothing behind that was not there `before`.
+    static func interrupt(
+        _ arguments: [String],
+        at line: String,
+        point: String? = nil,
+        before: HostState,
+        out: URL
+    ) async throws -> ServerProcess {
+        let tool = try ServerProcess(Self.tool, ["--lab", LabProcess.executable.path, "--out", out.path] + arguments)
+        defer { tool.terminate() }
+        let trace = try await Self.stoppingOnFailure(tool) {
+            let trace = try await RunTrace.start(tool, point: point)
+            _ = try await tool.line(startingWith: line, timeout: .seconds(90))
+            trace.recordProcesses()
+            return trace
+        }
+        #expect(trace.processes.count >= 7, "anchors, daemons, lab serve, lab run: \(trace.processes)")
+        let status = try await tool.stop(signal: SIGINT, timeout: .seconds(40))
+        #expect(status == 130, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
+        #expect(tool.lines.contains { $0.hasPrefix("two-host: torn down in ") })
+        try await trace.expectNothingLeftBehind(comparedWith: before)
+        return tool
+    }
 
     /// Runs `body`; if it throws (a line never came, a wait timed out), stops the tool with
     /// SIGTERM, on which it tears everything down, rather than leaving it to `terminate()`'s
