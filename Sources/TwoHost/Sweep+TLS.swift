@@ -9,17 +9,18 @@ extension TwoHostRun {
     /// The port of the TLS baseline's server on host B.
     static let tlsBaselinePort = 7413
 
-    /// What `lab serve` needs to serve the sweep's TLS load.
-    static var tlsServeOptions: [String] {
-        ["--tls", "--tls-groups", Self.sweepGroups.joined(separator: ",")]
+    /// What `lab serve` needs to serve the sweep's TLS load: the identity sweep-tls.json pins.
+    var tlsServeOptions: [String] {
+        let folder = self.settings.sweepTLSScenario.deletingLastPathComponent()
+        return [
+            "--tls-certificate", folder.appendingPathComponent("sweep-tls.pem").path,
+            "--tls-key", folder.appendingPathComponent("sweep-tls.key").path,
+            "--tls-groups", Self.sweepGroups.joined(separator: ","),
+        ]
     }
 
-    /// The `--set`s that run sweep-tls.json with `group` alone, pinning the key `server` printed.
-    static func tlsSets(_ server: ServerProcess, group: String) async throws -> [String] {
-        let prefix = "tls: spki sha256/"
-        let pin = try await server.line(startingWith: prefix, timeout: .seconds(20)).dropFirst(prefix.count)
-        return ["server.tls.pin={\"spkiSHA256\":\"\(pin)\"}", "server.tls.groups=[\"\(group)\"]"]
-    }
+    /// The `--set` that runs sweep-tls.json with `group` alone.
+    static func groupSet(_ group: String) -> String { "server.tls.groups=[\"\(group)\"]" }
 
     /// Host A serves TLS and advertises; host B runs sweep-tls.json once per group into
     /// `<out>/<folder>tls-<group>`.
@@ -33,7 +34,7 @@ extension TwoHostRun {
             [
                 self.settings.lab.path, "serve", "--host", "0.0.0.0", "--port", "0", "--no-messaging", "--advertise",
                 "lab-a-tls", "--report", self.report("\(folder)server-a-tls"), "--packets",
-            ] + Self.tlsServeOptions
+            ] + self.tlsServeOptions
         )
         _ = try await self.line(of: server, startingWith: "listening on ", what: "lab serve --tls on host A")
         _ = try await self.line(of: server, startingWith: "advertised as ", what: "lab serve --tls on host A")
@@ -48,7 +49,7 @@ extension TwoHostRun {
                 thresholdsAreData: true,
                 // An instance of its own: host B's avahi may still hold the cx server's
                 // record under "lab-a" when its goodbye was lost on the link.
-                sets: ["server.instance=\"lab-a-tls\""] + (try await Self.tlsSets(server, group: group))
+                sets: ["server.instance=\"lab-a-tls\"", Self.groupSet(group)]
             )
         }
         let stopped = try await self.stopServer(server, "lab serve --tls on host A")
@@ -67,15 +68,9 @@ extension TwoHostRun {
             b,
             scenario: self.settings.sweepTLSScenario,
             port: port,
-            serveOptions: Self.tlsServeOptions,
+            serveOptions: self.tlsServeOptions,
             serverReport: "server-single-host-tls",
-            runs: { server in
-                var runs: [(report: String, sets: [String])] = []
-                for group in Self.sweepGroups {
-                    runs.append(("single-host-tls-\(group)", local + (try await Self.tlsSets(server, group: group))))
-                }
-                return runs
-            }
+            runs: Self.sweepGroups.map { ("single-host-tls-\($0)", local + [Self.groupSet($0)]) }
         )
     }
 }

@@ -85,7 +85,7 @@ extension TwoHostRun {
         port: Int? = nil,
         serveOptions: [String] = [],
         serverReport: String = "server-single-host",
-        runs: @Sendable (ServerProcess) async throws -> [(report: String, sets: [String])] = { _ in [("single-host", [])] }
+        runs: [(report: String, sets: [String])] = [("single-host", [])]
     ) async throws -> String {
         let start = ContinuousClock.now
         let port = port ?? self.settings.baselinePort
@@ -100,7 +100,7 @@ extension TwoHostRun {
         )
         _ = try await self.line(of: server, startingWith: "listening on ", what: "lab serve on host B (loopback)")
         self.output.say("running \(scenario.lastPathComponent) on host B against 127.0.0.1:\(port) (the baseline)")
-        for run in try await runs(server) {
+        for run in runs {
             let log = "b/run-" + run.report.replacingOccurrences(of: "/", with: "-")
             try await self.runScenario(on: b, scenario, report: run.report, log: log, tags: ["link=loopback"], sets: run.sets)
         }

@@ -58,9 +58,10 @@ import Testing
         try within("segs_in", \.segmentsReceived)
         try within("data_segs_out", \.dataSegmentsSent)
         try within("data_segs_in", \.dataSegmentsReceived)
-        // 100 KB each way over loopback is more than one segment each way, and none lost.
+        // 100 KB each way over loopback is more than one segment each way. (Nothing is lost on
+        // loopback, but a starved peer can draw a tail-loss probe: retransmissions are not asserted.)
         #expect(before.dataSegmentsSent >= 2 && before.dataSegmentsReceived >= 2, "\(before)")
-        #expect(before.retransmissions == 0 && before.minRTTMicroseconds > 0, "\(before)")
+        #expect(before.minRTTMicroseconds > 0, "\(before)")
     }
 
     @Test("A run with report.packets counts each exchange's segments; a server with --packets, each answer's")
