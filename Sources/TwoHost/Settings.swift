@@ -12,6 +12,8 @@ struct Settings: Sendable {
     var conditions: LinkConditions
     /// The losses a sweep runs at (`--sweep-loss`), in order; empty for one run.
     var sweepLosses: [Double]
+    /// TLS handshakes per group at each sweep point (`--handshakes`), or nil for sweep-tls.json's.
+    var handshakes: Int?
     /// The repository: `Scenarios/two-host/*.json` and `scripts/two-host-net.sh`.
     var repository: URL
     /// The port single-host.json's static address names: the baseline's server listens there.
@@ -47,6 +49,11 @@ struct Settings: Sendable {
             mtu: given(options.mtu, "TWO_HOST_MTU")
         )
         self.sweepLosses = try options.sweepLoss.map(Self.losses) ?? []
+        if let handshakes = options.handshakes {
+            guard !self.sweepLosses.isEmpty else { throw Failure("--handshakes is for a sweep: give --sweep-loss too") }
+            guard (1...1000).contains(handshakes) else { throw Failure("--handshakes: expected 1 to 1000, found \(handshakes)") }
+        }
+        self.handshakes = options.handshakes
         if !self.sweepLosses.isEmpty, self.conditions.loss != nil {
             throw Failure("--sweep-loss sets the loss of each run: give it without --loss")
         }

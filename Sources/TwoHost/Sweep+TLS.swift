@@ -19,8 +19,10 @@ extension TwoHostRun {
         ]
     }
 
-    /// The `--set` that runs sweep-tls.json with `group` alone.
-    static func groupSet(_ group: String) -> String { "server.tls.groups=[\"\(group)\"]" }
+    /// The `--set`s that run sweep-tls.json with `group` alone (and `--handshakes` clients).
+    func groupSets(_ group: String) -> [String] {
+        ["server.tls.groups=[\"\(group)\"]"] + (self.settings.handshakes.map { ["clients.count=\($0)"] } ?? [])
+    }
 
     /// Host A serves TLS and advertises; host B runs sweep-tls.json once per group into
     /// `<out>/<folder>tls-<group>`.
@@ -49,7 +51,7 @@ extension TwoHostRun {
                 thresholdsAreData: true,
                 // An instance of its own: host B's avahi may still hold the cx server's
                 // record under "lab-a" when its goodbye was lost on the link.
-                sets: ["server.instance=\"lab-a-tls\"", Self.groupSet(group)]
+                sets: ["server.instance=\"lab-a-tls\""] + self.groupSets(group)
             )
         }
         let stopped = try await self.stopServer(server, "lab serve --tls on host A")
@@ -70,7 +72,7 @@ extension TwoHostRun {
             port: port,
             serveOptions: self.tlsServeOptions,
             serverReport: "server-single-host-tls",
-            runs: Self.sweepGroups.map { ("single-host-tls-\($0)", local + [Self.groupSet($0)]) }
+            runs: Self.sweepGroups.map { ("single-host-tls-\($0)", local + self.groupSets($0)) }
         )
     }
 }

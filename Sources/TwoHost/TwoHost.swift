@@ -54,13 +54,17 @@ struct TwoHost: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             """
-            Sweep the loss: run Scenarios/two-host/sweep.json once per loss, each on a fresh link with \
-            the other conditions, then chart each suite's exchange against it, e.g. 0%,1%,2%,5%,10%,15%,20%.
+            Sweep the loss: run Scenarios/two-host/sweep.json and sweep-tls.json once per loss, each on \
+            a fresh link with the other conditions, then chart each suite's exchange and each TLS group's \
+            handshake against it, e.g. 0%,1%,2%,5%,10%,15%,20%.
             """,
             valueName: "losses"
         )
     )
     var sweepLoss: String?
+
+    @Option(help: "With --sweep-loss: TLS handshakes per group at each point, 1 to 1000 (default: sweep-tls.json's 300).")
+    var handshakes: Int?
 
     @Option(help: "The repository: its Scenarios/two-host and scripts (default: found from here or from this tool).")
     var repository: String?

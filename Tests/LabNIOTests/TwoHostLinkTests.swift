@@ -104,16 +104,18 @@ extension TwoHostTests {
         let before = try await HostState.now()
         let out = try Self.temporaryFolder("lab-two-host-sweep")
         defer { try? FileManager.default.removeItem(at: out) }
-        let tool = try Self.launch(out: out, ["--sweep-loss", "0%,20%"])
+        // 10% rather than 20%, and 60 handshakes a group rather than 300: the same properties
+        // in a third of the time (125 s in clean-clone CI before).
+        let tool = try Self.launch(out: out, ["--sweep-loss", "0%,10%", "--handshakes", "60"])
         defer { tool.terminate() }
         let status = try await Self.stoppingOnFailure(tool) { try await tool.stop(signal: 0, timeout: .seconds(400)) }
         #expect(status == 0, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
         // One link per point: two pairs of namespaces, each made and removed.
         let namespaces = tool.output.split(separator: "\n").filter { $0.contains(": namespaces lab-a-") }
         #expect(namespaces.count == 2, "\(namespaces)")
-        for point in ["loss-0%", "loss-20%"] {
+        for point in ["loss-0%", "loss-10%"] {
             let link = try Self.json(out.appendingPathComponent("\(point)/link.json"))
-            #expect(link["configured"] as? String == (point == "loss-0%" ? "loss 0%" : "loss 20%"), "\(link)")
+            #expect(link["configured"] as? String == (point == "loss-0%" ? "loss 0%" : "loss 10%"), "\(link)")
         }
         let unshaped = try Self.json(out.appendingPathComponent("loss-0%/two-host/results.json"))
         #expect(unshaped["errors"] as? Int == 0)
@@ -122,18 +124,19 @@ extension TwoHostTests {
         let csv = try String(contentsOf: out.appendingPathComponent("sweep.csv"), encoding: .utf8)
         let rows = csv.split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
         let expected = ["x25519", "pq", "tls x25519", "tls x25519-mlkem768"]
-        #expect(Set(rows.map { "\($0[0]) \($0[3])" }) == Set(["0", "20"].flatMap { loss in expected.map { "\(loss) \($0)" } }), "\(csv)")
+        #expect(Set(rows.map { "\($0[0]) \($0[3])" }) == Set(["0", "10"].flatMap { loss in expected.map { "\(loss) \($0)" } }), "\(csv)")
         #expect(rows.allSatisfy { Double($0[6]) ?? 0 > 0 && Double($0[8]) ?? 0 >= Double($0[6]) ?? 0 && Int($0[4]) ?? 0 > 0 }, "\(csv)")
-        let measured = rows.filter { $0[0] == "20" }.compactMap { Double($0[1]) }
-        #expect(!measured.isEmpty && measured.allSatisfy { $0 > 10 && $0 < 30 }, "20% configured, measured \(measured)")
+        #expect(rows.filter { $0[3] == "tls x25519" }.allSatisfy { $0[4] == "60" }, "--handshakes 60: \(csv)")
+        let measured = rows.filter { $0[0] == "10" }.compactMap { Double($0[1]) }
+        #expect(!measured.isEmpty && measured.allSatisfy { $0 > 4 && $0 < 16 }, "10% configured, measured \(measured)")
         // Packets: pq's answer spans more segments than x25519's at every point (its
         // ciphertext and key are kilobytes); nothing is sent again on a link that loses
-        // nothing; at 20% the server sent a segment of pq's answer again more often than of
-        // x25519's (about 70% against 30% of 60 or so answers: four standard deviations apart).
+        // nothing; at 10% the server sent a segment of pq's answer again more often than of
+        // x25519's (about 47% against 12% of 60 or so answers: four standard deviations apart).
         func row(_ loss: String, _ suite: String) throws -> [Substring] {
             try #require(rows.first { $0[0] == loss && $0[3] == suite }, "\(loss)% \(suite): \(csv)")
         }
-        for loss in ["0", "20"] {
+        for loss in ["0", "10"] {
             #expect(Double(try row(loss, "pq")[11]) ?? 0 > Double(try row(loss, "x25519")[11]) ?? .infinity, "\(csv)")
         }
         // TLS: X25519MLKEM768's server flight (its 1,088-byte ciphertext) is two segments,
@@ -143,11 +146,11 @@ extension TwoHostTests {
         // At 0% little is sent again: only a tail-loss probe, when an answer's last segment
         // waits for a delayed ACK longer than the probe's timeout (1.6% of pq's once, 2026-11-27).
         #expect(try Double(row("0", "pq")[15]) ?? 100 < 10 && Double(row("0", "x25519")[15]) ?? 100 < 10, "\(csv)")
-        #expect(Double(try row("20", "pq")[13]) ?? 0 > Double(try row("20", "x25519")[13]) ?? 100, "\(csv)")
+        #expect(Double(try row("10", "pq")[13]) ?? 0 > Double(try row("10", "x25519")[13]) ?? 100, "\(csv)")
         let svg = try String(contentsOf: out.appendingPathComponent("sweep.svg"), encoding: .utf8)
         #expect(svg.components(separatedBy: "<polyline").count - 1 == 8, "x25519, pq and the two TLS groups, p50 and p95")
         let markdown = try String(contentsOf: out.appendingPathComponent("sweep.md"), encoding: .utf8)
-        #expect(markdown.contains("| 20% |") && markdown.contains("sweep.svg"), "\(markdown)")
+        #expect(markdown.contains("| 10% |") && markdown.contains("sweep.svg"), "\(markdown)")
         // The single-host baseline: at 0% loss each suite's p50 within 2 ms of it plus the RTT.
         // (The p95, the third-worst of 60, is reported, not asserted: a scheduler slice moves it.)
         let baseline = markdown.split(separator: "\n").filter { line in expected.contains { line.hasPrefix("| \($0) |") } }
