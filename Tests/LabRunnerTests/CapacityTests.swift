@@ -12,7 +12,7 @@ import Testing
 /// Nothing here is a constant of one machine: the server's capacity is measured first, with
 /// a closed run that keeps its KDF worker busy, and the stages, their length, the warm-up
 /// and the p99 bound are set from it.
-@Suite(.tier(.intervalsAcceptance)) struct CapacityTests {
+@Suite(.tier(.capacity)) struct CapacityTests {
     /// What the calibration measured and the run is made of.
     struct Plan {
         /// Logins per second the server sustained with its worker always busy.

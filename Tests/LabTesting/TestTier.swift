@@ -32,6 +32,10 @@ public enum TestTier: String, CaseIterable, Sendable {
     /// The run over time, judged second by second on open-model schedules: alone (in the
     /// integration pass a lab fell more than a second behind its schedule).
     case intervalsAcceptance = "intervals-acceptance"
+    /// The capacity knee, found twice against a KDF-bound server and compared: alone (beside
+    /// the intervals suite's runs, two clean-clone CI runs found the knees 0.46 and 0.58 of
+    /// what was served apart, 0.26 allowed; alone, they agreed).
+    case capacity
     /// The hiccup meter's own tests: it sorts a thread's gaps by what the guest saw over
     /// them, and another test's threads on the cores would switch it out: alone.
     case hiccups
