@@ -18,7 +18,8 @@ swift build --build-tests --sanitize=address --scratch-path .build/asan
 timing='LabRunnerTests.CompareAcceptanceTests|LabRunnerTests.CheckAcceptanceTests|LabRunnerTests.RunnerTests|LabDiscoveryTests.DNSSDTests|MemoryTests|IdleMemoryTests|LabNIOTests.HostileLoadTests'
 source scripts/test-pass.sh
 status=0
-run() { LAB_TEST_TIERS=$2 test_pass "asan $1" --scratch-path .build/asan --skip "$timing" || status=1; }
+export LAB_TEST_BINARY=.build/asan/debug/crypto-labPackageTests.xctest
+run() { LAB_TEST_TIERS=$2 test_pass "asan $1" --skip "$timing" || status=1; }
 run cpu-bound unit
 run load load
 run integration integration

@@ -11,12 +11,15 @@ record_failure() {
     printf '%s\n' "$@" >> "$test_failures"
 }
 
-# test_pass NAME [swift test arguments...]: runs one pass of the suite with
-# `swift test -c release --skip-build ARGS` (the tests are built in release, with the lab
-# they run: bash scripts/build-release.sh --build-tests), its output shown as it comes.
-# It fails (status 1) when swift test fails, and also when the pass ran no test at all:
-# `swift test --filter X` exits 0 when X matches nothing, and a tier that no suite has
-# skips every suite, so a renamed suite or tier would otherwise drop out in silence.
+# test_pass NAME [Swift Testing arguments...]: runs one pass of the suite, the test binary
+# itself with `--testing-library swift-testing ARGS` (`--filter`, `--skip`), its output shown
+# as it comes. The binary is $LAB_TEST_BINARY, by default the release one that
+# `bash scripts/build-release.sh --build-tests` builds with the lab the tests run. Not through
+# `swift test --skip-build`: that plans the package and runs the binary twice (XCTest's run,
+# then Swift Testing's), 5 to 11 s a pass on 2 cores, and the suite has 12 passes.
+# It fails (status 1) when the binary fails, and also when the pass ran no test at all:
+# `--filter X` exits 0 when X matches nothing, and a tier that no suite has skips every
+# suite, so a renamed suite or tier would otherwise drop out in silence.
 # A failed pass leaves its failed tests' lines for test_summary.
 test_pass() {
     local name=$1
@@ -26,10 +29,11 @@ test_pass() {
     echo "== test pass: $name"
     local started=$SECONDS
     local status=0
-    # swift test's own status, whatever the caller's pipefail says.
-    swift test -c release --skip-build "$@" 2>&1 | tee "$log"
-    local swift_status=${PIPESTATUS[0]}
-    [ "$swift_status" -eq 0 ] || status=1
+    # The binary's own status, whatever the caller's pipefail says. NO_COLOR: the lines the
+    # summary picks out begin with Swift Testing's symbols, not with a colour's escape code.
+    NO_COLOR=1 "${LAB_TEST_BINARY:-.build/release/crypto-labPackageTests.xctest}" --testing-library swift-testing "$@" 2>&1 | tee "$log"
+    local binary_status=${PIPESTATUS[0]}
+    [ "$binary_status" -eq 0 ] || status=1
     # Swift Testing closes a run with "Test run with N tests in M suites passed|failed ...",
     # where N counts the tests of suites skipped by their tier too (LAB_TEST_TIERS): what
     # ran is each test's own "✔ Test ... passed after" or "✘ Test ... failed after" line
@@ -38,7 +42,7 @@ test_pass() {
     if grep -Eq 'Test run with [0-9]+ tests?' "$log"; then
         count=$(grep -E '^[^ ]+ Test .* (passed|failed) after ' "$log" | grep -vc ' Test run with ' || true)
     fi
-    if [ "$count" -eq 0 ] && [ "$swift_status" -eq 0 ]; then
+    if [ "$count" -eq 0 ] && [ "$binary_status" -eq 0 ]; then
         echo "test pass '$name' ran no test (LAB_TEST_TIERS=${LAB_TEST_TIERS:-}, arguments: $*): a pass that runs nothing fails"
         status=1
     fi
@@ -56,10 +60,10 @@ test_pass() {
         ' "$log" | head -n 80)
         if [ -n "$failed" ]; then
             printf '%s\n' "$failed" | sed 's/^/    /' >> "$test_failures"
-        elif [ "$swift_status" -eq 0 ]; then
+        elif [ "$binary_status" -eq 0 ]; then
             echo "    it ran no test" >> "$test_failures"
         else
-            echo "    no test named as failed; swift test exited $swift_status, its output ending:" >> "$test_failures"
+            echo "    no test named as failed; the test binary exited $binary_status, its output ending:" >> "$test_failures"
             tail -n 15 "$log" | sed 's/^/    /' >> "$test_failures"
         fi
     fi

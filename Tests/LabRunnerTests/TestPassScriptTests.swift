@@ -3,32 +3,32 @@ import LabTesting
 import Testing
 
 /// scripts/test-pass.sh, which every pass of scripts/test goes through: a pass fails when
-/// `swift test` fails, and when it ran no test (none matched, or every suite was skipped by
+/// the test binary fails, and when it ran no test (none matched, or every suite was skipped by
 /// its tier); `test_summary` closes scripts/test with what failed, since a CI log is read from
-/// its tail. It is run here with a stand-in `swift` first on PATH that prints what
-/// `swift test` prints (a real nested `swift test` would wait for this one's lock on .build).
+/// its tail. It is run here with a stand-in test binary (`LAB_TEST_BINARY`) that prints what
+/// the real one prints, and records the arguments it was given.
 @Suite(.tier(.unit)) struct TestPassScriptTests {
     /// Runs `test_pass` with a stand-in `swift` that prints `output` and exits `status`.
     func testPass(output: String, status: Int32) async throws -> ChildProcess.Outcome {
         try await self.testPasses([(output, status)], summary: false)
     }
 
-    /// Runs `test_pass` once for each of `passes`, its stand-in `swift` printing the pass's
+    /// Runs `test_pass` once for each of `passes`, its stand-in binary printing the pass's
     /// output and exiting with its status; then `test_summary` if `summary`. The outcome's
     /// status is the last command's.
     func testPasses(_ passes: [(output: String, status: Int32)], summary: Bool) async throws -> ChildProcess.Outcome {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("test-pass-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let stub = folder.appendingPathComponent("swift")
-        try "#!/bin/sh\ncat \"$STUB_OUTPUT\"\nexit \"$STUB_STATUS\"\n".write(
+        let stub = folder.appendingPathComponent("tests.xctest")
+        try "#!/bin/sh\necho \"arguments: $*\"\ncat \"$STUB_OUTPUT\"\nexit \"$STUB_STATUS\"\n".write(
             to: stub,
             atomically: true,
             encoding: .utf8
         )
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stub.path)
         var commands = [
-            "export PATH='\(folder.path)':\"$PATH\" LAB_TEST_TIERS=probe-tier",
+            "export LAB_TEST_BINARY='\(stub.path)' LAB_TEST_TIERS=probe-tier",
             "source '\(RepositoryPaths.root.path)/scripts/test-pass.sh'",
         ]
         for (index, pass) in passes.enumerated() {
@@ -49,14 +49,18 @@ import Testing
         return String(outcome.output[marker.upperBound...])
     }
 
-    @Test("a pass whose tests ran and passed passes")
+    @Test("a pass whose tests ran and passed passes; the binary runs Swift Testing with the pass's arguments")
     func ranAndPassed() async throws {
         let outcome = try await self.testPass(
-            output: "Executed 0 tests, with 0 failures\n✔ Test \"one\" passed after 0.1 seconds.\n"
+            output: "✔ Test \"one\" passed after 0.1 seconds.\n"
                 + "✔ Test run with 12 tests in 3 suites passed after 1.5 seconds.\n",
             status: 0
         )
         #expect(outcome.status == 0, "\(outcome.output)")
+        #expect(
+            outcome.output.contains("arguments: --testing-library swift-testing --filter Some.Suite\n"),
+            "\(outcome.output)"
+        )
     }
 
     @Test("a pass whose every suite was skipped by its tier fails, though the closing line counts them")
@@ -70,11 +74,11 @@ import Testing
         #expect(outcome.output.contains("ran no test"), "\(outcome.output)")
     }
 
-    @Test("a filter that matches nothing fails the pass, though swift test exits 0")
+    @Test("a filter that matches nothing fails the pass, though the test binary exits 0")
     func ranNothing() async throws {
         let outcome = try await self.testPass(
             output:
-                "Executed 0 tests, with 0 failures\n✔ Test run with 0 tests in 0 suites passed after 0.001 seconds.\n",
+                "✔ Test run with 0 tests in 0 suites passed after 0.001 seconds.\n",
             status: 0
         )
         #expect(outcome.status == 1)
@@ -87,7 +91,7 @@ import Testing
         #expect(outcome.status == 1)
     }
 
-    @Test("a failing swift test fails the pass")
+    @Test("a failing test binary fails the pass")
     func failed() async throws {
         let outcome = try await self.testPass(
             output: "✘ Test run with 12 tests in 3 suites failed after 1.5 seconds with 1 issue.\n",
@@ -149,7 +153,7 @@ import Testing
         let outcome = try await self.testPasses([(crashed, 132)], summary: true)
         #expect(outcome.status == 1)
         let summary = try self.summary(of: outcome)
-        #expect(summary.contains("swift test exited 132"), "\(summary)")
+        #expect(summary.contains("the test binary exited 132"), "\(summary)")
         #expect(summary.contains("    Fatal error: Index out of range"), "\(summary)")
         #expect(!outcome.output.contains("ran no test"), "a crash is not a pass that ran nothing: \(outcome.output)")
     }
