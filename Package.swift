@@ -64,6 +64,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // report.html: Plot writes the page (escaping every text), Ink turns report.md's own
+        // sections into HTML.
+        .package(url: "https://github.com/JohnSundell/Plot.git", from: "0.14.0"),
+        .package(url: "https://github.com/JohnSundell/Ink.git", from: "0.6.0"),
     ],
     targets: [
         // Scenario model, plugin protocols, registry, LabError, step timing. Imports no other lab module.
@@ -247,6 +251,8 @@ let package = Package(
             dependencies: [
                 "LabCore", "LabScenario", "LabResults", "LabCharts",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Plot", package: "Plot"),
+                .product(name: "Ink", package: "Ink"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -296,7 +302,11 @@ let package = Package(
         // The test kit, for the lab's tests and for plugin authors: Wycheproof's files run
         // against any provider, the Python peer, the transport conformance suite, a provider
         // that corrupts what it is told to.
-        .target(name: "LabTestKit", dependencies: ["LabCore", "LabCrypto", "LabWire", "LabProcesses"], swiftSettings: swiftSettings),
+        .target(
+            name: "LabTestKit",
+            dependencies: ["LabCore", "LabCrypto", "LabWire", "LabProcesses"],
+            swiftSettings: swiftSettings
+        ),
         // Test support shared by the test targets: tiers, fixtures, processes; the test kit too.
         .target(
             name: "LabTesting",
@@ -334,10 +344,16 @@ let package = Package(
         ),
         .testTarget(
             name: "LabResultsTests",
-            dependencies: ["LabCore", "LabResults", "LabTesting", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: [
+                "LabCore", "LabResults", "LabTesting", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
             swiftSettings: testSettings
         ),
-        .testTarget(name: "LabWireTests", dependencies: ["LabCore", "LabWire", "LabTesting"], swiftSettings: testSettings),
+        .testTarget(
+            name: "LabWireTests",
+            dependencies: ["LabCore", "LabWire", "LabTesting"],
+            swiftSettings: testSettings
+        ),
         .testTarget(
             name: "LabFuzzingTests",
             dependencies: ["LabCore", "LabFuzzing", "LabTesting"],
@@ -355,7 +371,7 @@ let package = Package(
             name: "LabRunnerTests",
             dependencies: [
                 "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
-                "LabTesting", "LabMemory",
+                "LabTesting", "LabMemory", "LabSwiftCrypto", "LabTestKit",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],

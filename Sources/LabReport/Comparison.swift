@@ -160,6 +160,9 @@ public struct Comparison: Sendable {
     public var minimumSamples: UInt64
     /// Fewer samples than this on either side: no verdict on the p99.
     public var tailSamples: UInt64 = 500
+    /// Whether ops/s is judged. Off for groups of one run (`InRunComparison`): a group's ops/s
+    /// is its share of the run's throughput, which follows the flows' weights, not its speed.
+    public var judgesThroughput: Bool
     /// Every baseline step, in report order; groups as the baseline orders them.
     public private(set) var rows: [Row] = []
     /// Per candidate, groups matched by flow, suite and provider when the transport differs.
@@ -176,8 +179,10 @@ public struct Comparison: Sendable {
         shortStep: Double = 100_000,
         commonShare: Double = 0.75,
         alpha: Double = 0.001,
-        minimumSamples: UInt64 = 10
+        minimumSamples: UInt64 = 10,
+        judgesThroughput: Bool = true
     ) {
+        self.judgesThroughput = judgesThroughput
         self.baseline = baseline
         self.candidates = candidates
         self.threshold = threshold
@@ -304,7 +309,8 @@ public struct Comparison: Sendable {
                 cell.moves.append(Move(figure: .p99, ratio: p99 / factor, slower: p99 / factor > 1))
             }
         }
-        if step == .exchange, let ops = cell.opsRatio, Self.beyond(ops * factor, self.threshold) {
+        if self.judgesThroughput, step == .exchange, let ops = cell.opsRatio, Self.beyond(ops * factor, self.threshold)
+        {
             cell.moves.append(Move(figure: .ops, ratio: ops * factor, slower: ops * factor < 1))
         }
         if cell.moves.contains(where: \.slower) {
@@ -323,6 +329,11 @@ public struct Comparison: Sendable {
     /// Whether candidate `index` got slower: a step, or the run as a whole.
     public func isSlower(candidate index: Int) -> Bool {
         self.common[index].verdict == .slower || self.rows.contains { $0.cells[index].verdict == .slower }
+    }
+
+    /// Keeps the rows `isIncluded` accepts, in order.
+    public mutating func keepRows(_ isIncluded: (Row) -> Bool) {
+        self.rows = self.rows.filter(isIncluded)
     }
 
     /// Per candidate, the rows it calls slower or faster.

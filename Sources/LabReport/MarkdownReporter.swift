@@ -161,7 +161,7 @@ public struct MarkdownReporter: Reporter {
     }
 
     /// The Summary section.
-    private static func summary(_ result: RunResult) -> [String] {
+    static func summary(_ result: RunResult) -> [String] {
         let metadata = result.metadata
         let machine = metadata.machine
         let providers = metadata.providers.map { "\($0.name) (\($0.version))" }.joined(separator: ", ")
@@ -220,7 +220,9 @@ public struct MarkdownReporter: Reporter {
         if let id = metadata.runId { rows.append(("Run id", Self.code(id))) }
         if let spread = metadata.shardStartSpread {
             // results.json keeps times to the millisecond.
-            let within = spread < 0.001 ? "1 ms (the resolution of results.json's times)" : TimeSpan.format(nanoseconds: spread * 1e9)
+            let within =
+                spread < 0.001
+                ? "1 ms (the resolution of results.json's times)" : TimeSpan.format(nanoseconds: spread * 1e9)
             rows.append(("Shards began", "within \(within) of each other"))
         }
         if let tags = metadata.tags, !tags.isEmpty {
@@ -255,7 +257,9 @@ public struct MarkdownReporter: Reporter {
         var notes: [String] = []
         if group.flowKind != key.flow { notes.append("Flow plugin `\(group.flowKind)`.") }
         if group.insecure { notes.append("⚠️ insecure (kept for fidelity only)") }
-        if group.errorCount > 0 { notes.append("Errors: \(Self.errors(group.errorCount, group.errors, messages: group.errorMessages)).") }
+        if group.errorCount > 0 {
+            notes.append("Errors: \(Self.errors(group.errorCount, group.errors, messages: group.errorMessages)).")
+        }
         for note in notes { lines += [note, ""] }
         let rows = result.rows(of: group)
         let headers =
@@ -355,7 +359,7 @@ public struct MarkdownReporter: Reporter {
 
     /// The Outcomes section: a row per group that counted outcomes, a column per outcome name
     /// (sorted), `—` where a group never counted that one; nothing when no group counted any.
-    private static func outcomes(_ result: RunResult) -> [String] {
+    static func outcomes(_ result: RunResult) -> [String] {
         let groups = result.groups.filter { !$0.outcomes.isEmpty }
         guard !groups.isEmpty else { return [] }
         let names = Set(groups.flatMap(\.outcomes.keys)).sorted()

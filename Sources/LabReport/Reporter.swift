@@ -41,19 +41,19 @@ public struct ReporterRegistry: Sendable {
         self.types = types
     }
 
-    /// The built-in reporters: `csv`, `markdown`, `json`, and for other tools `junit`,
+    /// The built-in reporters: `csv`, `markdown`, `html`, `json`, and for other tools `junit`,
     /// `github`, `bmf` (Bencher) and `hgrm` (HdrHistogram).
     public static let builtIn = ReporterRegistry([
-        CSVReporter.self, MarkdownReporter.self, JSONReporter.self, JUnitReporter.self, GitHubReporter.self,
-        BMFReporter.self, HgrmReporter.self,
+        CSVReporter.self, MarkdownReporter.self, HTMLReporter.self, JSONReporter.self, JUnitReporter.self,
+        GitHubReporter.self, BMFReporter.self, HgrmReporter.self,
     ])
 
     /// The registered names, in order.
     public var names: [String] { self.types.map { $0.name } }
 
-    /// The reports every run writes unless told otherwise: `csv`, `markdown`, `json`. The
-    /// others are for other tools, on request.
-    public static let standardFormats = ["csv", "markdown", "json"]
+    /// The reports every run writes unless told otherwise: `csv`, `markdown`, `html`, `json`.
+    /// The others are for other tools, on request.
+    public static let standardFormats = ["csv", "markdown", "html", "json"]
 
     /// Makes the reporter called `name`.
     public func make(_ name: String, options: ReportOptions = ReportOptions()) throws -> any Reporter {

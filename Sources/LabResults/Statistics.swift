@@ -179,3 +179,84 @@ public struct RankSumTest: Sendable {
         return (erfc(abs(z) / 2.0.squareRoot()), difference > 0)
     }
 }
+
+/// How many times the second of two samples is the first, from the rank-sum test that judges
+/// them: the Hodges–Lehmann estimate on a log scale (the factor that, applied to the second
+/// sample, leaves no shift: U = n₁n₂/2) and its confidence interval (Moses: the factors at
+/// which the same test, two-sided, would just reject at 1 − `confidence`). The interval is
+/// what the U test says, so it excludes 1 exactly when that test rejects at that level.
+public struct RatioEstimate: Sendable, Equatable {
+    /// Second ÷ first.
+    public var ratio: Double
+    /// The interval's bounds.
+    public var lower: Double
+    public var upper: Double
+    /// Its level, e.g. 0.95.
+    public var confidence: Double
+
+    /// Whether the interval lies wholly above or below 1.
+    public var excludesOne: Bool { self.lower > 1 || self.upper < 1 }
+
+    /// The estimate for two histograms (each sample at its bucket's highest equivalent value,
+    /// as `RankSumTest` reads them); nil when either is empty.
+    public static func of(
+        _ first: Histogram<UInt64>,
+        _ second: Histogram<UInt64>,
+        confidence: Double = 0.95
+    ) -> RatioEstimate? {
+        guard first.totalCount > 0, second.totalCount > 0 else { return nil }
+        let n1 = Double(first.totalCount)
+        let n2 = Double(second.totalCount)
+        // z of the two-sided level, and U's null standard deviation without ties: the bounds
+        // are where U leaves the band n₁n₂/2 ± z·σ.
+        let z = Self.normalQuantile(0.5 + confidence / 2)
+        let sigma = (n1 * n2 * (n1 + n2 + 1) / 12).squareRoot()
+        let middle = n1 * n2 / 2
+        func u(_ ratio: Double) -> Double { RankSumTest(first, second, scale: 1 / ratio).u }
+        // U falls as the factor grows; it is n₁n₂ below the smallest ratio of any two samples
+        // and 0 above the largest.
+        let low =
+            log(Double(max(second.min, 1))) - log(Double(max(first.highestEquivalentForValue(first.max), 1))) - 0.01
+        let high =
+            log(Double(max(second.highestEquivalentForValue(second.max), 1))) - log(Double(max(first.min, 1))) + 0.01
+        func solve(_ target: Double) -> Double {
+            var (below, above) = (low, high)
+            for _ in 0..<60 {
+                let mid = (below + above) / 2
+                if u(exp(mid)) > target { below = mid } else { above = mid }
+            }
+            return exp((below + above) / 2)
+        }
+        return RatioEstimate(
+            ratio: solve(middle),
+            lower: solve(middle + z * sigma),
+            upper: solve(middle - z * sigma),
+            confidence: confidence
+        )
+    }
+
+    /// The standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9
+    /// on (0, 1)).
+    static func normalQuantile(_ p: Double) -> Double {
+        let a = [
+            -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.3577518672690, -30.66479806614716,
+            2.506628277459239,
+        ]
+        let b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572]
+        let c = [
+            -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+            2.938163982698783,
+        ]
+        let d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416]
+        func tail(_ q: Double) -> Double {
+            (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5])
+                / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+        }
+        if p < 0.02425 { return tail((-2 * log(p)).squareRoot()) }
+        if p > 1 - 0.02425 { return -tail((-2 * log(1 - p)).squareRoot()) }
+        let q = p - 0.5
+        let r = q * q
+        return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q
+            / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+    }
+}

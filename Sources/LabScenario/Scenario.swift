@@ -148,8 +148,8 @@ public struct Scenario: Sendable, Decodable {
 
 /// `"report"`: which reports to write.
 public struct ReportSpec: Sendable, Decodable {
-    /// Reporter names: `csv`, `markdown`, `json` (all three by default).
-    public var formats: [String] = ["csv", "markdown", "json"]
+    /// Reporter names: `csv`, `markdown`, `html`, `json` (all four by default).
+    public var formats: [String] = ["csv", "markdown", "html", "json"]
     /// Draw SVG charts beside the markdown report.
     public var charts: Bool = true
     /// The width of the run's intervals (`RunIntervals`: each step's histogram per interval,

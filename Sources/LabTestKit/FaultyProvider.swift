@@ -1,17 +1,21 @@
 public import LabCore
 
 /// How a `FaultyProvider`'s broken primitives misbehave.
-public enum ProviderFault: Sendable {
+public enum ProviderFault: Sendable, Equatable {
     /// Every output gets a flipped bit, and every signature is called invalid.
     case corruptOutputs
     /// Nothing is refused: an operation that fails returns bytes all the same, every
     /// signature is called valid, and a key of the wrong length is cut or padded to fit.
     case acceptAnything
+    /// Right, but slower: each operation is done this many times (at least once), the last
+    /// answer kept. Real work inside the caller's timed step, so a slowed provider meets the
+    /// machine's noise as the real one does.
+    case repeated(Int)
 }
 
-/// A provider that breaks chosen primitives of a real one, in one of two ways (`Fault`).
-/// Tests use it to prove that their checks can fail: a check of valid inputs must catch
-/// `.corruptOutputs`, a check of invalid inputs must catch `.acceptAnything`.
+/// A provider that breaks chosen primitives of a real one (`Fault`). Tests use it to prove
+/// that their checks can fail: a check of valid inputs must catch `.corruptOutputs`, a check
+/// of invalid inputs must catch `.acceptAnything`, a comparison must find `.repeated(n)`.
 public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
     public typealias PrivateKey = Base.PrivateKey
     public typealias PublicKey = Base.PublicKey
@@ -32,7 +36,12 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
     public let withheld: Set<Primitive>
 
     /// Breaks `faults` of `base` the way `fault` says, and claims none of `withheld`.
-    public init(_ base: Base, faults: Set<Primitive>, fault: Fault = .corruptOutputs, withholding withheld: Set<Primitive> = []) {
+    public init(
+        _ base: Base,
+        faults: Set<Primitive>,
+        fault: Fault = .corruptOutputs,
+        withholding withheld: Set<Primitive> = []
+    ) {
         self.base = base
         self.faults = faults
         self.fault = fault
@@ -65,13 +74,22 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
         case .acceptAnything:
             // Whatever the input, an answer: the real one, or made-up bytes.
             return (try? operation()) ?? [UInt8](repeating: 0x5A, count: 32)
+        case .repeated(let times):
+            for _ in 1..<max(times, 1) { _ = try operation() }
+            return try operation()
         }
     }
 
     /// The verdict of a broken signature check: never the real one.
     private func verdict(_ primitive: Primitive, _ check: () throws -> Bool) throws -> Bool {
         guard self.faults.contains(primitive) else { return try check() }
-        return self.fault == .acceptAnything
+        switch self.fault {
+        case .corruptOutputs: return false
+        case .acceptAnything: return true
+        case .repeated(let times):
+            for _ in 1..<max(times, 1) { _ = try check() }
+            return try check()
+        }
     }
 
     private func corrupt(_ primitive: Primitive, _ bytes: [UInt8]) -> [UInt8] {
@@ -112,7 +130,9 @@ public struct FaultyProvider<Base: CryptoProvider>: CryptoProvider {
         with privateKey: PrivateKey,
         padding: RSAEncryptionPadding
     ) throws -> [UInt8] {
-        try self.run(Self.primitive(padding)) { try self.base.rsaDecrypt(ciphertext, with: privateKey, padding: padding) }
+        try self.run(Self.primitive(padding)) {
+            try self.base.rsaDecrypt(ciphertext, with: privateKey, padding: padding)
+        }
     }
     public func sign(_ message: [UInt8], with privateKey: PrivateKey, scheme: SignatureScheme) throws -> [UInt8] {
         try self.run(Self.primitive(scheme)) { try self.base.sign(message, with: privateKey, scheme: scheme) }

@@ -6,7 +6,9 @@ import Testing
 
 @Suite(.tier(.unit)) struct ReporterRegistryTests {
     @Test func listsTheBuiltInReporters() throws {
-        #expect(ReporterRegistry.builtIn.names == ["csv", "markdown", "json", "junit", "github", "bmf", "hgrm"])
+        #expect(
+            ReporterRegistry.builtIn.names == ["csv", "markdown", "html", "json", "junit", "github", "bmf", "hgrm"]
+        )
         #expect(try ReporterRegistry.builtIn.make("csv") is CSVReporter)
         #expect(try ReporterRegistry.builtIn.make("json") is JSONReporter)
         let markdown = try ReporterRegistry.builtIn.make("markdown", options: ReportOptions(charts: false))
@@ -16,7 +18,10 @@ import Testing
     @Test func rejectsAnUnknownName() throws {
         let error = try #require(throws: LabError.self) { try ReporterRegistry.builtIn.make("xml") }
         #expect(error.code == .unknownPlugin)
-        #expect(error.message == "No reporter named 'xml'; known reporters: csv, markdown, json, junit, github, bmf, hgrm")
+        #expect(
+            error.message
+                == "No reporter named 'xml'; known reporters: csv, markdown, html, json, junit, github, bmf, hgrm"
+        )
     }
 
     @Test func writesEveryFormatIntoANewFolder() throws {
@@ -44,7 +49,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: root) }
         let directory = root.appendingPathComponent("out")
         #expect(throws: LabError.self) {
-            try writeReports(Fixture.result(), formats: ["csv", "html"], charts: false, to: directory)
+            try writeReports(Fixture.result(), formats: ["csv", "xml"], charts: false, to: directory)
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path))
     }

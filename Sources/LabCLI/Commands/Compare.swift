@@ -19,11 +19,19 @@ struct Compare: AsyncParsableCommand {
             judged against it (--absolute: never). Writes comparison.md (with an SVG chart per candidate) \
             and comparison.csv. Exit codes: 0 compared; 1 bad input; 2 with --fail-on-slower, a step or \
             a whole run got slower. A candidate that shares no group with the baseline is \
-            bad input (exit 1).
+            bad input (exit 1). RUN#SELECTOR compares some groups of a run: #{provider=openssl}, \
+            #cx{suite=x25519}; fields two selectors set differently are compared across, so \
+            'lab compare R#{provider=swift-crypto} R#{provider=openssl}' sets each suite on one provider \
+            against the same suite on the other. Selections of one run are judged as its report's \
+            comparisons are: no common factor (the groups shared the process) and no ops/s verdict \
+            (a group's ops/s is its share of the run, which follows the weights).
             """
     )
 
-    @Argument(help: "results.json files, or report folders holding one; the first is the baseline.")
+    @Argument(
+        help:
+            "results.json files, or report folders holding one, each optionally with #SELECTOR; the first is the baseline."
+    )
     var runs: [String]
 
     @Option(name: .customLong("label"), help: "A name per run, in order (default: its folder's name).")
@@ -84,11 +92,26 @@ struct Compare: AsyncParsableCommand {
             }
             guard self.alpha > 0, self.alpha < 1 else { throw ValidationError("--alpha must be between 0 and 1") }
             var loaded: [Comparison.Run] = []
-            for (index, path) in self.runs.enumerated() {
+            var selections: [GroupSelection?] = []
+            var files: Set<String> = []
+            for (index, argument) in self.runs.enumerated() {
+                let (path, selection) = try GroupSelection.split(argument)
                 let url = Self.resultsURL(path)
-                let label = self.labels.isEmpty ? Self.label(for: url, index: index) : self.labels[index]
-                loaded.append(Comparison.Run(label: label, result: try ResultsDocument.load(from: url)))
+                files.insert(url.standardizedFileURL.path)
+                var label = self.labels.isEmpty ? Self.label(for: url, index: index) : self.labels[index]
+                var result = try ResultsDocument.load(from: url)
+                if let selection {
+                    result = try selection.apply(to: result, label: label)
+                    if self.labels.isEmpty { label += selection.description }
+                }
+                if index > 0, let selection, let base = selections[0] {
+                    result = GroupSelection.align(result, selection, to: loaded[0].result, base)
+                }
+                selections.append(selection)
+                loaded.append(Comparison.Run(label: label, result: result))
             }
+            // Selections of one run: judged as the run's own report judges its groups.
+            let oneRun = files.count == 1 && selections.contains { $0 != nil }
             var seen: Set<String> = []
             for index in loaded.indices where !seen.insert(loaded[index].label).inserted {
                 loaded[index].label += " (\(index + 1))"
@@ -98,14 +121,16 @@ struct Compare: AsyncParsableCommand {
                 candidates: Array(loaded.dropFirst()),
                 threshold: threshold,
                 shortThreshold: shortThreshold,
-                commonShare: self.absolute ? 2 : 0.75,
-                alpha: self.alpha
+                commonShare: self.absolute || oneRun ? 2 : 0.75,
+                alpha: self.alpha,
+                judgesThroughput: !oneRun
             )
             try Self.requireSomethingCompared(comparison)
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) } ?? Run.defaultDirectory(named: "compare", at: Date())
             let report = ComparisonReport(comparison)
-            let written = try report.write(to: directory)
+            let written =
+                try report.write(to: directory)
                 + VerdictSuite(comparison: comparison).writeCheck(
                     formats: self.formats,
                     markdown: report.markdown(),
@@ -126,7 +151,8 @@ struct Compare: AsyncParsableCommand {
     /// Throws, listing both sides' groups, when a candidate matched none of the baseline's:
     /// "no significant change in any of the 0 steps" would read as a pass.
     static func requireSomethingCompared(_ comparison: Comparison) throws {
-        for (index, candidate) in comparison.candidates.enumerated() where comparison.comparesNothing(candidate: index) {
+        for (index, candidate) in comparison.candidates.enumerated() where comparison.comparesNothing(candidate: index)
+        {
             func groups(_ run: Comparison.Run) -> [String] {
                 let keys = run.result.groups.map { "    \($0.key)" }
                 return keys.isEmpty ? ["    (no groups)"] : keys
