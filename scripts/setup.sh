@@ -22,6 +22,7 @@ apt_packages=(
   python3 python3-pip             # the independent Python peer used by the tests
   prometheus                      # promtool: the independent check of lab serve's metrics page
   libbotan-2-dev                  # Examples/ThirdProvider: a third provider, added from outside the lab
+  chromium                        # headless: the tests open report.html and the live view as a person would
 )
 
 missing=()

@@ -7,8 +7,9 @@ import NIOPosix
 import Synchronization
 
 /// A plain HTTP/1.1 server with one page, `GET /metrics`, for Prometheus to scrape (`lab
-/// serve --metrics-port`). Every scrape calls `page` for the text; other paths get 404, other
-/// methods 405. Apart from the lab's framed protocols, on a port of its own.
+/// serve --metrics-port`), or with the routes it is given (`lab run --live`: a page, a
+/// server-sent event stream, the metrics). Every request calls its page for the text; other
+/// paths get 404, other methods 405. Apart from the lab's framed protocols, on a port of its own.
 ///
 /// Bounded like the main listener: at most `maxConnections` connections (one more is closed
 /// at once, logged the first time and every 1,000th), each of which must deliver a whole
@@ -32,12 +33,38 @@ public final class MetricsEndpoint: Sendable {
         self.channel = channel
     }
 
-    /// Starts listening on `host`:`port` (0 picks a free one).
+    /// What a path answers.
+    public enum Route: Sendable {
+        /// A page of `contentType`, made anew for each request.
+        case text(contentType: String, body: @Sendable () -> String)
+        /// A server-sent event stream.
+        case events(EventStream)
+    }
+
+    /// Prometheus's text format.
+    public static let prometheusType = "text/plain; version=0.0.4; charset=utf-8"
+
+    /// Starts listening on `host`:`port` (0 picks a free one), with `GET /metrics` alone.
     public static func start(
         host: String,
         port: Int,
         logger: Logger = Logger(label: "lab.metrics"),
         page: @escaping @Sendable () -> String
+    ) async throws -> MetricsEndpoint {
+        try await Self.start(
+            host: host,
+            port: port,
+            logger: logger,
+            routes: ["/metrics": .text(contentType: Self.prometheusType, body: page)]
+        )
+    }
+
+    /// Starts listening on `host`:`port` (0 picks a free one), answering `routes` by path.
+    public static func start(
+        host: String,
+        port: Int,
+        logger: Logger = Logger(label: "lab.metrics"),
+        routes: [String: Route]
     ) async throws -> MetricsEndpoint {
         let channel: any Channel
         let counts = Counts()
@@ -67,7 +94,7 @@ public final class MetricsEndpoint: Sendable {
                     return child.pipeline.configureHTTPServerPipeline().flatMapThrowing {
                         let pipeline = child.pipeline.syncOperations
                         try pipeline.addHandler(RequestDeadline(timeout: Self.requestTimeout, logger: logger))
-                        try pipeline.addHandler(MetricsHandler(page: page))
+                        try pipeline.addHandler(MetricsHandler(routes: routes))
                     }
                 }
                 .bind(host: host, port: port)
@@ -96,11 +123,11 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let page: @Sendable () -> String
+    private let routes: [String: MetricsEndpoint.Route]
     private var request: HTTPRequestHead?
 
-    init(page: @escaping @Sendable () -> String) {
-        self.page = page
+    init(routes: [String: MetricsEndpoint.Route]) {
+        self.routes = routes
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -117,12 +144,18 @@ private final class MetricsHandler: ChannelInboundHandler, @unchecked Sendable {
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
         let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
         let (status, type, body): (HTTPResponseStatus, String, String)
+        let paths = self.routes.keys.sorted().map { "GET \($0)\n" }.joined()
         if head.method != .GET && head.method != .HEAD {
-            (status, type, body) = (.methodNotAllowed, "text/plain; charset=utf-8", "GET /metrics\n")
-        } else if path != "/metrics" {
-            (status, type, body) = (.notFound, "text/plain; charset=utf-8", "GET /metrics\n")
+            (status, type, body) = (.methodNotAllowed, "text/plain; charset=utf-8", paths)
         } else {
-            (status, type, body) = (.ok, "text/plain; version=0.0.4; charset=utf-8", self.page())
+            switch self.routes[path] {
+            case nil: (status, type, body) = (.notFound, "text/plain; charset=utf-8", paths)
+            case .text(let contentType, let page): (status, type, body) = (.ok, contentType, page())
+            case .events(let stream):
+                // The answer never ends until the stream does: the connection is the stream's.
+                stream.subscribe(context.channel, version: head.version)
+                return
+            }
         }
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: type)
@@ -188,6 +221,13 @@ private final class RequestDeadline: ChannelDuplexHandler, @unchecked Sendable {
     func channelInactive(context: ChannelHandlerContext) {
         self.deadline?.cancel()
         context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // A whole request stops the time until its answer has ended: an event stream's answer
+        // lasts as long as the stream.
+        if case .end = self.unwrapInboundIn(data) { self.deadline?.cancel() }
+        context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

@@ -63,6 +63,8 @@ public struct HTMLReporter: Reporter {
                 .meta(.charset(.utf8)),
                 .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
                 .title("\(metadata.scenario) — crypto-lab"),
+                // No icon to fetch.
+                .raw("<link rel=\"icon\" href=\"data:,\">"),
                 .style(HTMLAssets.css)
             ),
             .body(.main(.group(body)), .script(.raw(HTMLAssets.script)))

@@ -90,14 +90,34 @@ final class IntervalCollector: Sendable {
         }
     }
 
-    /// Publishes interval `index`'s exchanges, over every group, to the progress line.
+    /// Publishes interval `index`'s exchanges, over every group and group by group, to the
+    /// progress line and the live view. Once per interval, on the ticker's task: nothing in a
+    /// timed step.
     private func publish(_ index: Int, from taken: [StepHistograms.IntervalKey: StepHistograms.IntervalSlot]) {
         var exchange: Histogram<UInt64>? = nil
         var errors: UInt64 = 0
+        var perGroup: [Int: (histogram: Histogram<UInt64>?, errors: UInt64)] = [:]
         for (key, slot) in taken where key.index == index {
             errors += slot.errors
+            perGroup[key.group, default: (nil, 0)].errors += slot.errors
             guard let histogram = slot.times[.exchange] else { continue }
             if exchange == nil { exchange = histogram } else { exchange!.add(histogram) }
+            if perGroup[key.group]?.histogram == nil {
+                perGroup[key.group]?.histogram = histogram
+            } else {
+                perGroup[key.group]?.histogram?.add(histogram)
+            }
+        }
+        let groups = self.keys.indices.map { group -> RunProgress.IntervalFigures.Group in
+            let histogram = perGroup[group]?.histogram
+            let count = histogram?.totalCount ?? 0
+            return RunProgress.IntervalFigures.Group(
+                key: self.keys[group].description,
+                exchanges: count,
+                errors: perGroup[group]?.errors ?? 0,
+                p50: count > 0 ? histogram?.valueAtPercentile(50) : nil,
+                p99: count > 0 ? histogram?.valueAtPercentile(99) : nil
+            )
         }
         let count = exchange?.totalCount ?? 0
         self.progress.publish(
@@ -107,7 +127,8 @@ final class IntervalCollector: Sendable {
                 exchanges: count,
                 errors: errors,
                 p50: count > 0 ? exchange!.valueAtPercentile(50) : nil,
-                p99: count > 0 ? exchange!.valueAtPercentile(99) : nil
+                p99: count > 0 ? exchange!.valueAtPercentile(99) : nil,
+                groups: groups
             )
         )
     }

@@ -26,15 +26,45 @@ public final class RunProgress: Sendable {
         public var p50: UInt64?
         /// The 99th percentile.
         public var p99: UInt64?
+        /// The same figures group by group, in the run's group order (`lab run --live`).
+        public var groups: [Group] = []
+
+        /// One group's exchanges that started in the interval.
+        public struct Group: Sendable, Equatable {
+            /// `cx-x25519 x25519 swift-crypto in-process` (`GroupKey.description`).
+            public var key: String
+            public var exchanges: UInt64
+            public var errors: UInt64
+            public var p50: UInt64?
+            public var p99: UInt64?
+
+            /// Figures.
+            public init(key: String, exchanges: UInt64, errors: UInt64, p50: UInt64?, p99: UInt64?) {
+                self.key = key
+                self.exchanges = exchanges
+                self.errors = errors
+                self.p50 = p50
+                self.p99 = p99
+            }
+        }
 
         /// Figures.
-        public init(index: Int, width: UInt64, exchanges: UInt64, errors: UInt64, p50: UInt64?, p99: UInt64?) {
+        public init(
+            index: Int,
+            width: UInt64,
+            exchanges: UInt64,
+            errors: UInt64,
+            p50: UInt64?,
+            p99: UInt64?,
+            groups: [Group] = []
+        ) {
             self.index = index
             self.width = width
             self.exchanges = exchanges
             self.errors = errors
             self.p50 = p50
             self.p99 = p99
+            self.groups = groups
         }
     }
 

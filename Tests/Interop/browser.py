@@ -8,9 +8,10 @@
         wrote (full page, one per width, and the first screen at the first width:
         report-WIDTH-top.png).
 
-    browser.py watch URL --seconds N --selector CSS
-        Loads URL and, once a second for N seconds, counts the elements CSS matches; prints
-        the counts, with the console messages and exceptions, as JSON.
+    browser.py watch URL --seconds N --selector CSS [--selector CSS…]
+        Loads URL and, once a second for N seconds, counts the elements each CSS selector
+        matches; prints the counts (a list per selector), with the console messages,
+        exceptions and requests, as JSON.
 
 It speaks the DevTools protocol over --remote-debugging-pipe (file descriptors 3 and 4,
 messages ended by NUL), so it needs nothing beyond Python's standard library.
@@ -224,10 +225,11 @@ def watch(arguments):
     browser = Browser()
     try:
         browser.open(arguments.url, 1280)
-        counts = []
+        counts = {selector: [] for selector in arguments.selector}
         for _ in range(arguments.seconds):
             browser.drain(1.0)
-            counts.append(browser.evaluate(f"document.querySelectorAll({json.dumps(arguments.selector)}).length"))
+            for selector in arguments.selector:
+                counts[selector].append(browser.evaluate(f"document.querySelectorAll({json.dumps(selector)}).length"))
         console, exceptions, requests = browser.problems(arguments.url)
         print(json.dumps({"counts": counts, "console": console, "exceptions": exceptions, "requests": requests}))
     finally:
@@ -244,7 +246,7 @@ def main():
     two = commands.add_parser("watch")
     two.add_argument("url")
     two.add_argument("--seconds", type=int, default=10)
-    two.add_argument("--selector", required=True)
+    two.add_argument("--selector", action="append", required=True)
     arguments = parser.parse_args()
     {"report": report, "watch": watch}[arguments.command](arguments)
 

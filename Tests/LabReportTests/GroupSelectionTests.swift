@@ -22,7 +22,10 @@ import Testing
         #expect(filters.flow == nil && filters.filters == ["transport": "tcp"])
     }
 
-    @Test("A bad selector is refused, naming what is wrong and what is expected", arguments: ["", "{}", "{suite}", "{colour=red}", "cx{suite=x25519"])
+    @Test(
+        "A bad selector is refused, naming what is wrong and what is expected",
+        arguments: ["", "{}", "{suite}", "{colour=red}", "cx{suite=x25519"]
+    )
     func refusesBadSelectors(_ selector: String) throws {
         let error = try #require(throws: LabError.self) { try GroupSelection(parsing: selector) }
         #expect(error.message.contains("'#\(selector)'"), "\(error.message)")
@@ -37,7 +40,9 @@ import Testing
         #expect(error.message.contains("cx-x25519-openssl x25519 openssl in-process"), "\(error.message)")
     }
 
-    @Test("Across the field the selectors set differently, each candidate group stands for the baseline group alike in the rest")
+    @Test(
+        "Across the field the selectors set differently, each candidate group stands for the baseline group alike in the rest"
+    )
     func aligns() throws {
         let run = Self.run()
         let base = try GroupSelection(parsing: "{provider=swift-crypto}")
@@ -61,10 +66,18 @@ import Testing
     /// x25519 and rsa-modern on two providers, labelled as the planner labels them.
     static func run() -> RunResult {
         func group(_ suite: String, _ provider: String, count: Int) -> GroupResult {
-            var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+            var histogram = Histogram<UInt64>(
+                highestTrackableValue: 60_000_000_000,
+                numberOfSignificantValueDigits: .three
+            )
             for index in 0..<count { histogram.record(UInt64(100_000 + index * 10)) }
             return GroupResult(
-                key: GroupKey(flow: "cx-\(suite)-\(provider)", suite: suite, provider: provider, transport: "in-process"),
+                key: GroupKey(
+                    flow: "cx-\(suite)-\(provider)",
+                    suite: suite,
+                    provider: provider,
+                    transport: "in-process"
+                ),
                 flowKind: "cx",
                 insecure: false,
                 steps: [.exchange: histogram]

@@ -29,14 +29,11 @@ import Testing
         return try #require(object as? [String: Any], "\(outcome.output)")
     }
 
-    /// The quickstart with fewer iterations, in a folder of its own.
-    static func quickstart(_ folder: URL, iterations: Int = 100) async throws -> URL {
-        let out = folder.appendingPathComponent("quickstart")
-        let run = try await CLITests.lab([
-            "run", "Scenarios/quickstart.json", "--out", out.path, "--quiet",
-            "--set", "load.iterations=\(iterations)",
-        ])
-        try #require(run.status == 0, "\(run.errors)")
+    /// The quickstart as shipped, run once for the suite's tests (in a temporary folder).
+    static let quickstart = Task<URL, any Error> {
+        let out = try CLITests.temporaryFolder().appendingPathComponent("quickstart")
+        let run = try await CLITests.lab(["run", "Scenarios/quickstart.json", "--out", out.path, "--quiet"])
+        guard run.status == 0 else { throw LabError(.invalidScenario, "the quickstart failed: \(run.errors)") }
         return out
     }
 
@@ -44,9 +41,7 @@ import Testing
         "report.html in Chromium: no console error, no request, every group's table with results.json's figures; screenshots at 1280 and 400 px"
     )
     func opensInChromium() async throws {
-        let folder = try CLITests.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let out = try await Self.quickstart(folder)
+        let out = try await Self.quickstart.value
         let page = out.appendingPathComponent("report.html")
         let seen = try await Self.browser(["report", page.absoluteString, "--screenshots", Self.screenshots.path])
         #expect((seen["exceptions"] as? [Any])?.isEmpty == true, "\(seen["exceptions"] ?? "")")
@@ -113,7 +108,7 @@ import Testing
     func agreesWithCompare() async throws {
         let folder = try CLITests.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let out = try await Self.quickstart(folder, iterations: 400)
+        let out = try await Self.quickstart.value
         let result = try ResultsDocument.load(from: out.appendingPathComponent("results.json"))
         let pairs = InRunComparison.pairs(result)
         let pair = try #require(

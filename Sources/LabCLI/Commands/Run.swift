@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LabCore
+import LabNIO
 import LabPlugins
 import LabReport
 import LabResults
@@ -92,6 +93,18 @@ struct Run: AsyncParsableCommand {
     @Option(help: ArgumentHelp(valueName: "STEP=PERCENT%", visibility: .hidden))
     var testSlowdown: [Slowdown] = []
 
+    @Flag(
+        help:
+            "Serve the run second by second while it runs: a page at http://HOST:PORT/ (server-sent events at /events, Prometheus text at /metrics), closed when the run ends."
+    )
+    var live = false
+
+    @Option(help: "The live view's port (0 picks a free one, printed on stderr).")
+    var livePort = 8765
+
+    @Option(help: "The live view's address (127.0.0.1: this machine only).")
+    var liveHost = "127.0.0.1"
+
     func validate() throws {
         if let start = self.startAt?.date {
             guard start.timeIntervalSinceNow < 24 * 3600 else {
@@ -111,6 +124,14 @@ struct Run: AsyncParsableCommand {
         }
         guard self.layout == 0 || self.counted else {
             throw ValidationError("--layout shifts the heap and stack of a counted run's processes: it needs --counted")
+        }
+        guard !self.live || !self.counted else {
+            throw ValidationError(
+                "--live shows a run as it goes: a counted run (--counted) has nothing to show until it ends"
+            )
+        }
+        guard (0...65_535).contains(self.livePort) else {
+            throw ValidationError("--live-port takes 0 to 65535, not \(self.livePort)")
         }
         guard (0...4_096).contains(self.layout) else {
             throw ValidationError("--layout takes 0 to 4096, not \(self.layout)")
@@ -147,7 +168,10 @@ struct Run: AsyncParsableCommand {
                     shard: self.shard,
                     startAt: self.startAt?.date,
                     formats: self.formats,
-                    slowdowns: Dictionary(self.testSlowdown.map { ($0.step, $0.fraction) }, uniquingKeysWith: { _, last in last }),
+                    slowdowns: Dictionary(
+                        self.testSlowdown.map { ($0.step, $0.fraction) },
+                        uniquingKeysWith: { _, last in last }
+                    ),
                     provenance: RunProvenance(
                         runId: self.runId,
                         tags: Dictionary(self.tags.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last }),
@@ -156,7 +180,7 @@ struct Run: AsyncParsableCommand {
                 )
             )
             if let alone { plan = plan.countedAlone(flow: alone.flow) }
-            let result = try await self.measure(plan)
+            let result = try await self.measure(plan, reports: directory)
             if alone != nil {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 try ResultsDocument(result).encoded().write(to: directory.appendingPathComponent("results.json"))
@@ -189,8 +213,8 @@ struct Run: AsyncParsableCommand {
     }
 
     /// Runs `plan` here, or, for `--counted`, each flow under callgrind in a process of its own.
-    private func measure(_ plan: Plan) async throws -> RunResult {
-        guard self.counted && !WorkCounter.isActive else { return try await self.runHere(plan) }
+    private func measure(_ plan: Plan, reports directory: URL) async throws -> RunResult {
+        guard self.counted && !WorkCounter.isActive else { return try await self.runHere(plan, reports: directory) }
         var result = try CountedFlows.combine(
             try CountedRun.run(
                 scenario: self.file,
@@ -234,9 +258,22 @@ struct Run: AsyncParsableCommand {
         }
     }
 
-    /// Runs `plan` in this process.
-    private func runHere(_ plan: Plan) async throws -> RunResult {
+    /// Runs `plan` in this process; with `--live`, served as it goes until it ends.
+    private func runHere(_ plan: Plan, reports directory: URL) async throws -> RunResult {
         let runner = Runner(plan: plan)
+        var live: LiveView? = nil
+        if self.live {
+            live = try await LiveView.start(
+                host: self.liveHost,
+                port: self.livePort,
+                scenario: plan.scenario.name,
+                description: plan.scenario.description,
+                progress: runner.progress
+            )
+            if let live {
+                FileHandleOutput.standardError("live view: http://\(live.endpoint.address)/\n")
+            }
+        }
         // A counted run shows no progress: the display's task would run, and be counted,
         // in the middle of the steps.
         let display =
@@ -247,8 +284,10 @@ struct Run: AsyncParsableCommand {
             result = try await runner.run()
         } catch {
             watcher?.cancel()
+            await live?.finish(reports: nil)
             throw error
         }
+        await live?.finish(reports: directory.relativePath)
         watcher?.cancel()
         _ = await watcher?.value
         display?.finish()
@@ -296,7 +335,8 @@ enum Summary {
         let suiteWidth = max(8, result.groups.map(\.key.suite.count).max() ?? 0) + 1
         let providerWidth = max(8, result.groups.map(\.key.provider.count).max() ?? 0) + 1
         var header = "  " + "flow".padding(flowWidth) + "suite".padding(suiteWidth)
-        header += "provider".padding(providerWidth) + "exchange p50".padding(14) + "p99".padding(14) + "ops/s".padding(10)
+        header +=
+            "provider".padding(providerWidth) + "exchange p50".padding(14) + "p99".padding(14) + "ops/s".padding(10)
         header += "bytes out / in"
         lines.append(header)
         for group in result.groups {
@@ -322,7 +362,9 @@ enum Summary {
             if let text = MarkdownReporter.processCPU(cpu) {
                 lines.append("  cpu: " + text + (cpu.includesServer ? ", clients and server" : ", clients"))
             }
-            if let server = cpu.server, let text = MarkdownReporter.serverCPU(server) { lines.append("  server cpu: " + text) }
+            if let server = cpu.server, let text = MarkdownReporter.serverCPU(server) {
+                lines.append("  server cpu: " + text)
+            }
             if let warning = cpu.warning { lines.append("  warning: " + warning) }
         }
         for outcome in result.thresholds {

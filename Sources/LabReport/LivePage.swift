@@ -1,0 +1,172 @@
+import Foundation
+import Plot
+
+/// The page `lab run --live` serves at `/`: the run second by second as it goes, from the
+/// server-sent events at `/events` (one a second: each group's exchanges, errors, p50 and p99
+/// of the exchanges that started in that second). Self-contained like report.html; it draws
+/// its charts itself, a `g.second` per second received, and says when the run has ended and
+/// where its reports are.
+public enum LivePage {
+    /// The page for a run of `scenario`.
+    public static func html(scenario: String, description: String) -> String {
+        let page = HTML(
+            .lang(.english),
+            .head(
+                .meta(.charset(.utf8)),
+                .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
+                .title("\(scenario) — live — crypto-lab"),
+                // No icon to fetch.
+                .raw("<link rel=\"icon\" href=\"data:,\">"),
+                .style(HTMLAssets.css + Self.css)
+            ),
+            .body(
+                .main(
+                    .header(
+                        .h1(.text(scenario), .span(.class("sub"), .text(" — live"))),
+                        .unwrap(HTMLReporter.nonEmpty(description)) { .p(.class("description"), .text($0)) }
+                    ),
+                    .p(.id("status"), .class("banner warn"), .text("Waiting for the first second…")),
+                    .div(
+                        .class("scroll"),
+                        .table(
+                            .id("groups"),
+                            .thead(
+                                .tr(
+                                    .th("Group"),
+                                    .th("exchanges/s"),
+                                    .th("p50"),
+                                    .th("p99"),
+                                    .th("errors/s"),
+                                    .th("exchanges so far")
+                                )
+                            ),
+                            .tbody()
+                        )
+                    ),
+                    .h2("Exchange latency, second by second"),
+                    .p(
+                        .class("note"),
+                        .text(
+                            "p50 solid, p99 dashed, log scale; each point is the exchanges that started in that second."
+                        )
+                    ),
+                    .div(.class("chart"), .id("latency")),
+                    .h2("Exchanges per second"),
+                    .div(.class("chart"), .id("rate"))
+                ),
+                .script(.raw(Self.script))
+            )
+        )
+        return page.render() + "\n"
+    }
+
+    static let css = """
+        .chart svg { width: 100%; height: auto; display: block; } .legend span { margin-right: 14px; white-space: nowrap; }
+        .legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -1px; border-radius: 2px; }
+        """
+
+    /// Keeps every second received and redraws both charts and the table from them.
+    static let script = """
+        (function () {
+          var colours = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
+          var seconds = [], keys = [], totals = {};
+          var status = document.getElementById("status");
+          function time(ns) {
+            if (ns === null || ns === undefined) { return "–"; }
+            if (ns >= 1e9) { return (ns / 1e9).toFixed(2) + " s"; }
+            if (ns >= 1e6) { return (ns / 1e6).toFixed(2) + " ms"; }
+            if (ns >= 1e3) { return (ns / 1e3).toFixed(1) + " µs"; }
+            return ns.toFixed(0) + " ns";
+          }
+          function el(name, attributes, parent) {
+            var node = document.createElementNS("http://www.w3.org/2000/svg", name);
+            for (var key in attributes) { node.setAttribute(key, attributes[key]); }
+            if (parent) { parent.appendChild(node); }
+            return node;
+          }
+          function chart(id, value, logarithmic, label) {
+            var width = 900, height = 260, left = 70, right = 20, top = 10, bottom = 30;
+            var svg = el("svg", { viewBox: "0 0 " + width + " " + height, role: "img" });
+            var values = [];
+            seconds.forEach(function (second) { second.groups.forEach(function (group) {
+              value(group).forEach(function (v) { if (v !== null && v > 0) { values.push(v); } });
+            }); });
+            var last = seconds.length ? seconds[seconds.length - 1].index : 0, first = seconds.length ? seconds[0].index : 0;
+            var lo = values.length ? Math.min.apply(null, values) : 1, hi = values.length ? Math.max.apply(null, values) : 10;
+            if (logarithmic) { lo = Math.log10(lo) - 0.05; hi = Math.log10(hi) + 0.05; } else { lo = 0; hi = hi * 1.1 || 1; }
+            var x = function (i) { return left + (last > first ? (i - first) / (last - first) : 0.5) * (width - left - right); };
+            var y = function (v) { var t = logarithmic ? Math.log10(v) : v; return top + (1 - (t - lo) / (hi - lo || 1)) * (height - top - bottom); };
+            el("line", { x1: left, y1: height - bottom, x2: width - right, y2: height - bottom, stroke: "#888" }, svg);
+            [lo, (lo + hi) / 2, hi].forEach(function (t) {
+              var v = logarithmic ? Math.pow(10, t) : t;
+              el("text", { x: left - 6, y: y(v) + 4, "text-anchor": "end", "font-size": 11, fill: "#555" }, svg).textContent = label(v);
+            });
+            el("text", { x: width - right, y: height - 8, "text-anchor": "end", "font-size": 11, fill: "#555" }, svg).textContent = "second " + last;
+            keys.forEach(function (key, k) {
+              [0, 1].forEach(function (series) {
+                var points = [];
+                seconds.forEach(function (second) {
+                  var group = second.groups[k]; if (!group) { return; }
+                  var v = value(group)[series];
+                  if (v !== null && v !== undefined && v > 0) { points.push(x(second.index).toFixed(1) + "," + y(v).toFixed(1)); }
+                });
+                if (points.length > 1) {
+                  el("polyline", { points: points.join(" "), fill: "none", stroke: colours[k % colours.length], "stroke-width": 2,
+                    "stroke-dasharray": series === 1 ? "5 4" : "none" }, svg);
+                }
+              });
+            });
+            seconds.forEach(function (second) {
+              var g = el("g", { "class": "second", "data-index": second.index }, svg);
+              second.groups.forEach(function (group, k) {
+                value(group).forEach(function (v, series) {
+                  if (v === null || v === undefined || v <= 0) { return; }
+                  var point = el("circle", { cx: x(second.index), cy: y(v), r: 3, fill: colours[k % colours.length] }, g);
+                  el("title", {}, point).textContent = keys[k] + ", second " + second.index + ": " + label(v);
+                });
+              });
+            });
+            var box = document.getElementById(id); box.replaceChildren(svg);
+            var legend = document.createElement("p"); legend.className = "legend";
+            keys.forEach(function (key, k) {
+              var item = document.createElement("span"), swatch = document.createElement("i");
+              swatch.style.background = colours[k % colours.length]; item.appendChild(swatch);
+              item.appendChild(document.createTextNode(key)); legend.appendChild(item);
+            });
+            box.appendChild(legend);
+          }
+          function draw() {
+            var latest = seconds[seconds.length - 1], width = latest.width / 1e9;
+            var body = document.querySelector("#groups tbody"); body.replaceChildren();
+            latest.groups.forEach(function (group, k) {
+              var row = body.insertRow();
+              [keys[k], (group.exchanges / width).toFixed(1), time(group.p50), time(group.p99),
+                (group.errors / width).toFixed(1), String(totals[k] || 0)].forEach(function (text) {
+                row.insertCell().textContent = text;
+              });
+            });
+            chart("latency", function (group) { return [group.p50, group.p99]; }, true, time);
+            chart("rate", function (group) { return [group.exchanges / width, null]; }, false, function (v) { return v.toFixed(0) + "/s"; });
+          }
+          var source = new EventSource("events");
+          source.onmessage = function (message) {
+            var second = JSON.parse(message.data);
+            if (!keys.length) { keys = second.groups.map(function (group) { return group.key; }); }
+            second.groups.forEach(function (group, k) { totals[k] = (totals[k] || 0) + group.exchanges; });
+            seconds.push(second);
+            status.textContent = "Running: second " + second.index + ", " + second.exchanges + " exchanges in it, " + second.errors + " failed.";
+            draw();
+          };
+          source.addEventListener("end", function (message) {
+            var end = JSON.parse(message.data);
+            status.className = "banner pass ended";
+            status.textContent = "The run has ended" + (end.reports ? ": its reports are in " + end.reports : ".");
+            source.close();
+          });
+          source.onerror = function () {
+            if (!status.classList.contains("ended")) { status.textContent = "The live view is gone: the run has ended or its lab stopped."; }
+            source.close();
+          };
+        })();
+        """
+}

@@ -1,0 +1,97 @@
+import Foundation
+import LabTesting
+import Testing
+
+/// `lab run --live`: the page a browser watches while the run runs, its event stream and its
+/// metrics, and that the run ends on time whoever is watching.
+@Suite(.tier(.integration)) struct LiveViewTests {
+    /// Two groups at 20 exchanges a second each, 10 s measured: light enough not to disturb
+    /// the integration pass's clocks.
+    static let scenario = #"""
+        {
+          "name": "live-view",
+          "description": "Ten seconds at 40 exchanges a second, watched live.",
+          "server": { "transport": "in-process", "provider": "swift-crypto" },
+          "clients": { "count": 2 },
+          "load": { "model": "open", "rate": 40, "duration": "10 s", "warmup": "500 ms", "deadline": "1 min" },
+          "flows": [
+            { "flow": "cx", "suite": "x25519", "provider": "swift-crypto" },
+            { "flow": "cx", "suite": "x25519", "provider": "openssl" }
+          ],
+          "report": { "formats": ["json"] }
+        }
+        """#
+
+    @Test(
+        "The live page in Chromium gains a point each second of a 10 s run, then says the run ended; the run does not wait for it"
+    )
+    func pointEachSecond() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("live-view.json")
+        try Self.scenario.write(to: file, atomically: true, encoding: .utf8)
+        let lab = try ServerProcess(
+            CLITests.lab,
+            [
+                "run", file.path, "--out", folder.appendingPathComponent("out").path, "--quiet", "--live",
+                "--live-port", "0",
+            ]
+        )
+        defer { lab.terminate() }
+        let line = try await lab.errorLine(described: "the live view's address", timeout: .seconds(30)) {
+            $0.hasPrefix("live view: http://127.0.0.1:")
+        }
+        let url = String(line.dropFirst("live view: ".count))
+
+        // The metrics page answers while the run runs.
+        let metrics = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "python3", "-c",
+                "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())",
+                url + "metrics",
+            ]
+        )
+        #expect(
+            metrics.status == 0 && metrics.output.contains("lab_run_iterations_completed_total"),
+            "\(metrics.output)"
+        )
+
+        // Watched for 14 s: the run's 10 s measured and its warm-up, and after its end.
+        let seen = try await HTMLReportTests.browser([
+            "watch", url, "--seconds", "14", "--selector", "#latency svg g.second", "--selector", "#status.ended",
+        ])
+        // The run ended on its own while the page still had its stream open.
+        #expect(lab.hasExited, "the lab was still running when the browser left")
+        #expect(try await lab.exitStatus(within: .seconds(10)) == 0, "\(lab.errors)")
+
+        #expect((seen["exceptions"] as? [Any])?.isEmpty == true, "\(seen["exceptions"] ?? "")")
+        let console = (seen["console"] as? [[String: Any]]) ?? []
+        #expect(console.filter { ($0["type"] as? String) == "error" }.isEmpty, "\(console)")
+        let counts = try #require(seen["counts"] as? [String: [Int]])
+        let points = try #require(counts["#latency svg g.second"])
+        let ended = try #require(counts["#status.ended"])
+        // From the first second shown to the last, a new one at (nearly) every look: a look
+        // a second, and the page a second apart; at most one look in a row without one (the
+        // look and the event crossing), never two.
+        let last = try #require(points.last)
+        #expect(last >= 9, "\(points)")
+        let first = try #require(points.firstIndex { $0 > 0 })
+        let growing = try #require(points.firstIndex(of: last))
+        let window = Array(points[first...growing])
+        for index in window.indices.dropFirst(2) {
+            #expect(window[index] > window[index - 2], "no new point for two looks in a row: \(points)")
+        }
+        #expect(window.count >= 8 && last - window[0] >= window.count - 2, "\(points)")
+        #expect(ended.last == 1, "the page never said the run had ended: \(ended)")
+        #expect(ended.firstIndex(of: 1).map { $0 >= growing } == true, "\(ended) against \(points)")
+    }
+
+    @Test("--live is refused with --counted, and a port out of range, with exit 1")
+    func refusals() async throws {
+        let counted = try await CLITests.lab(["run", "Scenarios/quickstart.json", "--live", "--counted"])
+        #expect(counted.status == 1 && counted.errors.contains("--live"), "\(counted.errors)")
+        let port = try await CLITests.lab(["run", "Scenarios/quickstart.json", "--live", "--live-port", "70000"])
+        #expect(port.status == 1 && port.errors.contains("--live-port takes 0 to 65535"), "\(port.errors)")
+    }
+}
