@@ -13,7 +13,7 @@ enum HTMLAssets {
         .banner { padding: 8px 12px; border-radius: 6px; font-weight: 600; }
         .banner.pass { background: #dafbe1; color: var(--pass); } .banner.fail { background: #ffebe9; color: var(--fail); }
         .banner.warn { background: #fff8c5; color: var(--warn); }
-        .verdict.slower { color: var(--fail); font-weight: 600; } .verdict.faster { color: var(--pass); font-weight: 600; }
+        .verdict.slower, .verdict.faster { color: #0b3d91; font-weight: 600; }
         .scroll { overflow-x: auto; max-width: 100%; }
         ul.verdicts { padding-left: 1.2em; } ul.verdicts li { margin: 2px 0; }
         details.comparison { margin: 6px 0; } details.comparison > summary { cursor: pointer; font-weight: 600; }
@@ -22,7 +22,7 @@ enum HTMLAssets {
         th { background: var(--bg2); position: sticky; top: 0; }
         table.sortable th { cursor: pointer; } th[aria-sort="ascending"]::after { content: " ▲"; } th[aria-sort="descending"]::after { content: " ▼"; }
         td.num { text-align: right; font-variant-numeric: tabular-nums; }
-        tr.fail td { color: var(--fail); } tr.slower td:last-child { color: var(--fail); } tr.faster td:last-child { color: var(--pass); }
+        tr.fail td { color: var(--fail); } tr.slower td:last-child, tr.faster td:last-child { color: #0b3d91; font-weight: 600; }
         figure { margin: 16px 0; } .chart svg { max-width: 100%; height: auto; }
         pre { background: var(--bg2); padding: 10px; overflow-x: auto; }
         #tip { position: fixed; pointer-events: none; background: #1d232a; color: #fff; padding: 3px 7px; border-radius: 4px; font-size: 12px; display: none; }

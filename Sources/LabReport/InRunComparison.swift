@@ -192,11 +192,12 @@ extension InRunComparison.Pair {
         }
     }
 
-    /// What the two groups share: `cx x25519` for a pair that differs in provider.
+    /// What the two groups share: `cx x25519` for a pair that differs in provider, `cx on
+    /// openssl` for one that differs in suite, `cx x25519 on swift-crypto` otherwise.
     public var context: String {
         var parts = [self.flowKind]
         if self.dimension != "suite", self.baseline.suite != "-" { parts.append(self.baseline.suite) }
-        if self.dimension != "provider", self.dimension != "suite" { parts.append(self.baseline.provider) }
+        if self.dimension != "provider" { parts.append("on \(self.baseline.provider)") }
         return parts.joined(separator: " ")
     }
 
