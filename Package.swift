@@ -293,7 +293,7 @@ let package = Package(
         .executableTarget(
             name: "TwoHost",
             dependencies: [
-                "LabProcesses", "LabCharts",
+                "LabProcesses", "LabCharts", "LabReport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

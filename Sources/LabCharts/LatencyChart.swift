@@ -35,10 +35,35 @@ public struct LatencyChart {
         }
     }
 
+    /// A bound a threshold puts on one step's percentile, drawn across the chart where the
+    /// latency is the bound, marked at the percentile.
+    public struct Limit: Sendable, Equatable {
+        /// `exchange p99 < 50 ms`.
+        public var label: String
+        /// Where the percentile falls on the x axis (`LatencyChart.x(percentile:)`).
+        public var x: Double
+        /// The bound, in nanoseconds.
+        public var nanoseconds: Double
+        /// Whether the run met it.
+        public var met: Bool
+
+        /// A limit.
+        public init(label: String, x: Double, nanoseconds: Double, met: Bool) {
+            self.label = label
+            self.x = x
+            self.nanoseconds = nanoseconds
+            self.met = met
+        }
+    }
+
     /// The chart's heading.
     public var title: String
     /// The lines, in legend order.
     public var curves: [Curve]
+    /// The thresholds' bounds on these steps (none by default).
+    public var limits: [Limit] = []
+    /// Whether each point carries its value for the pointer (`SVG.tips`).
+    public var tips = false
     /// A latency in nanoseconds as the y axis writes it (`250 µs`).
     public var latencyLabel: (Double) -> String
 
@@ -72,8 +97,16 @@ public struct LatencyChart {
         let right = width - 180
         let bottom = height - 60
         var svg = SVG(width: width, height: height)
+        svg.tips = self.tips
         svg.text(self.title, x: left, y: 28, size: 15, bold: true)
-        let values = self.curves.flatMap { $0.points.map(\.nanoseconds) }
+        let measured = self.curves.flatMap { $0.points.map(\.nanoseconds) }
+        // A bound within ten times of the curves widens the axis to it; one farther off would
+        // flatten the curves, and is named at the edge it lies beyond instead.
+        let near = self.limits.filter { limit in
+            guard let low = measured.min(), let high = measured.max() else { return false }
+            return limit.nanoseconds >= low / 10 && limit.nanoseconds <= high * 10
+        }
+        let values = measured + near.map(\.nanoseconds)
         guard let lowest = values.min(), let highest = values.max() else {
             svg.text("No data", x: (left + right) / 2, y: (top + bottom) / 2, anchor: .middle, size: 14)
             return svg.rendered(title: self.title)
@@ -104,6 +137,25 @@ public struct LatencyChart {
         y.drawTitle("Latency (log scale)", offset: left - 18, into: &svg)
 
         self.drawCurves(&svg, x: x, y: y)
+        for (index, limit) in self.limits.filter({ !near.contains($0) }).enumerated() {
+            let above = limit.nanoseconds > highest
+            svg.text(
+                "\(above ? "↑" : "↓") \(limit.label), \(above ? "above" : "below") the chart",
+                x: x.position(Self.xMax) - 4,
+                y: (above ? top + 14 : bottom - 8) + Double(index) * (above ? 14 : -14),
+                anchor: .end,
+                size: 11,
+                fill: limit.met ? "#777" : "#c0262d"
+            )
+        }
+        for limit in near {
+            // Red where the run missed it, grey where it met it.
+            let colour = limit.met ? "#777" : "#c0262d"
+            let level = y.position(limit.nanoseconds)
+            svg.line(x.position(0), level, x.position(Self.xMax), level, stroke: colour, width: 1.5, dash: "8 4")
+            svg.circle(x: x.position(limit.x), y: level, radius: 4, fill: colour)
+            svg.text(limit.label, x: x.position(Self.xMax) - 4, y: level - 5, anchor: .end, size: 11, fill: colour)
+        }
         return svg.rendered(title: self.title)
     }
 
@@ -128,6 +180,16 @@ public struct LatencyChart {
                 stroke: entry.colour,
                 dash: entry.dash
             )
+            for point in curve.points {
+                // x = log10(100 / (100 - p)): the percentile back from its place.
+                let percentile = 100 - 100 / pow(10, point.x)
+                let share = percentile >= 99.99 ? "max" : "p" + String(format: "%g", (percentile * 100).rounded() / 100)
+                svg.tip(
+                    x: x.position(point.x),
+                    y: y.position(point.nanoseconds),
+                    "\(curve.name) \(share): \(self.latencyLabel(point.nanoseconds))"
+                )
+            }
             legend.draw(index, into: &svg)
         }
     }

@@ -1,9 +1,11 @@
 import Foundation
 
-/// A matrix's metric against its parameter, drawn as SVG: one line per series (`<polyline
-/// id="matrix-<series>" data-x="427,4096,…">`), the x axis logarithmic when the parameter is
-/// numeric and spans ten times or more (payload sizes), the y axis logarithmic when the values
-/// do; a point per cell that measured something.
+/// A matrix's metric against its parameter, drawn as SVG. A numeric parameter is an axis to
+/// scale (logarithmic when it spans ten times or more: payload sizes), one line per series
+/// (`<polyline id="matrix-<series>" data-x="427,4096,…">`). A parameter of names (providers,
+/// KDFs) is a dot chart: a band per name, the series' dots side by side in it (`<circle
+/// data-series=… data-x=…>`), no line between names that have no order. The y axis is
+/// logarithmic when the values span ten times or more; a point per cell that measured something.
 public struct MatrixChart {
     /// One line: a value per x, nil where the cell measured nothing.
     public struct Series: Sendable, Equatable {
@@ -76,6 +78,10 @@ public struct MatrixChart {
         y.drawTicks(into: &svg)
         x.drawTicks(into: &svg)
         x.drawTitle(self.parameter + (logX ? " (log scale)" : ""), offset: 40, into: &svg)
+        if !self.toScale {
+            self.drawDots(x: x, y: y, legend: legend, into: &svg)
+            return svg.rendered(title: self.title)
+        }
         for (index, series) in self.series.enumerated() {
             let points = zip(x.ticks, series.values).compactMap { tick, value in
                 value.map { (x: x.position(tick.value), y: y.position($0)) }
@@ -92,12 +98,42 @@ public struct MatrixChart {
         return svg.rendered(title: self.title)
     }
 
+    /// Whether the x axis is to scale: the xs are distinct numbers in order.
+    private var toScale: Bool {
+        let numbers = self.xs.compactMap(Double.init)
+        guard self.numeric, numbers.count == self.xs.count, let low = numbers.first, let high = numbers.last else {
+            return false
+        }
+        return high > low
+    }
+
+    /// A dot chart: each name a band, each series' dot at its own place across the band.
+    private func drawDots(x: Axis, y: Axis, legend: Legend, into svg: inout SVG) {
+        let band = x.ticks.count > 1 ? abs(x.position(x.ticks[1].value) - x.position(x.ticks[0].value)) : 200
+        let step = Swift.min(14, band * 0.6 / Double(Swift.max(self.series.count, 1)))
+        for (index, series) in self.series.enumerated() {
+            let offset = (Double(index) - Double(self.series.count - 1) / 2) * step
+            for (tick, (name, value)) in zip(x.ticks, zip(self.xs, series.values)) {
+                guard let value else { continue }
+                svg.circle(
+                    x: x.position(tick.value) + offset,
+                    y: y.position(value),
+                    radius: 5,
+                    fill: SVG.colour(index),
+                    attributes: [("data-series", series.label), ("data-x", name)]
+                )
+            }
+            legend.draw(index, into: &svg)
+        }
+    }
+
     /// The x axis, a tick per x: to scale (logarithmic when the numbers span ten times or
-    /// more) when they are numbers in order, else one step per x; and whether it is logarithmic.
+    /// more) when they are numbers in order, else a band per x; and whether it is logarithmic.
     private func xAxis(from left: Double, to right: Double, at bottom: Double) -> (Axis, Bool) {
         let numbers = self.xs.compactMap(Double.init)
         let logX = self.numeric && (numbers.min() ?? 0) > 0 && (numbers.max() ?? 0) >= 10 * (numbers.min() ?? 1)
-        var scale = Axis.Scale(.linear, from: 0, to: Double(Swift.max(self.xs.count - 1, 0)), ticks: [])
+        // A band per name, its tick in the middle: two names are not two points at the ends.
+        var scale = Axis.Scale(.linear, from: -0.5, to: Double(self.xs.count) - 0.5, ticks: [])
         var positions = self.xs.indices.map(Double.init)
         if self.numeric, numbers.count == self.xs.count, let low = numbers.first, let high = numbers.last, high > low {
             positions = numbers

@@ -6,6 +6,9 @@ public struct SVG: Sendable {
     public var height: Double
     /// The elements, in drawing order.
     private var elements: [String] = []
+    /// Whether `tip` draws anything: on for a chart inside report.html, whose script shows
+    /// the tip of the point under the pointer; off for a chart file.
+    public var tips = false
 
     /// A blank canvas.
     public init(width: Double, height: Double) {
@@ -21,6 +24,15 @@ public struct SVG: Sendable {
         case middle
         /// The text ends at the point.
         case end
+    }
+
+    /// A point's value under the pointer (when `tips` is on): an invisible circle carrying
+    /// `text` as `data-tip`.
+    public mutating func tip(x: Double, y: Double, _ text: String) {
+        guard self.tips else { return }
+        self.elements.append(
+            "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"6\" fill=\"transparent\" data-tip=\"\(Self.escape(text))\"/>"
+        )
     }
 
     /// A straight line.

@@ -38,7 +38,9 @@ public struct CheckReport: Sendable {
         } catch {
             throw LabError(.storage, "Cannot create \(directory.path)", cause: UnderlyingError(describing: error))
         }
-        return try [(Self.markdownName, markdown), (Self.csvName, csv)].map { name, text in
+        // The same, as one page to open.
+        let page = MarkdownPage.html(markdown: markdown, title: "Check — crypto-lab", images: [:])
+        return try [(Self.markdownName, markdown), (Self.csvName, csv), (MarkdownPage.fileName, page)].map { name, text in
             let url = directory.appendingPathComponent(name)
             try writeText(text, to: url)
             return url

@@ -37,10 +37,15 @@ public struct ComparisonReport: Sendable {
         } catch {
             throw LabError(.storage, "Cannot create \(directory.path)", cause: UnderlyingError(describing: error))
         }
-        var files = [(Self.markdownName, self.markdown()), (Self.csvName, self.csv())]
+        let markdown = self.markdown()
+        var files = [(Self.markdownName, markdown), (Self.csvName, self.csv())]
+        var charts: [String: String] = [:]
         for index in self.comparison.candidates.indices {
+            charts[self.chartName(index)] = self.chart(index)
             files.append((self.chartName(index), self.chart(index)))
         }
+        // The same, as one page to open (its charts inside).
+        files.append((MarkdownPage.fileName, MarkdownPage.html(markdown: markdown, title: "Comparison — crypto-lab", images: charts)))
         return try files.map { name, text in
             let url = directory.appendingPathComponent(name)
             try writeText(text, to: url)

@@ -1,5 +1,18 @@
+import Plot
+
 /// The style and script report.html carries inline: no file or network access when opened.
 enum HTMLAssets {
+    /// A page's head: UTF-8, the width of the screen, `title`, no icon to fetch, `css`.
+    static func head(title: String, css: String = HTMLAssets.css) -> Node<HTML.DocumentContext> {
+        .head(
+            .meta(.charset(.utf8)),
+            .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
+            .title(title),
+            .raw("<link rel=\"icon\" href=\"data:,\">"),
+            .style(css)
+        )
+    }
+
     /// Readable at 1280 px and at a phone's width (tables scroll sideways in their box, charts
     /// shrink to the width), and printable (no scroll boxes, sections kept whole).
     static let css = """

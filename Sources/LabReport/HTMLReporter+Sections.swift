@@ -15,7 +15,11 @@ extension HTMLReporter {
                 MarkdownReporter.throughputChart(result).render()
             )
         ]
-        let latency = MarkdownReporter.chartFiles(result, latencyCharts: MarkdownReporter.latencyChartNames(result))
+        let latency = MarkdownReporter.chartFiles(
+            result,
+            latencyCharts: MarkdownReporter.latencyChartNames(result),
+            tips: true
+        )
         for (group, file) in zip(result.groups, latency) {
             figures.append(("Latency by percentile: \(MarkdownReporter.label(group.key)).", file.text))
         }

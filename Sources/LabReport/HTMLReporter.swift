@@ -59,14 +59,7 @@ public struct HTMLReporter: Reporter {
         }
         let page = HTML(
             .lang(.english),
-            .head(
-                .meta(.charset(.utf8)),
-                .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
-                .title("\(metadata.scenario) — crypto-lab"),
-                // No icon to fetch.
-                .raw("<link rel=\"icon\" href=\"data:,\">"),
-                .style(HTMLAssets.css)
-            ),
+            HTMLAssets.head(title: "\(metadata.scenario) — crypto-lab"),
             .body(.main(.group(body)), .script(.raw(HTMLAssets.script)))
         )
         return page.render() + "\n"

@@ -11,14 +11,7 @@ public enum LivePage {
     public static func html(scenario: String, description: String) -> String {
         let page = HTML(
             .lang(.english),
-            .head(
-                .meta(.charset(.utf8)),
-                .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
-                .title("\(scenario) — live — crypto-lab"),
-                // No icon to fetch.
-                .raw("<link rel=\"icon\" href=\"data:,\">"),
-                .style(HTMLAssets.css + Self.css)
-            ),
+            HTMLAssets.head(title: "\(scenario) — live — crypto-lab", css: HTMLAssets.css + Self.css),
             .body(
                 .main(
                     .header(

@@ -8,10 +8,10 @@ extension MarkdownReporter {
     /// The chart files beside `report.md`, by name: a latency chart per group (named by
     /// `latencyCharts`), the throughput chart, and the timeline, capacity and matrix charts
     /// when the run has what they show.
-    static func chartFiles(_ result: RunResult, latencyCharts: [String]) -> [(name: String, text: String)] {
+    static func chartFiles(_ result: RunResult, latencyCharts: [String], tips: Bool = false) -> [(name: String, text: String)] {
         var files: [(name: String, text: String)] = []
         for (group, name) in zip(result.groups, latencyCharts) {
-            let chart = LatencyChart(
+            var chart = LatencyChart(
                 title: "Latency by percentile: \(Self.label(group.key))\(group.insecure ? " (insecure)" : "")",
                 // One-off steps (keys made once per client or per run) have too few samples for a curve.
                 curves: group.orderedSteps.filter { $0.histogram.totalCount >= 20 }.map {
@@ -19,6 +19,8 @@ extension MarkdownReporter {
                 },
                 latencyLabel: { TimeSpan.format(nanoseconds: $0) }
             )
+            chart.limits = Self.limits(result, group)
+            chart.tips = tips
             files.append((name, chart.render()))
         }
         files.append((Self.throughputChartName, Self.throughputChart(result).render()))
@@ -30,6 +32,29 @@ extension MarkdownReporter {
             files.append((Self.matrixChartName, Self.matrixChart(figures).render()))
         }
         return files
+    }
+
+    /// The thresholds on a percentile of one of `group`'s steps (`cx{suite=x25519}.exchange.p99
+    /// < 50 ms`), as the group's latency chart draws them: at the bound, marked at the percentile.
+    static func limits(_ result: RunResult, _ group: GroupResult) -> [LatencyChart.Limit] {
+        var flows: [String: [Step]] = [:]
+        for other in result.groups {
+            flows[other.key.flow, default: []] += other.orderedSteps.map(\.step)
+            flows[other.flowKind, default: []] += other.orderedSteps.map(\.step)
+        }
+        let percentiles: [Threshold.Stat: Double] = [.min: 0, .p50: 50, .p90: 90, .p99: 99, .p999: 99.9, .max: 100]
+        return result.thresholds.compactMap { outcome in
+            guard case .success(let threshold) = Threshold.parse(metric: outcome.metric, condition: outcome.condition, flows: flows),
+                !group.isServerSide, threshold.matches(group), case .step(let step, let stat) = threshold.measure,
+                let percentile = percentiles[stat], group.steps[step] != nil
+            else { return nil }
+            return LatencyChart.Limit(
+                label: "\(step.name) \(stat.rawValue) \(outcome.condition)",
+                x: LatencyChart.x(percentile: percentile),
+                nanoseconds: threshold.bound,
+                met: outcome.passed
+            )
+        }
     }
 
     /// A step's latency curve: a point per percentile HdrHistogram iterates to, the latency

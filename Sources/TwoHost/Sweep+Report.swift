@@ -1,5 +1,6 @@
 import Foundation
 import LabCharts
+import LabReport
 
 extension TwoHostRun {
     /// How far above its single-host p95 plus the link's RTT a suite's p95 may be at 0% loss.
@@ -107,6 +108,13 @@ extension TwoHostRun {
         try Data(markdown.utf8).write(to: out.appendingPathComponent("sweep.md"))
         try Data(chart.render().utf8).write(to: out.appendingPathComponent("sweep.svg"))
         try Data(retransmissions.render().utf8).write(to: out.appendingPathComponent("sweep-retransmissions.svg"))
+        // The same, as one page to open (its charts inside).
+        let page = MarkdownPage.html(
+            markdown: markdown,
+            title: "Loss sweep — crypto-lab",
+            images: ["sweep.svg": chart.render(), "sweep-retransmissions.svg": retransmissions.render()]
+        )
+        try Data(page.utf8).write(to: out.appendingPathComponent(MarkdownPage.fileName))
     }
 
     /// How many exchanges or handshakes `suite` had at each point: `60 a point`, `59–60 a point`.

@@ -67,6 +67,9 @@ import Testing
         )
         let written = try String(contentsOf: summary, encoding: .utf8)
         #expect(written == (try String(contentsOf: folder.appendingPathComponent("check.md"), encoding: .utf8)))
+        // And as one page to open, its verdict line in it.
+        let page = try String(contentsOf: folder.appendingPathComponent("report.html"), encoding: .utf8)
+        #expect(page.hasPrefix("<!DOCTYPE html>") && page.contains("206,000 instructions"), "\(page.prefix(400))")
     }
 
     @Test("A comparison with encrypt 25% slower: junitparser finds that case failed, and the others passed")

@@ -12,7 +12,7 @@ import Testing
 /// report.html as a person sees it: opened in headless Chromium (Debian's `chromium`, driven
 /// over the DevTools protocol by Tests/Interop/browser.py), and its in-run comparisons
 /// against `lab compare` of the same groups.
-@Suite(.tier(.unit)) struct HTMLReportTests {
+@Suite(.tier(.browser)) struct HTMLReportTests {
     /// Where the screenshots go, for a person to look at.
     static let screenshots = RepositoryPaths.root.appendingPathComponent("Reports/screenshots")
 
@@ -135,6 +135,13 @@ import Testing
             let ratio = try #require(line["p50_ratio"].flatMap(Double.init))
             #expect(abs(ratio - (cell.p50Ratio ?? 0)) < 1e-3, "\(row.step): \(ratio) against \(cell.p50Ratio ?? 0)")
         }
+        // lab compare's own report.html: its chart inside, nothing fetched, no error.
+        let shown = try await Self.browser([
+            "report", compared.appendingPathComponent("report.html").absoluteString, "--screenshots",
+            folder.appendingPathComponent("shots").path, "--widths", "1280",
+        ])
+        #expect((shown["exceptions"] as? [Any])?.isEmpty == true && (shown["requests"] as? [Any])?.isEmpty == true, "\(shown)")
+        #expect((shown["page"] as? [String: Any])?["charts"] as? Int == 1, "the comparison's chart, inline")
         // The report says the same, in the sentence a person reads.
         let html = try String(contentsOf: out.appendingPathComponent("report.html"), encoding: .utf8)
         let sentence = try #require(pair.sentence)

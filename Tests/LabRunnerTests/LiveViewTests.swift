@@ -4,7 +4,7 @@ import Testing
 
 /// `lab run --live`: the page a browser watches while the run runs, its event stream and its
 /// metrics, and that the run ends on time whoever is watching.
-@Suite(.tier(.integration)) struct LiveViewTests {
+@Suite(.tier(.browser)) struct LiveViewTests {
     /// Two groups at 20 exchanges a second each, 10 s measured: light enough not to disturb
     /// the integration pass's clocks.
     static let scenario = #"""
@@ -54,7 +54,7 @@ import Testing
         )
         #expect(
             metrics.status == 0 && metrics.output.contains("lab_run_iterations_completed_total"),
-            "\(metrics.output)"
+            "\(metrics.output)\(metrics.errors); the lab \(lab.hasExited ? "had ended" : "was still running")"
         )
 
         // Watched for 14 s: the run's 10 s measured and its warm-up, and after its end.
@@ -82,7 +82,9 @@ import Testing
         for index in window.indices.dropFirst(2) {
             #expect(window[index] > window[index - 2], "no new point for two looks in a row: \(points)")
         }
-        #expect(window.count >= 8 && last - window[0] >= window.count - 2, "\(points)")
+        // At least five looks while it ran (Chromium's start, beside the other browser test's
+        // quickstart, took up to 3 of the 10 s: a late page gets every second so far at once).
+        #expect(window.count >= 5 && last - window[0] >= window.count - 2, "\(points)")
         #expect(ended.last == 1, "the page never said the run had ended: \(ended)")
         #expect(ended.firstIndex(of: 1).map { $0 >= growing } == true, "\(ended) against \(points)")
     }
