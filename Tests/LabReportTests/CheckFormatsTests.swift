@@ -67,9 +67,11 @@ import Testing
         )
         let written = try String(contentsOf: summary, encoding: .utf8)
         #expect(written == (try String(contentsOf: folder.appendingPathComponent("check.md"), encoding: .utf8)))
-        // And as one page to open, its verdict line in it.
+        // And as one page to open: check.md's heading and its tables, as HTML.
         let page = try String(contentsOf: folder.appendingPathComponent("report.html"), encoding: .utf8)
-        #expect(page.hasPrefix("<!DOCTYPE html>") && page.contains("206,000 instructions"), "\(page.prefix(400))")
+        let heading = written.split(separator: "\n").first.map { String($0.dropFirst(2)) } ?? "?"
+        #expect(page.hasPrefix("<!DOCTYPE html>") && page.contains("<h1>\(heading)</h1>"), "\(heading): \(page.prefix(400))")
+        #expect(page.contains("<table"), "check.md's table, as HTML")
     }
 
     @Test("A comparison with encrypt 25% slower: junitparser finds that case failed, and the others passed")
