@@ -15,13 +15,13 @@ extension HTMLReporter {
                 MarkdownReporter.throughputChart(result).render()
             )
         ]
-        let latency = MarkdownReporter.chartFiles(
-            result,
-            latencyCharts: MarkdownReporter.latencyChartNames(result),
-            tips: true
-        )
-        for (group, file) in zip(result.groups, latency) {
-            figures.append(("Latency by percentile: \(MarkdownReporter.label(group.key)).", file.text))
+        for group in result.groups {
+            figures.append(
+                (
+                    "Latency by percentile: \(MarkdownReporter.label(group.key)).",
+                    MarkdownReporter.latencyChart(result, group, tips: true).render()
+                )
+            )
         }
         var notes: [String] = []
         if let intervals = result.intervals, let indices = intervals.indices {

@@ -8,20 +8,10 @@ extension MarkdownReporter {
     /// The chart files beside `report.md`, by name: a latency chart per group (named by
     /// `latencyCharts`), the throughput chart, and the timeline, capacity and matrix charts
     /// when the run has what they show.
-    static func chartFiles(_ result: RunResult, latencyCharts: [String], tips: Bool = false) -> [(name: String, text: String)] {
+    static func chartFiles(_ result: RunResult, latencyCharts: [String]) -> [(name: String, text: String)] {
         var files: [(name: String, text: String)] = []
         for (group, name) in zip(result.groups, latencyCharts) {
-            var chart = LatencyChart(
-                title: "Latency by percentile: \(Self.label(group.key))\(group.insecure ? " (insecure)" : "")",
-                // One-off steps (keys made once per client or per run) have too few samples for a curve.
-                curves: group.orderedSteps.filter { $0.histogram.totalCount >= 20 }.map {
-                    LatencyChart.Curve(name: $0.step.name, points: Self.latencyCurve($0.histogram))
-                },
-                latencyLabel: { TimeSpan.format(nanoseconds: $0) }
-            )
-            chart.limits = Self.limits(result, group)
-            chart.tips = tips
-            files.append((name, chart.render()))
+            files.append((name, Self.latencyChart(result, group).render()))
         }
         files.append((Self.throughputChartName, Self.throughputChart(result).render()))
         if let timeline = Self.timelineChart(result) { files.append((Self.timelineChartName, timeline.render())) }
@@ -32,6 +22,22 @@ extension MarkdownReporter {
             files.append((Self.matrixChartName, Self.matrixChart(figures).render()))
         }
         return files
+    }
+
+    /// `group`'s latency chart: a curve per step, the thresholds on its steps' percentiles;
+    /// with `tips`, each point's value for the pointer (report.html).
+    static func latencyChart(_ result: RunResult, _ group: GroupResult, tips: Bool = false) -> LatencyChart {
+        var chart = LatencyChart(
+            title: "Latency by percentile: \(Self.label(group.key))\(group.insecure ? " (insecure)" : "")",
+            // One-off steps (keys made once per client or per run) have too few samples for a curve.
+            curves: group.orderedSteps.filter { $0.histogram.totalCount >= 20 }.map {
+                LatencyChart.Curve(name: $0.step.name, points: Self.latencyCurve($0.histogram))
+            },
+            latencyLabel: { TimeSpan.format(nanoseconds: $0) }
+        )
+        chart.limits = Self.limits(result, group)
+        chart.tips = tips
+        return chart
     }
 
     /// The thresholds on a percentile of one of `group`'s steps (`cx{suite=x25519}.exchange.p99
