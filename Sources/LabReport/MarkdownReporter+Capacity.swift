@@ -20,6 +20,11 @@ extension MarkdownReporter {
                             ? ";" : ", and at least \(Int(Capacity.servedShare * 100))% of its arrivals were served;")
                         + " the knee is where that"
                         + " stops after a sustained stage, p99 interpolated on a log scale between the two."
+                        + (capacities.first?.offered == .clients
+                            ? ""
+                            : " A stage that missed the bound while serving at least its offered rate was *draining*"
+                                + " an earlier stage's backlog: the server kept up with it, so the knee lies above it,"
+                                + " at what the stage after it served.")
                 } ?? ""),
             "",
         ]
@@ -32,7 +37,9 @@ extension MarkdownReporter {
                 if let knee = capacity.knee {
                     lines.append(
                         "**Knee: \(Numbers.fixed(knee.rate, 1, grouped: true))\(unit)**, between stage \(knee.below + 1)"
-                            + " (\(Numbers.fixed(capacity.points[knee.below].offered, decimals, grouped: true))\(unit), sustained) and stage"
+                            + " (\(Numbers.fixed(capacity.points[knee.below].offered, decimals, grouped: true))\(unit),"
+                            + (capacity.points[knee.below].draining == true ? " draining a backlog)" : " sustained)")
+                            + " and stage"
                             + " \(knee.above + 1) (\(Numbers.fixed(capacity.points[knee.above].offered, decimals, grouped: true))\(unit),"
                             + " not), p99 bound \(TimeSpan.format(nanoseconds: bound))."
                     )
@@ -58,7 +65,7 @@ extension MarkdownReporter {
                     Numbers.fixed(point.throughput, 1, grouped: true), Numbers.integer(point.exchanges),
                     Numbers.integer(point.errors), point.p50.map { TimeSpan.format(nanoseconds: $0) } ?? "—",
                     point.p99.map { TimeSpan.format(nanoseconds: $0) } ?? "—",
-                    point.sustained.map { $0 ? "yes" : "**no**" } ?? "—",
+                    point.sustained.map { $0 ? "yes" : point.draining == true ? "**no** (draining)" : "**no**" } ?? "—",
                 ]
                 lines.append("| " + cells.joined(separator: " | ") + " |")
             }

@@ -78,6 +78,10 @@ public struct Capacity: Sendable, Equatable {
         public var p99: Double?
         /// Whether the stage held the bound (nil when the run names none).
         public var sustained: Bool?
+        /// Whether the stage missed the bound only behind an earlier stage's backlog: none of
+        /// its exchanges failed and it served at least its offered rate, so the server had
+        /// room above that rate (open model only; nil when the run names no bound).
+        public var draining: Bool?
     }
 
     /// The knee, where one was found.
@@ -86,7 +90,8 @@ public struct Capacity: Sendable, Equatable {
         /// first that was not, where p99 (on a log scale) crosses the bound; the last
         /// sustained stage's rate when the next one failed exchanges instead.
         public var rate: Double
-        /// The last sustained stage (index), and the first that was not.
+        /// The last stage the server kept up with (sustained or draining, by index), and the
+        /// first that it did not.
         public var below: Int
         public var above: Int
     }
@@ -141,37 +146,54 @@ public struct Capacity: Sendable, Equatable {
                 errors: slice.errors,
                 p50: count > 0 ? histogram.map { Double($0.valueAtPercentile(50)) } : nil,
                 p99: count > 0 ? histogram.map { Double($0.valueAtPercentile(99)) } : nil,
-                sustained: nil
+                sustained: nil,
+                draining: nil
             )
             // A closed stage offers clients, not a rate: nothing to be served in time but the bound.
             if let bound = stages.kneeP99Nanoseconds {
                 point.sustained =
                     point.errors == 0 && (point.p99 ?? .infinity) <= Double(bound)
                     && (stages.offered == .clients || point.throughput >= Self.servedShare * point.offered)
+                point.draining =
+                    point.sustained == false && stages.offered == .rate && point.errors == 0
+                    && point.throughput >= point.offered
             }
             return point
         }
         self.knee = Self.knee(self.points, bound: self.bound)
     }
 
-    /// The last sustained stage, when the stage after it was not, and the rate between them:
-    /// where stages stop being sustained for good.
+    /// The last stage the server kept up with, when the stage after it did not: where stages
+    /// stop being sustained for good.
     ///
     /// A stage that missed the bound below a higher one that held it was a passing disturbance
     /// (the machine stalled, a handful of exchanges straddled the stage's end), not the
     /// server's limit: the first crossing put the knee of one run at 0.58× what its server
-    /// served, and of the next at 0.94×. Stages before the first sustained one do not count
-    /// either (a first stage slowed by the clients' own set-up). The rate is interpolated where
-    /// p99, on a log scale, crosses the bound between the two stages; when the stage above
-    /// failed exchanges, or has no p99, it is the last sustained stage's.
+    /// served, and of the next at 0.94×. So was a stage that missed it while draining (it
+    /// served at least its offer): the server had room above that rate, and the latency was
+    /// an earlier stage's backlog. A one-second stall of the server at 0.63 of its capacity
+    /// left a backlog the next stages drained only slowly, and put the knee there, at 0.62×
+    /// what it served (2026-11-28), when it is kept up with until 0.98×. Stages before the
+    /// first sustained one do not count either (a first stage slowed by the clients' own
+    /// set-up).
+    ///
+    /// The rate: after a sustained stage, where p99, on a log scale, crosses the bound between
+    /// the two stages; after a draining one, what the stage above served (its backlog kept
+    /// the server busy throughout, so that is its capacity), within the two stages' rates.
+    /// When the stage above failed exchanges, or has no p99, the last kept-up stage's rate.
     static func knee(_ points: [Point], bound: Double?) -> Knee? {
-        guard let bound, let below = points.lastIndex(where: { $0.sustained == true }), below + 1 < points.count
+        guard let bound, let first = points.firstIndex(where: { $0.sustained == true }),
+            let below = points.lastIndex(where: { $0.sustained == true || $0.draining == true }),
+            below >= first, below + 1 < points.count
         else { return nil }
         let above = below + 1
         let low = points[below]
         let high = points[above]
         var rate = low.offered
-        if high.errors == 0, let p99Low = low.p99, let p99High = high.p99, p99High > bound, p99Low > 0, p99High > p99Low
+        if high.errors == 0, low.draining == true {
+            rate = min(high.offered, max(low.offered, high.throughput))
+        } else if high.errors == 0, let p99Low = low.p99, let p99High = high.p99, p99High > bound, p99Low > 0,
+            p99High > p99Low
         {
             let fraction = (log(bound) - log(p99Low)) / (log(p99High) - log(p99Low))
             rate = low.offered + (high.offered - low.offered) * min(1, max(0, fraction))

@@ -110,11 +110,22 @@ import Testing
         let switches = after.involuntarySwitches &- before.involuntarySwitches
         try #require(switches >= 5, "the scheduler switched the meter out \(switches) times in 0.5 s beside a busy thread")
         let switched = hiccups[.switched]
-        // Each switch is a gap charged to a switch (two switches inside one gap make one; the
-        // pin itself may switch once before the meter starts).
+        // Each switch is a gap charged to a switch. The kernel often grants a preemption at the
+        // meter's next system call, inside its look at the counters (lazy preemption), so the
+        // look's own gaps count too (`c_lab_hiccup_settle`). Not counted: the pin's and the
+        // unpin's switches, outside the loop but inside this test's readings, and two switches
+        // inside one gap (10% of them allowed).
         #expect(
-            Double(switched.count(atLeast: 0)) >= 0.5 * Double(switches),
+            switched.count(atLeast: 0) + 2 + switches / 10 >= switches,
             "\(switched.count(atLeast: 0)) switched gaps for \(switches) involuntary switches: \(hiccups.tallies)"
+        )
+        // The time the thread spent off its CPU (wall time less CPU time, both measured) is in
+        // its gaps, nearly all charged to switches: the busy thread's share of the CPU.
+        let offCPU = Double(hiccups.nanoseconds) - Double(hiccups.cpuNanoseconds)
+        let gapTime = Hiccups.Cause.allCases.reduce(0.0) { $0 + Double(hiccups[$1].nanoseconds) }
+        #expect(
+            gapTime >= 0.9 * offCPU - 1e6,
+            "gaps \(gapTime / 1e6) ms for \(offCPU / 1e6) ms off the CPU: \(hiccups.tallies)"
         )
         // The time the busy thread took is charged to switches, not to the host.
         #expect(switched.nanoseconds > 4 * hiccups[.unseen].nanoseconds, "\(hiccups.tallies)")

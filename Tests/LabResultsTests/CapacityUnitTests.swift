@@ -80,6 +80,33 @@ import Testing
         #expect(capacity.knee?.below == 3 && capacity.knee?.above == 4, "\(String(describing: capacity.knee))")
     }
 
+    @Test("A stall's backlog drained by the stages after it is not the knee: the knee is what the first stage behind served")
+    func drainingBacklog() throws {
+        // 30/s stalls (10 served); 40/s and 50/s miss the bound behind its backlog while serving
+        // 45 and 50 a second; 60/s serves 52: the server's capacity, with a backlog to work on.
+        let capacity = try #require(
+            Capacity.of(
+                Self.run(latencies: [10, 20, 300, 300, 300, 400], completed: [10, 20, 10, 45, 50, 52])
+            ).first
+        )
+        #expect(capacity.points.map(\.sustained) == [true, true, false, false, false, false])
+        #expect(capacity.points.map(\.draining) == [false, false, false, true, true, false])
+        let knee = try #require(capacity.knee)
+        #expect(knee.below == 4 && knee.above == 5 && knee.rate == 52, "\(knee)")
+        // What the stage above served is kept within the two stages' rates.
+        let fast = try #require(
+            Capacity.of(Self.run(latencies: [10, 300, 300, 400], completed: [10, 5, 30, 25])).first?.knee
+        )
+        #expect(fast.below == 2 && fast.rate == 30, "\(fast)")
+        // A stage that failed an exchange is not draining, whatever it served.
+        let failing = try #require(
+            Capacity.of(
+                Self.run(latencies: [10, 300, 300, 400], completed: [10, 5, 45, 39], errors: [0, 0, 1, 0])
+            ).first
+        )
+        #expect(failing.points[2].draining == false && failing.knee?.below == 0, "\(failing.points)")
+    }
+
     @Test("A first stage slowed by set-up is not the knee; no sustained stage, or none failing after one: no knee")
     func noKnee() throws {
         let slowStart = try #require(

@@ -14,6 +14,27 @@ import Testing
         return outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Whether `commit` (in full, or its first 12 digits) is the one git had checked out when
+    /// `lab` was built. HEAD now, unless a commit was made after the build (a developer's
+    /// tree, not CI's clean clone): then the build's commit is an ancestor of HEAD and every
+    /// commit after it is younger than the lab binary. A build that named a stale commit
+    /// (HEAD moved before the build) fails that: the commit after it predates the binary.
+    static func expectBuiltFrom(_ commit: String) async throws {
+        let head = try await Self.git(["rev-parse", "HEAD"])
+        if commit.count >= 12 && head.hasPrefix(commit) { return }
+        let full = try await Self.git(["rev-parse", "--verify", "\(commit)^{commit}"])
+        let after = try await Self.git(["rev-list", "--reverse", "--ancestry-path", "\(full)..HEAD"])
+            .split(separator: "\n").first.map(String.init)
+        let next = try #require(after, "lab names commit \(commit), not HEAD \(head) nor one of its ancestors")
+        let committed = try #require(Double(try await Self.git(["log", "-1", "--format=%ct", next])))
+        let built = try FileManager.default.attributesOfItem(atPath: CLITests.lab.path)[.modificationDate] as? Date
+        let binary = try #require(built?.timeIntervalSince1970)
+        #expect(
+            committed >= binary.rounded(.down),
+            "lab names \(commit), but \(next), after it, was committed before lab was built: the build missed HEAD \(head)"
+        )
+    }
+
     /// swift-crypto's version as the package graph resolved it, from Package.resolved.
     static func resolvedSwiftCrypto() throws -> String {
         let data = try Data(contentsOf: RepositoryPaths.root.appendingPathComponent("Package.resolved"))
@@ -30,9 +51,13 @@ import Testing
         let version = try await CLITests.lab(["--version"])
         #expect(version.status == 0, "\(version.errors)")
         let lines = version.output.split(separator: "\n").map(String.init)
-        let head = try await Self.git(["rev-parse", "HEAD"])
         #expect(lines.first?.hasPrefix("lab ") == true, "\(lines)")
-        #expect(lines.first?.contains("commit \(head.prefix(12))") == true, "\(lines) against HEAD \(head)")
+        let named = try #require(
+            lines.first?.firstRange(of: "commit ").map { lines[0][$0.upperBound...].prefix { $0.isHexDigit } },
+            "\(lines)"
+        )
+        #expect(named.count == 12, "\(lines)")
+        try await Self.expectBuiltFrom(String(named))
         #expect(lines.contains { $0.hasPrefix("built with Swift version ") }, "\(lines)")
         #expect(lines.contains("swift-crypto \(try Self.resolvedSwiftCrypto())"), "\(lines)")
     }
@@ -55,7 +80,9 @@ import Testing
         )
         let metadata = try #require(document["metadata"] as? [String: Any])
         let lab = try #require(metadata["lab"] as? [String: Any])
-        #expect(lab["commit"] as? String == (try await Self.git(["rev-parse", "HEAD"])))
+        let commit = try #require(lab["commit"] as? String, "\(lab)")
+        #expect(commit.count == 40, "\(lab)")
+        try await Self.expectBuiltFrom(commit)
         #expect((lab["toolchain"] as? String)?.hasPrefix("Swift version ") == true, "\(lab)")
         #expect(metadata["runId"] as? String == "nightly-42")
         #expect(metadata["tags"] as? [String: String] == ["branch": "main", "pr": "12"])
