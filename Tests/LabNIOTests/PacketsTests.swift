@@ -44,11 +44,18 @@ import Testing
 
         let before = try #require(try await TCPInfo.read(channel)?.get())
         let local = try #require(channel.localAddress?.port)
+        // This connection by both of its ends, and only it: matched by its local port alone, ss
+        // once printed another socket's counters (7 segments sent, where the lab had read 8
+        // before ss ran: 1 integration pass in 30, 2026-11-28), another test's connection
+        // with the same port number at one of its ends.
         let ss = try await ChildProcess.run(
             URL(fileURLWithPath: "/usr/bin/env"),
-            ["ss", "-tinH", "state", "established", "sport", "= :\(local)"]
+            ["ss", "-tinH", "state", "established", "src", "127.0.0.1:\(local)", "dst", "127.0.0.1:\(port)"]
         )
         let after = try #require(try await TCPInfo.read(channel)?.get())
+        // One socket: its line, then its details on an indented line.
+        let sockets = ss.output.split(separator: "\n").filter { !($0.first?.isWhitespace ?? true) }
+        try #require(sockets.count == 1, "one socket: \(ss.output)")
         let fields = Self.fields(ss.output)
         func within(_ name: String, _ path: KeyPath<TCPCounters, UInt32>) throws {
             let value = try #require(fields[name], "ss printed no \(name): \(ss.output)")
