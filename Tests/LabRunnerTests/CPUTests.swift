@@ -60,13 +60,20 @@ import Testing
         // Every request of the run, each client's registration and logins: the same count both times.
         #expect(light.server?.requests == heavy.server?.requests && (light.server?.requests ?? 0) >= 62)
         #expect(heavyServer >= 3 * lightServer, "server: \(lightServer) µs, then \(heavyServer) µs per request")
-        // The client's share does not follow: under a quarter of the server's increase. (Not
+        // The client's share does not follow: under a quarter of the server's increase, both per
+        // iteration (an iteration is several requests: the server's figure is per request). (Not
         // also "under twice what it was": a client that waits longer for each answer spends
         // more CPU waking for it, and steal time is charged to it; here it went from 2.6 to
-        // 7.0 ms while the server's grew by far more, 2026-11-26.)
+        // 7.0 ms while the server's grew by far more, 2026-11-26. Compared with the server's
+        // increase per request instead, beside a busy core the client's +885 µs an iteration
+        // failed against +795 µs, a fifth of the server's +3.2 ms a request: 2026-11-28.)
+        let requestsPerIteration = Double(heavy.server?.requests ?? 0) / Double(heavy.iterations)
         #expect(
-            heavyClient - lightClient < (heavyServer - lightServer) / 4,
-            "client: \(lightClient) µs, then \(heavyClient) µs per iteration; server: \(lightServer), then \(heavyServer)"
+            heavyClient - lightClient < (heavyServer - lightServer) * requestsPerIteration / 4,
+            """
+            client: \(lightClient) µs, then \(heavyClient) µs per iteration; server: \(lightServer), then \
+            \(heavyServer) µs per request, \(requestsPerIteration) requests per iteration
+            """
         )
     }
 }
