@@ -46,6 +46,15 @@ public struct Step: Hashable, Sendable, Comparable, CustomStringConvertible {
     public static let decode = Step("decode")
     /// One whole exchange as the client sees it.
     public static let exchange = Step("exchange")
+    /// The work of one exchange (with `report.stepUsage`): the CPU time its timed steps took
+    /// on their threads, the client's and, for a server in the lab's process, the server's,
+    /// added up. What the suite and the provider cost, whatever the machine's queue did.
+    /// Steps without a thread of their own (`connect`, `handshake`, `discover`: the kernel's
+    /// and the peer's time) are not in it.
+    public static let work = Step("exchange.work")
+    /// The rest of one exchange's time (with `report.stepUsage`): `exchange` − `work` per
+    /// exchange, at least 0. Queueing for a core or an event loop, the network, the peer.
+    public static let waiting = Step("exchange.waiting")
     /// A server's answer to one request, as its packets count it (`StepPackets`, read from
     /// one request's arrival to the next's).
     public static let answer = Step("answer")

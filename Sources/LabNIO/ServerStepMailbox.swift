@@ -44,6 +44,14 @@ final class ServerStepMailbox: Sendable {
 
     private let boxes = Mutex<[String: Box]>([:])
 
+    /// Whether the server reads each step's thread usage (`TransportOptions.readsUsage`), so
+    /// that the steps it hands over carry their CPU time.
+    let readsUsage: Bool
+
+    init(readsUsage: Bool = false) {
+        self.readsUsage = readsUsage
+    }
+
     /// `ip:port` of a socket address: the client's local one is the server's remote one.
     static func key(_ address: SocketAddress?) -> String {
         guard let address else { return "?" }

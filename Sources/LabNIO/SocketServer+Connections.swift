@@ -145,7 +145,7 @@ extension SocketServer {
                     // handshake's flights, under the first answer's group.
                     let opening = countedOpening ? nil : counters.map { StepPackets(from: TCPCounters(), to: $0) }
                     if opening != nil { countedOpening = true }
-                    var timings = StepTimings()
+                    var timings = StepTimings(readsUsage: mailbox?.readsUsage ?? false)
                     let answer = await handler.respond(
                         to: Array(frame.readableBytesView),
                         from: source,

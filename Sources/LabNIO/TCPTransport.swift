@@ -97,7 +97,7 @@ public struct TCPTransport: LayeredTransport {
         server: (any ServerChannelLayer)?,
         client: (any ClientChannelLayer)?
     ) async throws -> any TransportEndpoint {
-        let mailbox = ServerStepMailbox()
+        let mailbox = ServerStepMailbox(readsUsage: self.options.readsUsage)
         let socket = try await SocketServer.start(
             handler: handler,
             configuration: self.serverConfiguration(layer: server),

@@ -333,7 +333,7 @@ extension Step {
     /// The order steps appear in within a group: set-up, then an exchange's path, then the whole.
     public static let reportOrder: [Step] = [
         .discover, .connect, .handshake, .keygenClient, .keygenServer, .keygenSession, .encode, .decode, .wrap, .unwrap,
-        .encrypt, .decrypt, .sign, .verify, .exchange,
+        .encrypt, .decrypt, .sign, .verify, .exchange, .work, .waiting,
     ]
 
     /// Report order, with steps not in `reportOrder` after those, by name.

@@ -183,6 +183,11 @@ struct ClientSession: Sendable {
             sample.allocations = counted.after.allocations &- counted.before.allocations
         }
         var extra = [(step: Step.exchange, sample: sample)]
+        if self.readsUsage, let work = Self.work(steps) {
+            // The exchange split: what its steps cost in CPU, and the rest of its time.
+            extra.append((.work, StepSample(nanoseconds: work, watched: false)))
+            extra.append((.waiting, StepSample(nanoseconds: exchange > work ? exchange - work : 0, watched: false)))
+        }
         if span.intended != nil {
             sample.nanoseconds = Runner.elapsed(from: span.start, to: span.end, excluding: span.setup)
             extra.append((Step(Step.exchange.name + ScenarioValidator.serviceSuffix), sample))
@@ -194,6 +199,18 @@ struct ClientSession: Sendable {
             interval: interval.map { ($0, self.intervals?.index(of: span.end) ?? $0) }
         )
         self.recorder.keepForRound(group, steps, exchange: exchange)
+    }
+
+    /// The CPU time of the iteration's steps that have one (`Step.work`); nil when none has.
+    static func work(_ steps: IterationSteps) -> UInt64? {
+        var total: UInt64 = 0
+        var any = false
+        for entry in steps.entries {
+            guard let cpu = entry.sample.cpuNanoseconds else { continue }
+            total &+= cpu
+            any = true
+        }
+        return any ? total : nil
     }
 
     /// Marks the client stopped by the deadline.

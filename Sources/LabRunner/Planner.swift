@@ -58,13 +58,14 @@ struct Planner {
                 )
             )
         }
-        let (options, serverProblems) = ScenarioValidator.checkServer(
+        var (options, serverProblems) = ScenarioValidator.checkServer(
             server,
             flowCount: self.scenario.flows.count,
             file: self.file,
             plugins: self.plugins
         )
         self.problems += serverProblems
+        options.readsUsage = self.scenario.report.stepUsage
         let provider = self.provider(server.provider, at: "$.server.provider")
         for (index, format) in self.scenario.report.formats.enumerated() where !self.plugins.reporters.contains(format) {
             self.problems.append(
@@ -202,7 +203,8 @@ struct Planner {
             let service =
                 self.scenario.load.model == .open
                 ? flow.steps.filter { $0 == .exchange }.map { Step($0.name + ScenarioValidator.serviceSuffix) } : []
-            let all = transportSteps + flow.steps + service
+            let split: [Step] = self.scenario.report.stepUsage ? [.work, .waiting] : []
+            let all = transportSteps + flow.steps + service + split
             steps[flow.label] = all
             steps[flow.kind, default: []] += all.filter { !(steps[flow.kind] ?? []).contains($0) }
         }

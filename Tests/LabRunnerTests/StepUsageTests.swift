@@ -47,3 +47,58 @@ import Testing
         #expect(group.details[.exchange]?.cpu == nil, "the exchange awaits across threads: no CPU time")
     }
 }
+
+/// `exchange.work` and `exchange.waiting` (`Step.work`, `Step.waiting`): each exchange's
+/// steps' CPU time, and the rest of its time, with `report.stepUsage`.
+struct ExchangeWorkChecks {
+    /// Each exchange's work is the CPU time of its steps: the means add up exactly (each
+    /// sample of `work` is the sum of that exchange's steps' CPU times), and work and waiting
+    /// add up to the exchange.
+    static func check(_ result: RunResult, exchanges: UInt64) throws {
+        let group = try #require(result.groups.first)
+        let work = try #require(group.steps[.work], "no exchange.work")
+        let waiting = try #require(group.steps[.waiting], "no exchange.waiting")
+        let exchange = try #require(group.steps[.exchange])
+        #expect(work.totalCount == exchanges && waiting.totalCount == exchanges)
+        let steps = group.details.compactMap { step, detail -> Double? in
+            guard let cpu = detail.cpu, cpu.totalCount > 0, step != .work else { return nil }
+            return cpu.specialisedMean * Double(cpu.totalCount) / Double(exchanges)
+        }.reduce(0, +)
+        let mean = work.specialisedMean
+        #expect(abs(mean - steps) / mean < 0.01, "work \(mean) ns against its steps' CPU \(steps) ns")
+        let whole = exchange.specialisedMean
+        #expect(abs(mean + waiting.specialisedMean - whole) / whole < 0.01, "work + waiting against \(whole) ns")
+        #expect(mean < whole)
+    }
+}
+
+extension StepUsageTests {
+    @Test("With report.stepUsage each exchange's work is its steps' CPU time, and work and waiting make the exchange")
+    func exchangeWorkInProcess() async throws {
+        let result = try await TestPlan.run(Self.scenario(stepUsage: true))
+        try ExchangeWorkChecks.check(result, exchanges: 40)
+        let off = try await TestPlan.run(Self.scenario(stepUsage: false))
+        #expect(off.groups.first?.steps[.work] == nil && off.groups.first?.steps[.waiting] == nil)
+    }
+}
+
+/// Over TCP the server runs its steps on its own event loop: a server the lab starts reads
+/// their usage too, so that the work holds both sides'.
+@Suite(.tier(.integration)) struct ServerStepUsageTests {
+    @Test("Over tcp with report.stepUsage the server's steps carry their CPU time, and the work holds them")
+    func serverStepsHaveCPU() async throws {
+        let result = try await TestPlan.run(
+            #"""
+            { "name": "usage-tcp", "server": { "transport": "tcp", "listen": "127.0.0.1:0" },
+              "clients": { "count": 2 }, "load": { "iterations": 20 },
+              "flows": [ { "flow": "cx", "suite": "x25519" } ], "report": { "stepUsage": true } }
+            """#
+        )
+        let group = try #require(result.groups.first)
+        // cx/1's server signs, wraps and encrypts; the client verifies.
+        for step in [Step.sign, .wrap, .encrypt, .verify] {
+            #expect(group.details[step]?.cpu?.totalCount == 40, "\(step): \(String(describing: group.details[step]?.cpu?.totalCount))")
+        }
+        try ExchangeWorkChecks.check(result, exchanges: 40)
+    }
+}

@@ -75,6 +75,10 @@ public struct TransportOptions: Sendable, Hashable {
     /// Whether a server reads its sockets' TCP counters at each request (`lab serve
     /// --packets`): what its answers cost in segments and retransmissions (`StepPackets`).
     public var readsPackets: Bool = false
+    /// Whether a server the lab starts in its own process reads each step's thread usage,
+    /// as the clients do (`report.stepUsage`): the server's steps then carry their CPU time,
+    /// and an exchange's work (`Step.work`) holds both sides'.
+    public var readsUsage: Bool = false
 
     /// The default of `maxBufferedBytes`: 512 MiB, a hundred frames of the default 5 MiB at
     /// once (the adversarial trial's 60 partial frames took 327 MiB with no bound at all).
