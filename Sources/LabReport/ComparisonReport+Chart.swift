@@ -12,14 +12,14 @@ extension ComparisonReport {
         // Steps without a verdict (a key made once per run) would only stretch the scale.
         let rows = comparison.rows.compactMap { row -> ComparisonChart.Row? in
             let cell = row.cells[index]
-            guard let ratio = cell.p50Ratio, ![.tooFewSamples, .missing].contains(cell.verdict) else { return nil }
+            guard let ratio = cell.p50Ratio, ![.tooFewSamples, .missing, .notJudged].contains(cell.verdict) else { return nil }
             let change: ComparisonChart.Change =
                 switch cell.verdict {
                 case .slower: .slower
                 case .faster: .faster
                 default: .unchanged
                 }
-            return ComparisonChart.Row(label: Self.rowLabel(row), ratio: ratio, floor: cell.floor, change: change)
+            return ComparisonChart.Row(label: comparison.rowLabel(row) + (row.measure == .cpu ? " (CPU)" : ""), ratio: ratio, floor: cell.floor, change: change)
         }
         let chart = ComparisonChart(
             title: "p50 ratio per step: \(candidate.label) ÷ \(comparison.baseline.label)",

@@ -15,6 +15,7 @@ public struct ComparisonReport: Sendable {
     public static let columns = [
         "flow", "suite", "provider", "transport", "step", "run", "role", "count", "p50_us", "p99_us", "ops_per_s",
         "p50_ratio", "p99_ratio", "ops_ratio", "p_value", "verdict", "relative_ratio", "floor", "run_factor",
+        "measure", "note",
     ]
 
     /// What to write.
@@ -58,7 +59,7 @@ public struct ComparisonReport: Sendable {
     /// `comparison.md`.
     public func markdown() -> String {
         var lines = ["# Comparison — crypto-lab", ""]
-        lines += self.method() + self.runsTable() + self.verdicts()
+        lines += self.differencesWarning() + self.method() + self.runsTable() + self.verdicts()
         var keys: [GroupKey] = []
         for row in self.comparison.rows where !keys.contains(row.key) { keys.append(row.key) }
         for key in keys { lines += self.groupTable(key) }
@@ -86,9 +87,12 @@ public struct ComparisonReport: Sendable {
                 + " \(Self.time(comparison.shortStep)) in the baseline (two runs of the same build differ by a few"
                 + " percent on a shared machine, short steps by more); its **p99** moves when the share of samples"
                 + " above the pooled p99 differs significantly (p < \(Self.decimal(comparison.alpha))) and it moved by"
-                + " more than twice the floor (with \(comparison.tailSamples) samples or more on each side); a group's"
-                + " **ops/s** (on its `exchange` row) moves when it changed by more than"
-                + " ±\(Self.percent(comparison.threshold)). A step is **slower** when any figure moved the slow way,"
+                + " more than twice the floor (with \(comparison.tailSamples) samples or more on each side; not for a"
+                + " step compared on CPU time); a group's **ops/s** (on its `exchange` row) moves when its rates over"
+                + " the runs' whole intervals differ significantly (the same U test) and it changed by more than"
+                + " ±\(Self.percent(comparison.threshold)), and is not judged when a run has fewer than"
+                + " \(Comparison.rateIntervals) whole intervals, the queue set it, or the machine changed."
+                + " A step is **slower** when any figure moved the slow way,"
                 + " **faster** when some moved the fast way and none the slow way; the verdict names them. Steps with"
                 + " fewer than \(comparison.minimumSamples) samples get no verdict.",
             "",
@@ -125,27 +129,80 @@ public struct ComparisonReport: Sendable {
         return lines + [""]
     }
 
-    /// `## Verdicts`: one item per candidate, its changed steps named.
+    /// A warning first when a candidate's run differs from the baseline's in more than its
+    /// code: another scenario, transport, load model, host, cores or build.
+    func differencesWarning() -> [String] {
+        let comparison = self.comparison
+        var lines: [String] = []
+        for index in comparison.candidates.indices {
+            let found = comparison.differences(candidate: index)
+            guard !found.isEmpty else { continue }
+            lines.append(
+                "> ⚠️ **Not like for like.** **\(MarkdownReporter.cell(comparison.candidates[index].label))** differs from the"
+                    + " baseline in more than its code: " + found.map(MarkdownReporter.cell).joined(separator: "; ")
+                    + ". Only the groups both have are compared, and any of these differences can explain a verdict."
+            )
+            lines.append("")
+        }
+        return lines
+    }
+
+    /// What the verdicts compare, when it is not the time as measured: one paragraph.
+    func basisParagraph() -> [String] {
+        let conditions = self.comparison.conditions
+        guard !conditions.reasons.isEmpty else { return [] }
+        let what =
+            switch (conditions.basis, conditions.exchangeUnjudged) {
+            case (.work, true):
+                "the verdicts compare the work: each step's CPU time and each exchange's (`exchange.work`), not the exchange's time, which is not judged"
+            case (.work, false):
+                "the steps are compared on their CPU time and each exchange's work (`exchange.work`) beside the exchange's time"
+            case (.time, true):
+                "the exchange's time and ops/s are not judged, and no run read its steps' CPU time to judge the work instead"
+            case (.time, false): "the exchange's time is judged with its waiting"
+            }
+        let reasons = conditions.reasons.map(MarkdownReporter.cell).joined(separator: "; ")
+        let remedy = conditions.remedy.map { " " + MarkdownReporter.capitalized(MarkdownReporter.cell($0)) + "." } ?? ""
+        return ["**What is judged.** \(MarkdownReporter.capitalized(reasons)); so \(what).\(remedy)", ""]
+    }
+
+    /// `## Verdicts`: one item per candidate, each change as a sentence that names the slower
+    /// side first.
     func verdicts() -> [String] {
         let comparison = self.comparison
-        var lines = ["## Verdicts", ""]
+        var lines = ["## Verdicts", ""] + self.basisParagraph()
         for (index, candidate) in comparison.candidates.enumerated() {
-            let changes = comparison.changes(candidate: index)
-            let counted = comparison.rows.map { $0.cells[index].verdict }
-            let unchanged = counted.filter { $0 == .noChange }.count
-            var text = "- **\(MarkdownReporter.cell(candidate.label))**: " + Self.commonText(comparison.common[index])
-            if changes.isEmpty {
-                text += "no significant change in any of the \(unchanged) steps with enough samples."
-            } else {
-                text += changes.map { row in
-                    let cell = row.cells[index]
-                    let against =
-                        comparison.common[index].applies ? ", ×\(Self.ratio(cell.relativeRatio)) vs run" : ""
-                    return "`\(Self.rowLabel(row))` \(cell.verdict.rawValue) (\(cell.movesText)\(against))"
-                }.joined(separator: "; ")
-                text += "; \(unchanged) other steps no significant change."
+            let name = "- **\(MarkdownReporter.cell(candidate.label))**: "
+            if let changed = comparison.machineChanged[index] {
+                lines.append(
+                    name + "⚠️ **not judged**: \(MarkdownReporter.cell(changed)). Run both on the same quiet machine,"
+                        + " or interleave parts of each and merge them (`lab merge`)."
+                )
+                continue
             }
+            let verdicts = comparison.rows.map { $0.cells[index].verdict }
+            let judged = verdicts.filter { $0 == .noChange || $0.isChange }.count
+            let slower = verdicts.filter { $0 == .slower }.count
+            let faster = verdicts.filter { $0 == .faster }.count
+            var text = name
+            if slower + faster == 0 {
+                text += "no significant change in any of the \(judged) steps judged"
+            } else {
+                text += [slower > 0 ? "🔴 **\(slower) slower**" : nil, faster > 0 ? "🟢 **\(faster) faster**" : nil]
+                    .compactMap { $0 }.joined(separator: ", ") + " of the \(judged) steps judged"
+            }
+            text += Self.commonText(comparison.common[index]) + "."
             lines.append(text)
+            for row in comparison.changes(candidate: index) {
+                if let sentence = comparison.sentence(row, candidate: index) {
+                    lines.append("  - \(MarkdownReporter.cell(sentence)) (p \(Self.pValue(row.cells[index].pValue)))")
+                }
+            }
+            if let note = comparison.rows.first(where: { $0.step == .exchange })?.cells[index].note,
+                note.hasPrefix("ops/s not judged")
+            {
+                lines.append("  - \(MarkdownReporter.cell(note)).")
+            }
             for (key, other) in comparison.crossTransport[index].sorted(by: { $0.key < $1.key }) {
                 lines.append("  - `\(key)` matched with `\(other)` (another transport).")
             }
@@ -172,7 +229,8 @@ public struct ComparisonReport: Sendable {
         lines += ["| " + headers.joined(separator: " | ") + " |", "|" + alignment]
         for row in comparison.rows where row.key == key {
             var cells = [
-                MarkdownReporter.cell(row.step.name), Self.time(row.baseline.p50), Self.time(row.baseline.p99),
+                MarkdownReporter.cell(row.step.name) + (row.measure == .cpu ? " (CPU)" : ""),
+                Self.time(row.baseline.p50), Self.time(row.baseline.p99),
                 Numbers.fixed(row.baseline.opsPerSecond, 1, grouped: true),
             ]
             for (index, cell) in row.cells.enumerated() {
@@ -218,11 +276,6 @@ public struct ComparisonReport: Sendable {
         return extras
     }
 
-    /// `cx x25519 · sign`.
-    static func rowLabel(_ row: Comparison.Row) -> String {
-        "\(row.key.flow) \(row.key.suite) \(row.key.provider) · \(row.step.name)"
-    }
-
     private static func verdictText(_ cell: Comparison.Cell, against: Bool) -> String {
         let relative = against ? "×\(Self.ratio(cell.relativeRatio)) vs run, " : ""
         let p = "p \(Self.pValue(cell.pValue))"
@@ -230,16 +283,19 @@ public struct ComparisonReport: Sendable {
         case .slower: "🔴 **slower**: \(cell.movesText) (\(relative)\(p))"
         case .faster: "🟢 **faster**: \(cell.movesText) (\(relative)\(p))"
         case .noChange: "no significant change" + (cell.pValue == nil ? "" : " (\(relative)\(p))")
+        case .notJudged: "not judged" + (cell.note.map { ": " + MarkdownReporter.cell($0) } ?? "")
         case .tooFewSamples, .missing: cell.verdict.rawValue
         }
     }
 
-    /// What the verdict line says first about a candidate as a whole.
+    /// What the verdict line adds about a candidate as a whole: its common factor.
     static func commonText(_ common: Comparison.Common) -> String {
         guard common.steps >= 3 else { return "" }
-        let share = "\(common.together) of \(common.steps) steps within their floor of it"
+        let share =
+            "\(common.together) of \(common.steps) \(common.unit) within "
+            + (common.unit == "steps" ? "their floor" : "half the floor") + " of it"
         guard common.applies else {
-            return "steps moved apart (median p50 ×\(Self.ratio(common.median)), \(share)), each judged as measured; "
+            return "; the steps moved apart (median p50 ×\(Self.ratio(common.median)), \(share)), each judged as measured"
         }
         let verdict =
             switch common.verdict {
@@ -247,7 +303,7 @@ public struct ComparisonReport: Sendable {
             case .faster: "🟢 **faster as a whole**"
             default: "as a whole within the noise floor"
             }
-        return "\(verdict): common factor ×\(Self.ratio(common.median)) (\(share)); against it, "
+        return "; \(verdict): common factor ×\(Self.ratio(common.median)) (\(share)), each step judged against it"
     }
 
     static func time(_ nanoseconds: Double) -> String { TimeSpan.format(nanoseconds: nanoseconds) }
@@ -267,13 +323,28 @@ public struct ComparisonReport: Sendable {
     public func terminal() -> String {
         let comparison = self.comparison
         var lines: [String] = []
-        let width = max(24, comparison.rows.map { Self.rowLabel($0).count }.max() ?? 0) + 2
+        let width = max(24, comparison.rows.map { comparison.rowLabel($0).count + 6 }.max() ?? 0) + 2
         for (index, candidate) in comparison.candidates.enumerated() {
             lines.append("\(candidate.label) vs \(comparison.baseline.label) (baseline):")
+            let found = comparison.differences(candidate: index)
+            if !found.isEmpty {
+                lines.append("  warning: not like for like: " + found.joined(separator: "; "))
+            }
+            if let changed = comparison.machineChanged[index] {
+                lines.append("  NOT JUDGED: \(changed)")
+                continue
+            }
+            if index == 0, !comparison.conditions.reasons.isEmpty {
+                lines.append(
+                    "  judged on " + (comparison.conditions.basis == .work ? "work (CPU time)" : "the steps alone") + ": "
+                        + comparison.conditions.reasons.joined(separator: "; ")
+                )
+                if let remedy = comparison.conditions.remedy { lines.append("  \(remedy)") }
+            }
             let common = comparison.common[index]
             if common.applies {
                 lines.append(
-                    "  as a whole: ×\(Self.ratio(common.median)) (\(common.together) of \(common.steps) steps together), "
+                    "  as a whole: ×\(Self.ratio(common.median)) (\(common.together) of \(common.steps) \(common.unit) together), "
                         + (common.verdict.isChange ? common.verdict.rawValue.uppercased() : common.verdict.rawValue)
                 )
             }
@@ -284,7 +355,7 @@ public struct ComparisonReport: Sendable {
             for row in comparison.rows {
                 let cell = row.cells[index]
                 lines.append(
-                    "  " + Self.rowLabel(row).padded(width)
+                    "  " + (comparison.rowLabel(row) + (row.measure == .cpu ? " (CPU)" : "")).padded(width)
                         + Self.ratio(cell.p50Ratio).padded(10)
                         + Self.ratio(cell.relativeRatio).padded(10)
                         + Self.ratio(cell.p99Ratio).padded(10)
@@ -292,6 +363,9 @@ public struct ComparisonReport: Sendable {
                         + (cell.verdict.isChange
                             ? cell.verdict.rawValue.uppercased() + " (\(cell.movesText))" : cell.verdict.rawValue)
                 )
+            }
+            for row in comparison.changes(candidate: index) {
+                if let sentence = comparison.sentence(row, candidate: index) { lines.append("  " + sentence) }
             }
         }
         return lines.joined(separator: "\n")
@@ -328,6 +402,8 @@ public struct ComparisonReport: Sendable {
                         Numbers.fixed(cell?.relativeRatio ?? 1, 4),
                         cell.map { Numbers.fixed($0.floor, 2) } ?? "",
                         Numbers.fixed(factor, 4),
+                        row.measure.rawValue,
+                        CSVReporter.quoted(cell?.note ?? ""),
                     ]
                 return fields.joined(separator: ",")
             }

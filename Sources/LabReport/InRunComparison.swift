@@ -45,9 +45,13 @@ public struct InRunComparison: Sendable {
             return (self.comparison.rows[index], self.estimates[index])
         }
 
-        /// The exchange as a whole: the `exchange` row, or the last shared step.
+        /// The exchange as a whole: the `exchange` row, or its work's when the queue made the
+        /// exchange's time (`Comparison.Conditions`), or the last shared step.
         public var whole: (row: Comparison.Row, estimate: RatioEstimate?)? {
-            self.row(.exchange)
+            if self.comparison.conditions.basis == .work, let work = self.row(.work) {
+                return work
+            }
+            return self.row(.exchange)
                 ?? self.comparison.rows.indices.last.map { (self.comparison.rows[$0], self.estimates[$0]) }
         }
     }
@@ -87,6 +91,7 @@ public struct InRunComparison: Sendable {
 
     private static func unordered(_ result: RunResult) -> [Pair] {
         let groups = result.groups.filter { !$0.isServerSide }
+        let onWork = Comparison.conditions(of: [Comparison.Run(label: "", result: result)], oneRun: true).basis == .work
         var pairs: [Pair] = []
         for (index, first) in groups.enumerated() {
             for second in groups[(index + 1)...] where first.flowKind == second.flowKind {
@@ -96,7 +101,8 @@ public struct InRunComparison: Sendable {
                 }
                 if differing.isEmpty, first.key.flow != second.key.flow { differing = ["flow"] }
                 guard differing.count == 1 else { continue }
-                let (baseline, candidate) = Self.faster(first, second) ? (first, second) : (second, first)
+                let (baseline, candidate) =
+                    Self.faster(first, second, onWork: onWork) ? (first, second) : (second, first)
                 guard let pair = self.pair(result, baseline, candidate, differing[0]) else { continue }
                 pairs.append(pair)
             }
@@ -104,11 +110,13 @@ public struct InRunComparison: Sendable {
         return pairs
     }
 
-    /// Whether `first` is at least as fast as `second`: its exchange p50 (or its last step's, of
-    /// those both have) is not above the other's.
-    static func faster(_ first: GroupResult, _ second: GroupResult) -> Bool {
+    /// Whether `first` is at least as fast as `second`: its exchange p50 (its work's, `onWork`,
+    /// when the queue made the exchange's time; or its last step's, of those both have) is
+    /// not above the other's.
+    static func faster(_ first: GroupResult, _ second: GroupResult, onWork: Bool = false) -> Bool {
         let shared = first.orderedSteps.map(\.step).filter { second.steps[$0] != nil }
-        guard let step = shared.contains(.exchange) ? .exchange : shared.last,
+        let whole: Step = onWork && shared.contains(.work) ? .work : .exchange
+        guard let step = shared.contains(whole) ? whole : shared.last,
             let one = first.steps[step], let other = second.steps[step], one.totalCount > 0, other.totalCount > 0
         else { return true }
         return one.valueAtPercentile(50) <= other.valueAtPercentile(50)
@@ -149,8 +157,10 @@ public struct InRunComparison: Sendable {
         shared.keepRows { $0.cells[0].verdict != .missing }
         guard !shared.rows.isEmpty else { return nil }
         let estimates = shared.rows.map { row -> RatioEstimate? in
-            guard row.cells[0].verdict != .tooFewSamples, let first = baseline.steps[row.step],
-                let second = candidate.steps[row.step]
+            guard ![.tooFewSamples, .notJudged].contains(row.cells[0].verdict),
+                let first = row.measure == .cpu ? Comparison.cpuHistogram(row.step, of: baseline) : baseline.steps[row.step],
+                let second = row.measure == .cpu
+                    ? Comparison.cpuHistogram(row.step, of: candidate) : candidate.steps[row.step]
             else { return nil }
             return RatioEstimate.of(first, second)
         }
@@ -169,27 +179,44 @@ public struct InRunComparison: Sendable {
 
 extension InRunComparison.Pair {
     /// `openssl ×1.58 slower than swift-crypto for cx x25519 exchange (95% CI 1.52–1.63)`: the
-    /// exchange as a whole, in words.
+    /// exchange as a whole, in words, the slower side first; on its work when the queue made
+    /// the exchange's time, which the sentence then says.
     public var sentence: String? {
         guard let (row, estimate) = self.whole else { return nil }
         let cell = row.cells[0]
         let subject = "\(self.candidateValue) against \(self.baselineValue)"
         let context = self.context
-        guard let estimate else { return "\(subject) for \(context) \(row.step.name): \(cell.verdict.rawValue)" }
+        let what = row.step == .work ? "work per exchange" : row.step.name
+        guard let estimate else { return "\(subject) for \(context) \(what): \(cell.verdict.rawValue)" }
         let level = "\(Int((estimate.confidence * 100).rounded()))% CI"
         let interval = "\(level) \(Self.fixed(estimate.lower))–\(Self.fixed(estimate.upper))"
         switch cell.verdict {
         case .slower:
             return "\(self.candidateValue) ×\(Self.fixed(estimate.ratio)) slower than \(self.baselineValue)"
-                + " for \(context) \(row.step.name) (\(interval))"
+                + " for \(context) \(what) (\(interval))"
         case .faster:
-            // The factor and its interval the other way up: ×1.25 faster, not ×0.80.
-            return "\(self.candidateValue) ×\(Self.fixed(1 / estimate.ratio)) faster than \(self.baselineValue)"
-                + " for \(context) \(row.step.name) (\(level) \(Self.fixed(1 / estimate.upper))–\(Self.fixed(1 / estimate.lower)))"
+            // The slower side first, with the factor and its interval the other way up.
+            return "\(self.baselineValue) ×\(Self.fixed(1 / estimate.ratio)) slower than \(self.candidateValue)"
+                + " for \(context) \(what) (\(level) \(Self.fixed(1 / estimate.upper))–\(Self.fixed(1 / estimate.lower)))"
         default:
-            return "\(subject) for \(context) \(row.step.name): \(cell.verdict.rawValue)"
+            return "\(subject) for \(context) \(what): \(cell.verdict.rawValue)"
                 + " (ratio \(Self.fixed(estimate.ratio)), \(interval))"
         }
+    }
+
+    /// Why the exchange's own time is not what the sentence judges, and what to change; nil
+    /// when it is.
+    public var basisNote: String? {
+        let conditions = self.comparison.conditions
+        guard !conditions.reasons.isEmpty else { return nil }
+        let what =
+            switch (conditions.basis, conditions.exchangeUnjudged) {
+            case (.work, true): "this compares the work, not the exchange's time"
+            case (.work, false): "this compares the work; the exchange's own time, waiting included, is judged in each pair's table in report.html"
+            case (.time, true): "the exchange's time cannot tell them apart, and no CPU time was read to compare the work"
+            case (.time, false): "this compares the exchange's time, waiting included"
+            }
+        return conditions.reasons.joined(separator: "; ") + ", so " + what + (conditions.remedy.map { "; \($0)" } ?? "")
     }
 
     /// What the two groups share: `cx x25519` for a pair that differs in provider, `cx on

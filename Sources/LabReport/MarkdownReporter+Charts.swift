@@ -80,21 +80,42 @@ extension MarkdownReporter {
         return points
     }
 
-    /// Bars of each group's measured exchanges per second: the ops/s of its `exchange` row
-    /// (or its last step's) in the tables and in results.csv, the same number.
+    /// Bars of each group's speed, which the flows' weights do not set: exchanges per
+    /// CPU-second (1 ÷ its mean work per exchange, `Step.work`) when every group read its
+    /// steps' usage, else exchanges per second of one client's time (1 ÷ its mean exchange
+    /// time). Not the tables' ops/s: in the closed model every client picks its flow by
+    /// weight, so a group's share of the run's exchanges follows its weight, not its speed
+    /// (the quickstart's pq, weight 2 and ×7 slower, had twice the others' ops/s).
     static func throughputChart(_ result: RunResult) -> ThroughputChart {
+        let clients = result.groups.filter { !$0.isServerSide }
+        let onWork = !clients.isEmpty && clients.allSatisfy { ($0.steps[.work]?.totalCount ?? 0) > 0 }
         let pairs = result.groups.map { Self.suiteAndProvider($0.key).joined(separator: " / ") }
         let bars = result.groups.enumerated().compactMap { index, group -> ThroughputChart.Bar? in
             // The server's own groups have no exchange: they are not a client's throughput.
-            guard !group.isServerSide, let row = result.throughputRow(of: group), row.statistics.count > 0 else {
-                return nil
-            }
+            guard !group.isServerSide, let rate = Self.speed(group, onWork: onWork) else { return nil }
             var label = pairs[index]
             if pairs.filter({ $0 == pairs[index] }).count > 1 { label = "\(group.key.flow): " + label }
             if group.insecure { label += " (insecure)" }
-            return ThroughputChart.Bar(label: label, value: row.statistics.opsPerSecond, insecure: group.insecure)
+            return ThroughputChart.Bar(label: label, value: rate, insecure: group.insecure)
         }
-        return ThroughputChart(title: "Exchanges per second, as measured (the tables' ops/s)", bars: bars)
+        let title =
+            onWork
+            ? "Exchanges per CPU-second: 1 ÷ the mean work per exchange (client and server CPU), whatever the weights"
+            : "Exchanges per second of one client's time: 1 ÷ the mean exchange time (service time in the open model), whatever the weights"
+        return ThroughputChart(title: title, bars: bars)
+    }
+
+    /// A group's speed for the chart (`throughputChart`); nil without samples.
+    static func speed(_ group: GroupResult, onWork: Bool) -> Double? {
+        let service = Step(Step.exchange.name + ".service")
+        let step: Step =
+            onWork
+            ? .work
+            : group.steps[service] != nil ? service
+            : group.steps[.exchange] != nil ? .exchange : group.orderedSteps.last?.step ?? .exchange
+        guard let histogram = group.steps[step], histogram.totalCount > 0 else { return nil }
+        let mean = histogram.specialisedMean
+        return mean > 0 ? 1e9 / mean : nil
     }
 
     /// The over-time chart: each group's exchanges per interval; nil when the run kept no intervals.

@@ -51,6 +51,15 @@ public struct MarkdownReporter: Reporter {
     // MARK: The document
 
     /// The Markdown text; `latencyCharts` holds a chart file name per group, or nothing without charts.
+    /// What the speed chart draws (`throughputChart`), in a sentence.
+    static func speedCaption(_ result: RunResult) -> String {
+        let clients = result.groups.filter { !$0.isServerSide }
+        let onWork = !clients.isEmpty && clients.allSatisfy { ($0.steps[.work]?.totalCount ?? 0) > 0 }
+        return onWork
+            ? "Exchanges per CPU-second: 1 s ÷ the mean work of an exchange (the CPU time of its steps, client and server)."
+            : "What one client does back to back: 1 s ÷ the mean exchange time (service time in the open model)."
+    }
+
     private func markdown(_ result: RunResult, latencyCharts: [String]) -> String {
         let metadata = result.metadata
         var lines: [String] = ["# \(metadata.scenario) — crypto-lab run", ""]
@@ -66,6 +75,7 @@ public struct MarkdownReporter: Reporter {
         if let warning = result.cpu?.warning { lines += ["> ⚠️ **Generator saturated.** \(warning)", ""] }
         lines += Self.summary(result)
         lines += Self.thresholds(result)
+        lines += Self.comparisons(result)
         var flows: [String] = []
         for group in result.groups where !flows.contains(group.key.flow) { flows.append(group.key.flow) }
         // One unit for every table, so groups read side by side.
@@ -90,10 +100,11 @@ public struct MarkdownReporter: Reporter {
         lines += Self.calibration(result)
         if self.charts {
             lines += [
-                "## Charts", "", "### Exchanges per second by suite × provider", "",
-                "What one client does back to back: 1 s ÷ the mean exchange time (service time in the open model)."
-                    + " The tables' ops/s is each group's share of this run's measured throughput, which follows the weights.",
-                "", "![Exchanges per second by suite and provider](\(Self.throughputChartName))", "",
+                "## Charts", "", "### Speed by suite × provider", "",
+                Self.speedCaption(result)
+                    + " Not the tables' ops/s: that is each group's share of this run's measured throughput, which follows"
+                    + " the flows' weights, not their speed.",
+                "", "![Speed by suite and provider: exchanges per second of one client, or per CPU-second](\(Self.throughputChartName))", "",
                 "### Latency by percentile", "",
             ]
             for (group, name) in zip(result.groups, latencyCharts) {

@@ -86,8 +86,19 @@ extension VerdictSuite {
     public init(comparison: Comparison) {
         var cases: [Case] = []
         for (index, candidate) in comparison.candidates.enumerated() {
+            if let changed = comparison.machineChanged[index] {
+                // A gate does not pass on a candidate it could not judge (`lab compare` exits 3).
+                cases.append(
+                    Case(
+                        name: "\(candidate.label): as a whole",
+                        seconds: 0,
+                        failure: ("not judged: \(changed)", "\(candidate.label) was not judged: \(changed)")
+                    )
+                )
+                continue
+            }
             let common = comparison.common[index]
-            let whole = "×\(Numbers.fixed(common.median, 3)), \(common.together) of \(common.steps) steps together"
+            let whole = "×\(Numbers.fixed(common.median, 3)), \(common.together) of \(common.steps) \(common.unit) together"
             cases.append(
                 Case(
                     name: "\(candidate.label): as a whole",
@@ -105,7 +116,8 @@ extension VerdictSuite {
                     Case(
                         name: name,
                         seconds: 0,
-                        failure: cell.verdict == .slower ? ("slower: \(ratio)", "\(name): slower, \(ratio)") : nil
+                        failure: cell.verdict == .slower
+                            ? ("slower: \(ratio)", comparison.sentence(row, candidate: index).map { "\($0), \(ratio)" } ?? "\(name): slower, \(ratio)") : nil
                     )
                 )
             }

@@ -17,7 +17,7 @@ import FoundationXML
     /// the columns is a test failure.
     static let documentedHeader =
         "flow,suite,provider,transport,step,run,role,count,p50_us,p99_us,ops_per_s,p50_ratio,p99_ratio,ops_ratio,"
-        + "p_value,verdict,relative_ratio,floor,run_factor"
+        + "p_value,verdict,relative_ratio,floor,run_factor,measure,note"
 
     /// A seeded generator, so every histogram here is the same on every run.
     struct Generator: RandomNumberGenerator {
@@ -189,8 +189,8 @@ import FoundationXML
         #expect(cells[.sign]?.verdict == .slower, "15% in a 250 µs step")
         // The floors reach the CSV.
         let csv = ComparisonReport(comparison).csv()
-        #expect(csv.contains(",0.25,1.0000\n"))
-        #expect(csv.contains(",0.10,1.0000\n"))
+        #expect(csv.contains(",0.25,1.0000,time,"))
+        #expect(csv.contains(",0.10,1.0000,time,"))
     }
 
     /// Eight steps of 100–900 µs, each ×`scales[i]` in the candidate.
@@ -228,7 +228,7 @@ import FoundationXML
         #expect(abs((encrypt?.relativeRatio ?? 0) - 1.25) < 0.05)
         #expect(comparison.isSlower(candidate: 0))
         let markdown = ComparisonReport(comparison).markdown()
-        #expect(markdown.contains("**busy**: 🔴 **slower as a whole**: common factor ×1.1"), "\(markdown)")
+        #expect(markdown.contains("**busy**: 🔴 **1 slower** of the 8 steps judged; 🔴 **slower as a whole**: common factor ×1.1"), "\(markdown)")
         // Judged by its own ratios, every step is slower.
         let absolute = Comparison(baseline: base, candidates: [busy], commonShare: 2)
         #expect(absolute.common[0].applies == false)

@@ -1,4 +1,5 @@
 import Foundation
+import Histogram
 import LabCore
 import LabReport
 import LabResults
@@ -20,20 +21,38 @@ import Testing
         #expect(units == ["µs"], "units: \(units)")
     }
 
-    @Test("throughput.svg draws each group's ops/s as the tables and results.csv give it, not 1 s ÷ mean")
-    func throughputChartIsTheTablesOps() throws {
-        let result = Fixture.result()
-        let (directory, _) = try MarkdownReporterTests.write(result)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let svg = try String(contentsOf: directory.appendingPathComponent("throughput.svg"), encoding: .utf8)
-        for group in result.groups {
-            let exchange = try #require(result.statistics(group, .exchange) ?? result.statistics(group, Step("login")))
-            // The fixture's rates are under 1,000/s: no thousands separator.
-            let drawn = String(format: "%.1f", exchange.opsPerSecond) + "/s"
-            #expect(svg.contains(">\(drawn)<"), "\(group.key): \(drawn) not in the chart")
-            let mean = String(format: "%.1f", 1e9 / exchange.mean) + "/s"
-            #expect(!svg.contains(">\(mean)<"), "\(group.key): 1 s ÷ mean drawn")
+    @Test("throughput.svg draws each group's speed, 1 s ÷ its mean exchange (or work), not its weighted ops/s")
+    func throughputChartIsSpeed() throws {
+        var result = Fixture.result()
+        func check(_ result: RunResult, _ step: (GroupResult) -> Step, caption: String) throws {
+            let (directory, _) = try MarkdownReporterTests.write(result)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            // Without thousands separators, as the figures below are written.
+            let svg = try String(contentsOf: directory.appendingPathComponent("throughput.svg"), encoding: .utf8)
+                .replacingOccurrences(of: ",", with: "")
+            for group in result.groups {
+                let exchange = try #require(result.statistics(group, .exchange) ?? result.statistics(group, Step("login")))
+                let drawnStep = group.steps[step(group)] != nil ? step(group) : Step("login")
+                let speed = try #require(result.statistics(group, drawnStep))
+                let drawn = String(format: "%.1f", 1e9 / speed.mean) + "/s"
+                #expect(svg.contains(">\(drawn)<"), "\(group.key): \(drawn) not in the chart")
+                let ops = String(format: "%.1f", exchange.opsPerSecond) + "/s"
+                #expect(ops == drawn || !svg.contains(">\(ops)<"), "\(group.key): the weighted ops/s drawn")
+            }
+            let report = try MarkdownReporterTests.report(in: directory)
+            #expect(report.contains(caption), "\(report)")
         }
+        try check(result, { _ in .exchange }, caption: "What one client does back to back: 1 s ÷ the mean exchange time")
+        // With every group's work read, the chart draws exchanges per CPU-second.
+        for index in result.groups.indices {
+            var work = StepDetail.histogram()
+            let exchange = try #require(result.groups[index].steps[.exchange] ?? result.groups[index].steps[Step("login")])
+            for value in exchange.recordedValues() {
+                _ = work.record(UInt64(Double(value.value) * 0.37), count: value.count)
+            }
+            result.groups[index].steps[.work] = work
+        }
+        try check(result, { _ in .work }, caption: "Exchanges per CPU-second: 1 s ÷ the mean work of an exchange")
     }
 
     @Test("The summary gives each error kind with its first message")

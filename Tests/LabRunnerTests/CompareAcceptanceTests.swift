@@ -90,7 +90,9 @@ import Testing
         let markdown = try String(contentsOf: out.appendingPathComponent("comparison.md"), encoding: .utf8)
         let secondLine = markdown.split(separator: "\n").first { $0.hasPrefix("- **second**") } ?? ""
         #expect(secondLine.contains("no significant change in any of the"), "\(secondLine)")
-        #expect(markdown.contains("`cx x25519 swift-crypto · sign` slower"))
+        // The slowed run named first, as slower than the baseline.
+        #expect(markdown.contains("  - slowed ×"), "\(markdown)")
+        #expect(markdown.contains("slower than first: cx x25519 swift-crypto · sign (p50"), "\(markdown)")
         for chart in ["comparison-1-second.svg", "comparison-2-slowed.svg"] {
             let svg = try String(contentsOf: out.appendingPathComponent(chart), encoding: .utf8)
             #expect(svg.hasPrefix("<svg") || svg.hasPrefix("<?xml"), "\(chart)")

@@ -13,12 +13,19 @@ struct Compare: AsyncParsableCommand {
             moves when a Mann–Whitney U test over both runs' histograms is significant (p < --alpha) and it \
             moved by more than --threshold (--short-threshold for a step under 100 µs); the p99 when the \
             share of samples above the pooled p99 differs significantly and it moved by more than twice \
-            that; ops/s (on the exchange row) when it moved by more than --threshold. A step is slower when \
-            any figure moved the slow way; the verdict names them. When three quarters of a run's steps \
+            that; ops/s (on the exchange row) when the runs' per-interval rates differ significantly and it \
+            moved by more than --threshold. A step is slower when any figure moved the slow way; each \
+            verdict is a sentence naming the slower side first. When a run was saturated or its exchanges \
+            mostly waited, and every run read its steps' usage (report.stepUsage), steps are judged on their \
+            CPU time and exchanges on their work (exchange.work); a saturated run's exchange time is not \
+            judged. Runs whose threads waited for a core for shares 5 points apart ran on a machine that \
+            changed: nothing of them is judged. A warning names what else differs (scenario, transport, \
+            load model, host, cores, build). When three quarters of a run's steps \
             moved together, their median ratio is reported as the run's common factor and each step is \
             judged against it (--absolute: never). Writes comparison.md (with an SVG chart per candidate) \
             and comparison.csv. Exit codes: 0 compared; 1 bad input; 2 with --fail-on-slower, a step or \
-            a whole run got slower. A candidate that shares no group with the baseline is \
+            a whole run got slower; 3 with --fail-on-slower, a candidate ran with other CPU to spare than \
+            the baseline (another machine, or something beside it), so nothing of it was judged. A candidate that shares no group with the baseline is \
             bad input (exit 1). RUN#SELECTOR compares some groups of a run: #{provider=openssl}, \
             #cx{suite=x25519}; fields two selectors set differently are compared across, so \
             'lab compare R#{provider=swift-crypto} R#{provider=openssl}' sets each suite on one provider \
@@ -116,7 +123,18 @@ struct Compare: AsyncParsableCommand {
             for index in loaded.indices where !seen.insert(loaded[index].label).inserted {
                 loaded[index].label += " (\(index + 1))"
             }
-            let comparison = Comparison(
+            // Fields two selections set differently: the sides are named by their values
+            // ("openssl ×1.77 slower than swift-crypto"), and row labels leave them out.
+            let across = GroupSelection.keys.filter { field in
+                let values = selections.map { $0?.filters[field] }
+                return values.allSatisfy { $0 != nil } && Set(values.compactMap { $0 }).count > 1
+            }
+            if !across.isEmpty {
+                for index in loaded.indices {
+                    loaded[index].name = across.compactMap { selections[index]?.filters[$0] }.joined(separator: " ")
+                }
+            }
+            var comparison = Comparison(
                 baseline: loaded[0],
                 candidates: Array(loaded.dropFirst()),
                 threshold: threshold,
@@ -125,6 +143,7 @@ struct Compare: AsyncParsableCommand {
                 alpha: self.alpha,
                 judgesThroughput: !oneRun
             )
+            comparison.across = across
             try Self.requireSomethingCompared(comparison)
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) } ?? Run.defaultDirectory(named: "compare", at: Date())
@@ -145,6 +164,9 @@ struct Compare: AsyncParsableCommand {
             }
             let slower = comparison.candidates.indices.contains { comparison.isSlower(candidate: $0) }
             if self.failOnSlower, slower { throw ExitCode(2) }
+            // A gate does not pass on runs it could not judge.
+            let unjudged = comparison.candidates.indices.contains { comparison.isUnjudged(candidate: $0) }
+            if self.failOnSlower, unjudged { throw ExitCode(3) }
         }
     }
 

@@ -1,0 +1,89 @@
+import Foundation
+import LabCore
+import LabReport
+import LabResults
+import LabTesting
+import Testing
+
+/// Issue 50's chooser: "for 200 clients over TCP on loopback, which is faster per exchange,
+/// x25519 or pq, and on which provider?" A closed model of 200 clients saturates this
+/// machine: every exchange waits in the queue for tens of milliseconds, and the exchanges'
+/// times could not tell the suites apart. The run's comparisons must judge the work, say
+/// that the latencies measure the queue, and answer as an unsaturated run of the same flows
+/// does. In the saturation tier: it is about the process's demand for the cores, which other
+/// tests' processes would take. Its bounds are ratios measured in the same test, so a busy
+/// core beside it moves both runs alike.
+@Suite(.tier(.saturation)) struct SaturatedComparisonTests {
+    static func scenario(name: String, load: String) -> String {
+        """
+        { "name": "\(name)",
+          "server": { "transport": "tcp", "provider": "swift-crypto", "listen": "127.0.0.1:0" },
+          "clients": { "count": 200, "rampUp": "200 ms" },
+          "load": \(load),
+          "flows": [
+            { "flow": "cx", "suite": "x25519", "provider": "swift-crypto" },
+            { "flow": "cx", "suite": "x25519", "provider": "openssl" },
+            { "flow": "cx", "suite": "pq", "provider": "swift-crypto" } ],
+          "report": { "formats": ["json", "markdown"], "stepUsage": true } }
+        """
+    }
+
+    /// The pair that differs in `dimension`, as the run's report compares it.
+    static func pair(_ result: RunResult, _ dimension: String) throws -> InRunComparison.Pair {
+        try #require(InRunComparison.pairs(result).first { $0.dimension == dimension })
+    }
+
+    @Test("200 clients over TCP: pq slower than x25519, openssl than swift-crypto, on work that a run at a carried rate agrees with")
+    func saturatedRunJudgesTheWork() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (_, saturated) = try await CPUTests.run(
+            Self.scenario(
+                name: "saturated",
+                load: #"{ "model": "closed", "iterations": 10, "warmupIterations": 2, "deadline": "5 min" }"#
+            ),
+            named: "saturated",
+            in: folder
+        )
+        let report = try String(contentsOf: folder.appendingPathComponent("saturated/report.md"), encoding: .utf8)
+        let cpu = try #require(saturated.cpu)
+        // 200 clients on this machine's cores: the queue, whatever else runs beside.
+        #expect(cpu.saturated, "\(cpu)")
+        #expect(report.contains("**What is judged.** The run was saturated"), "\(report.prefix(3_000))")
+        #expect(report.contains("its exchanges waited in the machine's queue, so this compares the work"))
+        #expect(report.contains("run an open model"))
+        let suites = try Self.pair(saturated, "suite")
+        let providers = try Self.pair(saturated, "provider")
+        for pair in [suites, providers] {
+            let whole = try #require(pair.whole)
+            #expect(whole.row.step == .work, "\(pair.dimension): judged on \(whole.row.step.name)")
+            #expect(whole.row.cells[0].verdict == .slower, "\(pair.sentence ?? "")")
+            #expect(report.contains("- " + (pair.sentence ?? "?")), "\(pair.sentence ?? "")")
+        }
+        #expect(suites.sentence?.hasPrefix("pq ×") == true, "\(suites.sentence ?? "")")
+        #expect(suites.sentence?.contains("slower than x25519") == true)
+        #expect(providers.sentence?.hasPrefix("openssl ×") == true, "\(providers.sentence ?? "")")
+        #expect(providers.sentence?.contains("slower than swift-crypto") == true)
+
+        // The same flows at 30% of the rate the saturated run carried: nothing queues.
+        let carried = Double(saturated.completedIterations) / (Double(saturated.measuredNanoseconds) / 1e9)
+        let rate = max(20, Int(0.3 * carried))
+        let (_, open) = try await CPUTests.run(
+            Self.scenario(
+                name: "open",
+                load: #"{ "model": "open", "rate": \#(rate), "duration": "4 s", "warmup": "500 ms", "deadline": "2 min" }"#
+            ),
+            named: "open",
+            in: folder
+        )
+        #expect(open.cpu?.saturated == false, "\(String(describing: open.cpu))")
+        for dimension in ["suite", "provider"] {
+            let loaded = try #require(try Self.pair(saturated, dimension).whole?.estimate)
+            let calm = try Self.pair(open, dimension)
+            let unloaded = try #require(calm.whole?.estimate)
+            #expect(calm.whole?.row.step == .work, "the same measure: \(calm.sentence ?? "")")
+            let apart = max(loaded.ratio / unloaded.ratio, unloaded.ratio / loaded.ratio)
+            #expect(apart <= 1.25, "\(dimension): ×\(loaded.ratio) saturated, ×\(unloaded.ratio) at \(rate)/s")
+        }
+    }
+}
