@@ -25,6 +25,10 @@ extension Shard: ExpressibleByArgument {
 /// `lab run --test-slowdown STEP=PERCENT%` (test only), e.g. `encrypt=25%`: the step made
 /// that much slower with real work (`StepSlowdown`).
 struct Slowdown: ExpressibleByArgument {
+    /// The steps `--test-slowdown exchange.work=P%` slows: cx/1's steps of an exchange, each
+    /// side's, so that its work (`Step.work`) grows by P%.
+    static let workSteps: [Step] = [.keygenSession, .encode, .decode, .wrap, .unwrap, .encrypt, .decrypt, .sign, .verify]
+
     var step: Step
     /// 0.25 for 25%.
     var fraction: Double

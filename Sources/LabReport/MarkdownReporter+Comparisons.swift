@@ -14,9 +14,7 @@ extension MarkdownReporter {
         }
         for pair in pairs {
             guard let sentence = pair.sentence else { continue }
-            let verdict = pair.whole?.row.cells[0].verdict
-            let mark = verdict == .slower || verdict == .faster ? "" : " (no verdict)"
-            lines.append("- " + Self.cell(sentence) + mark)
+            lines.append("- " + Self.cell(sentence))
         }
         return lines + [""]
     }

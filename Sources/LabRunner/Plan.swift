@@ -67,6 +67,9 @@ public struct Plan: Sendable {
     /// their own time (0.25 = 25% slower; see `StepSlowdown`), so comparisons and checks can
     /// be shown to find a real slowdown. Empty in every normal run.
     public package(set) var slowdowns: [Step: Double] = [:]
+    /// Test-only: the client provider whose groups alone are slowed (`--test-slowdown-provider`);
+    /// nil: every group.
+    public package(set) var slowedProvider: String? = nil
     /// What the results say of the run (`RunOptions.provenance`).
     public package(set) var provenance = RunProvenance()
 }
@@ -83,6 +86,8 @@ public struct RunOptions: Sendable {
     public var formats: [String]
     /// Test-only: steps made slower on purpose (`--test-slowdown`).
     public var slowdowns: [Step: Double]
+    /// Test-only: the client provider whose groups alone are slowed; nil: every group.
+    public var slowedProvider: String?
     /// What the results say of the run: its id (`--run-id`; nil: a new one, or none for a
     /// shard), the user's labels (`--tag`) and the lab that ran it.
     public var provenance: RunProvenance
@@ -94,8 +99,10 @@ public struct RunOptions: Sendable {
         startAt: Date? = nil,
         formats: [String] = [],
         slowdowns: [Step: Double] = [:],
+        slowedProvider: String? = nil,
         provenance: RunProvenance = RunProvenance()
     ) {
+        self.slowedProvider = slowedProvider
         self.dataDirectory = dataDirectory
         self.shard = shard
         self.startAt = startAt
@@ -139,6 +146,7 @@ extension Plan {
         plan.startAt = options.startAt
         plan.scenario.report.formats += options.formats.filter { !self.scenario.report.formats.contains($0) }
         plan.slowdowns = options.slowdowns
+        plan.slowedProvider = options.slowedProvider
         plan.provenance = options.provenance
         return plan
     }

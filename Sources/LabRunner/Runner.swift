@@ -25,7 +25,11 @@ public struct Runner: Sendable {
             ? mine.count * perClient
             : Self.share(of: Self.openExchanges(scenario.load), population: scenario.clients.count, clients: mine)
         self.progress = RunProgress(planned: planned)
-        self.slowdown = StepSlowdown(plan.slowdowns, groups: plan.flows.count)
+        self.slowdown = StepSlowdown(
+            plan.slowdowns,
+            groups: plan.flows.count,
+            slowed: plan.slowedProvider.map { name in plan.flows.map { $0.setup.clientProvider.name == name } }
+        )
     }
 
     static func openExchanges(_ load: LoadSpec) -> Int {

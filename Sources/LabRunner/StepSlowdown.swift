@@ -139,6 +139,8 @@ package final class StepSlowdown: Sendable {
     }
 
     private let fractions: [Step: Double]
+    /// Per group, whether it is slowed (`--test-slowdown-provider`); nil: every group.
+    private let slowedGroups: [Bool]?
     /// Each slowed step's place among the entries (by name order).
     private let slots: [Step: Int]
     private let groups: Int
@@ -157,7 +159,8 @@ package final class StepSlowdown: Sendable {
     /// which only the slowed runs brought the slowdown's types in counted each step up to
     /// 1.7% more in a debug build (the cache's probes and key comparisons, from callgrind's
     /// per-step dumps of a run with `sign` slowed against one without, 2026-11-24).
-    package init?(_ fractions: [Step: Double], groups: Int) {
+    package init?(_ fractions: [Step: Double], groups: Int, slowed: [Bool]? = nil) {
+        self.slowedGroups = slowed
         guard !fractions.isEmpty || WorkCounter.isActive else { return nil }
         // Allocated at the same sizes whatever is slowed (room for `maxSlowedSteps`), so that
         // a counted run that slows a step leaves the heap as one that slows none: a table or
@@ -211,7 +214,8 @@ package final class StepSlowdown: Sendable {
 
     /// The entry of `part` of `step` in `group`, if that part can be slowed.
     private func index(group: Int, _ step: Step, part: Int) -> Int? {
-        guard let slot = self.slots[step], group >= 0, group < self.groups, part >= 0, part < Self.partsPerStep
+        guard let slot = self.slots[step], group >= 0, group < self.groups, part >= 0, part < Self.partsPerStep,
+            self.slowedGroups.map({ group < $0.count && $0[group] }) ?? true
         else { return nil }
         return (group * self.slots.count + slot) * Self.partsPerStep + part
     }

@@ -67,4 +67,19 @@ import LabRunner
         let second = slowdown.rounds(group: 0, .decode, part: 1)
         #expect(Self.close(first, 200_000) && Self.close(second, 5_000), "\(first), \(second)")
     }
+
+    @Test("--test-slowdown-provider: only the groups it names get added work; the others run as they are")
+    func onlyTheNamedGroups() throws {
+        let slowdown = try #require(StepSlowdown([.sign: 0.5], groups: 2, slowed: [false, true]))
+        for _ in 0..<(StepSlowdown.calibrationSamples + 2) {
+            for group in 0..<2 {
+                let rounds = slowdown.rounds(group: group, .sign, part: 0)
+                if group == 0 { #expect(rounds == 0, "an unslowed group got \(rounds) rounds") }
+                if rounds > 0 { slowdown.added(group: group, .sign, part: 0, took: UInt64(rounds)) }
+                slowdown.observe(group: group, .sign, part: 0, StepSample(nanoseconds: 100_000 + UInt64(rounds)))
+            }
+        }
+        #expect(slowdown.rounds(group: 1, .sign, part: 0) > 0, "the named group is slowed")
+        #expect(slowdown.unslowed.isEmpty)
+    }
 }

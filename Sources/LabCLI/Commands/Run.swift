@@ -93,6 +93,9 @@ struct Run: AsyncParsableCommand {
     @Option(help: ArgumentHelp(valueName: "STEP=PERCENT%", visibility: .hidden))
     var testSlowdown: [Slowdown] = []
 
+    @Option(help: ArgumentHelp(valueName: "PROVIDER", visibility: .hidden))
+    var testSlowdownProvider: String?
+
     @Flag(
         help:
             "Serve the run second by second while it runs: a page at http://HOST:PORT/ (server-sent events at /events, Prometheus text at /metrics), closed when the run ends."
@@ -169,9 +172,13 @@ struct Run: AsyncParsableCommand {
                     startAt: self.startAt?.date,
                     formats: self.formats,
                     slowdowns: Dictionary(
-                        self.testSlowdown.map { ($0.step, $0.fraction) },
+                        self.testSlowdown.flatMap { slowdown in
+                            // `work=P%`: every step of an exchange's work (cx/1's), as a slower provider would.
+                            (slowdown.step == .work ? Slowdown.workSteps : [slowdown.step]).map { ($0, slowdown.fraction) }
+                        },
                         uniquingKeysWith: { _, last in last }
                     ),
+                    slowedProvider: self.testSlowdownProvider,
                     provenance: RunProvenance(
                         runId: self.runId,
                         tags: Dictionary(self.tags.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last }),
