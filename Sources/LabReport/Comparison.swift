@@ -243,9 +243,18 @@ public struct Comparison: Sendable {
     /// exchanges judged on their work: 50%.
     public static let mostlyWaiting = 0.5
     /// Two runs whose threads waited for a core for shares of the cores' time this far apart
-    /// ran on machines with different CPU to spare: 5 points (a same-priority busy loop on
-    /// one of two cores moved the quickstart's from 0.3% to 37%).
-    public static let waitingChange = 0.05
+    /// ran on machines with different CPU to spare: 10 points (a same-priority busy loop on
+    /// one of two cores moved the quickstart's from 0.3% to 37%; something else's 70 ms in a
+    /// 0.9 s quickstart, to 8%).
+    public static let waitingChange = 0.10
+    /// Reference operations (`Calibration`) this much slower or faster in one run than in
+    /// the other, sample for sample, mean the machine ran at another speed: 5%. This VM's
+    /// host has speed states: in 20 pairs of quickstarts (2026-11-28) the one whose groups'
+    /// work all moved by ×0.65–0.83 had the calibration ×0.90 apart.
+    public static let calibrationChange = 0.05
+    /// Whether rows are judged though the machine changed (`lab compare
+    /// --despite-machine-change`): the verdict still says it changed.
+    public var judgesDespiteMachineChange = false
     /// Intervals each run needs for its ops/s to be judged: 5.
     public static let rateIntervals = 5
 
@@ -259,8 +268,10 @@ public struct Comparison: Sendable {
         commonShare: Double = 0.75,
         alpha: Double = 0.001,
         minimumSamples: UInt64 = 10,
-        judgesThroughput: Bool = true
+        judgesThroughput: Bool = true,
+        despiteMachineChange: Bool = false
     ) {
+        self.judgesDespiteMachineChange = despiteMachineChange
         self.judgesThroughput = judgesThroughput
         self.baseline = baseline
         self.candidates = candidates
@@ -272,7 +283,9 @@ public struct Comparison: Sendable {
         self.minimumSamples = minimumSamples
         self.crossTransport = candidates.map { _ in [:] }
         self.conditions = Self.conditions(of: [baseline] + candidates, oneRun: commonShare > 1 && !judgesThroughput)
-        self.machineChanged = candidates.map { Self.machineChange(baseline, $0) }
+        // Groups of one run shared its machine, whatever it did: no change to speak of.
+        let oneRun = commonShare > 1 && !judgesThroughput
+        self.machineChanged = candidates.map { oneRun ? nil : Self.machineChange(baseline, $0) }
         let base = baseline.result
         // Per row and candidate, both histograms, for the verdicts once the common factor is known.
         var pairs: [[(Histogram<UInt64>, Histogram<UInt64>)?]] = []
@@ -296,7 +309,7 @@ public struct Comparison: Sendable {
                         other ?? otherWall,
                         StepStatistics(other ?? otherWall, window: candidates[index].result.measuredNanoseconds)
                     )
-                    if let reason = self.machineChanged[index] {
+                    if let reason = self.machineChanged[index], !despiteMachineChange {
                         cell.verdict = .notJudged
                         cell.note = reason
                     } else if let unjudged {
@@ -467,12 +480,37 @@ public struct Comparison: Sendable {
             return "the machine changed: '\(baseline.sentenceName)' ran on \(one.cores) cores of \(one.cpu), "
                 + "'\(candidate.sentenceName)' on \(other.cores) of \(other.cpu)"
         }
+        if let speed = Self.calibrationChange(baseline, candidate) { return speed }
         guard let first = Self.waitingFraction(baseline.result), let second = Self.waitingFraction(candidate.result),
             abs(first - second) > Self.waitingChange
         else { return nil }
         return "the machine changed: the threads of '\(baseline.sentenceName)' waited for a core \(Self.percent(first)) "
             + "of the cores' time, those of '\(candidate.sentenceName)' \(Self.percent(second)) (something else ran "
             + "beside one of them), so their times and rates differ by what the machine had to spare"
+    }
+
+    /// The sentence that says the machine ran at another speed, by the runs' reference
+    /// operations (the calibration unit: RSA-2048 sign × AES-128-CBC 16 KiB, geometric
+    /// mean), sample by sample: the first of each run against the other's first, the last
+    /// against the last. Not the first against the last of one run: after a second of both
+    /// cores busy this host runs the same operations up to 18% slower than before the run
+    /// (its clock), in every run alike. Nil when each pair held within `calibrationChange`,
+    /// or a run has none.
+    static func calibrationChange(_ baseline: Run, _ candidate: Run) -> String? {
+        func units(_ run: Run) -> [Double]? {
+            let units = run.result.calibration?.samples.map(\.unit).filter { $0 > 0 } ?? []
+            return units.isEmpty ? nil : units
+        }
+        guard let one = units(baseline), let other = units(candidate) else { return nil }
+        func microseconds(_ value: Double) -> String { Numbers.fixed(value / 1_000, 1) + " µs" }
+        for (name, first, second) in [("first", one.first!, other.first!), ("last", one.last!, other.last!)] {
+            let ratio = second / first
+            guard abs(log(ratio)) > log1p(Self.calibrationChange) else { continue }
+            return "the machine ran at another speed: its reference operations (the calibration unit, \(name) sample)"
+                + " took \(microseconds(first)) in '\(baseline.sentenceName)' and \(microseconds(second)) in"
+                + " '\(candidate.sentenceName)', ×\(Numbers.fixed(ratio, 2))"
+        }
+        return nil
     }
 
     /// The share of its cores' time a run's threads spent waiting for one; nil if unknown.
@@ -494,7 +532,9 @@ public struct Comparison: Sendable {
         guard self.judgesThroughput else {
             return "ops/s not judged: a group's ops/s in a run is its share of the run's rate, which follows the flows' weights"
         }
-        if let changed = self.machineChanged[index] { return "ops/s not judged: \(changed)" }
+        if let changed = self.machineChanged[index] {
+            return "ops/s not judged: \(changed)"
+        }
         if self.conditions.exchangeUnjudged { return "ops/s not judged: the queue set it" }
         let runs = [self.baseline.result, self.candidates[index].result]
         guard runs.allSatisfy({ ($0.intervals.map { Self.wholeIntervals($0).count } ?? 0) >= Self.rateIntervals }) else {
@@ -657,7 +697,9 @@ public struct Comparison: Sendable {
     }
 
     /// Whether nothing of candidate `index` could be judged: the machine changed.
-    public func isUnjudged(candidate index: Int) -> Bool { self.machineChanged[index] != nil }
+    public func isUnjudged(candidate index: Int) -> Bool {
+        self.machineChanged[index] != nil && !self.judgesDespiteMachineChange
+    }
 
     /// Whether candidate `index` got slower: a step, or the run as a whole.
     public func isSlower(candidate index: Int) -> Bool {

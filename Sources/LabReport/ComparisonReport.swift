@@ -172,13 +172,17 @@ public struct ComparisonReport: Sendable {
         let comparison = self.comparison
         var lines = ["## Verdicts", ""] + self.basisParagraph()
         for (index, candidate) in comparison.candidates.enumerated() {
-            let name = "- **\(MarkdownReporter.cell(candidate.label))**: "
+            var name = "- **\(MarkdownReporter.cell(candidate.label))**: "
             if let changed = comparison.machineChanged[index] {
-                lines.append(
-                    name + "⚠️ **not judged**: \(MarkdownReporter.cell(changed)). Run both on the same quiet machine,"
-                        + " or interleave parts of each and merge them (`lab merge`)."
-                )
-                continue
+                guard comparison.judgesDespiteMachineChange else {
+                    lines.append(
+                        name + "⚠️ **not judged**: \(MarkdownReporter.cell(changed)). Run both on the same quiet machine,"
+                            + " or interleave parts of each and merge them (`lab merge`); `--despite-machine-change`"
+                            + " judges them anyway."
+                    )
+                    continue
+                }
+                name += "⚠️ \(MarkdownReporter.cell(changed)); judged anyway (`--despite-machine-change`): "
             }
             let verdicts = comparison.rows.map { $0.cells[index].verdict }
             let judged = verdicts.filter { $0 == .noChange || $0.isChange }.count
@@ -331,8 +335,11 @@ public struct ComparisonReport: Sendable {
                 lines.append("  warning: not like for like: " + found.joined(separator: "; "))
             }
             if let changed = comparison.machineChanged[index] {
-                lines.append("  NOT JUDGED: \(changed)")
-                continue
+                guard comparison.judgesDespiteMachineChange else {
+                    lines.append("  NOT JUDGED: \(changed)")
+                    continue
+                }
+                lines.append("  warning: \(changed); judged anyway")
             }
             if index == 0, !comparison.conditions.reasons.isEmpty {
                 lines.append(

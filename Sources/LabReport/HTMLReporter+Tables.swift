@@ -23,6 +23,9 @@ extension HTMLReporter {
                         + " process, so no common factor is taken out, and ops/s is not judged: it follows the flows' weights."
                 )
             ),
+            .unwrap(pairs.first?.basisNote) { note in
+                .p(.class("basis"), .strong("What is judged. "), .text(MarkdownReporter.capitalized(note) + "."))
+            },
             .ul(
                 .class("verdicts"),
                 .forEach(pairs) { pair in

@@ -86,7 +86,7 @@ extension VerdictSuite {
     public init(comparison: Comparison) {
         var cases: [Case] = []
         for (index, candidate) in comparison.candidates.enumerated() {
-            if let changed = comparison.machineChanged[index] {
+            if let changed = comparison.machineChanged[index], comparison.isUnjudged(candidate: index) {
                 // A gate does not pass on a candidate it could not judge (`lab compare` exits 3).
                 cases.append(
                     Case(

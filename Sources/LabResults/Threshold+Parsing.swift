@@ -2,6 +2,12 @@ public import LabCore
 
 /// Reading a threshold's metric and condition as scenarios write them (docs/scenarios.md).
 extension Threshold {
+    /// Why a step the runner adds on request is missing: `exchange.work` and
+    /// `exchange.waiting` are recorded with `report.stepUsage` only.
+    static func usageHint(_ step: String) -> String {
+        step == Step.work.name || step == Step.waiting.name ? " ('\(step)' is recorded with report.stepUsage: true)" : ""
+    }
+
     /// Parses a metric and condition; `flows` maps each label and flow name to the steps it records.
     ///
     /// Returns the problems (one message each) when it does not parse.
@@ -93,7 +99,7 @@ extension Threshold {
                 return .failure(
                     ThresholdProblem(
                         inMetric: true,
-                        "no step '\(stepName)' in flow '\(target.flow ?? "")'\(suggestion(for: stepName, in: names)) (steps: \(names.joined(separator: ", ")))"
+                        "no step '\(stepName)' in flow '\(target.flow ?? "")'\(suggestion(for: stepName, in: names))\(Self.usageHint(stepName)) (steps: \(names.joined(separator: ", ")))"
                     )
                 )
             }
@@ -182,7 +188,7 @@ extension Threshold {
             return .failure(
                 ThresholdProblem(
                     inMetric: true,
-                    "no step '\(stepName)' in flow '\(flow)'\(suggestion(for: stepName, in: names)) (steps: \(names.joined(separator: ", ")))"
+                    "no step '\(stepName)' in flow '\(flow)'\(suggestion(for: stepName, in: names))\(Self.usageHint(stepName)) (steps: \(names.joined(separator: ", ")))"
                 )
             )
         }

@@ -255,4 +255,40 @@ import Testing
         #expect(whole.common[0].verdict == .slower)
         #expect(whole.changes(candidate: 0).isEmpty, "\(whole.changes(candidate: 0).map(\.step.name))")
     }
+
+    @Test("Reference operations 10% apart between the runs, sample for sample: the machine changed speed, nothing judged")
+    func calibrationThatMovedIsAChangedMachine() throws {
+        let x25519 = Self.key("x25519", "swift-crypto")
+        func calibrated(_ label: String, _ units: [Double], seed: UInt64, work: Double = 300_000) -> Comparison.Run {
+            var run = Self.run(label, [Self.group(x25519, work: work, wait: 10_000, seed: seed)])
+            // AES fixed, RSA sign scaled so that each sample's unit is as given.
+            run.result.calibration = Calibration(
+                provider: "openssl",
+                samples: units.map { CalibrationSample(rsaSign: UInt64($0 * $0 / 12_000), rsaVerify: 21_000, aesCBC16K: 12_000) }
+            )
+            return run
+        }
+        let steady = calibrated("steady", [63_000, 63_400], seed: 1)
+        let slowHost = calibrated("slow-host", [69_500, 69_300], seed: 51, work: 450_000)
+        let between = Comparison(baseline: steady, candidates: [slowHost])
+        #expect(between.machineChanged[0]?.contains("ran at another speed") == true, "\(between.machineChanged[0] ?? "nil")")
+        #expect(between.isUnjudged(candidate: 0))
+        // The last samples 8% apart, the first alike: changed.
+        let moving = calibrated("moving", [63_000, 68_500], seed: 61)
+        let atTheEnd = Comparison(baseline: steady, candidates: [moving])
+        #expect(atTheEnd.machineChanged[0]?.contains("last sample") == true, "\(atTheEnd.machineChanged[0] ?? "nil")")
+        // Both runs slower at their end alike (the host's clock after a busy second): not a change.
+        let sameDrop = Comparison(
+            baseline: calibrated("a", [63_000, 74_000], seed: 81),
+            candidates: [calibrated("b", [63_500, 74_800], seed: 82)]
+        )
+        #expect(sameDrop.machineChanged[0] == nil, "\(sameDrop.machineChanged[0] ?? "")")
+        // Judged anyway on request, and still said.
+        let anyway = Comparison(baseline: steady, candidates: [slowHost], despiteMachineChange: true)
+        #expect(!anyway.isUnjudged(candidate: 0) && anyway.isSlower(candidate: 0))
+        #expect(ComparisonReport(anyway).markdown().contains("judged anyway (`--despite-machine-change`)"))
+        // Within 5% both ways: judged.
+        let alike = calibrated("alike", [63_900, 64_500], seed: 71)
+        #expect(Comparison(baseline: steady, candidates: [alike]).machineChanged[0] == nil)
+    }
 }

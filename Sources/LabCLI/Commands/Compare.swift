@@ -18,8 +18,10 @@ struct Compare: AsyncParsableCommand {
             verdict is a sentence naming the slower side first. When a run was saturated or its exchanges \
             mostly waited, and every run read its steps' usage (report.stepUsage), steps are judged on their \
             CPU time and exchanges on their work (exchange.work); a saturated run's exchange time is not \
-            judged. Runs whose threads waited for a core for shares 5 points apart ran on a machine that \
-            changed: nothing of them is judged. A warning names what else differs (scenario, transport, \
+            judged. Runs whose threads waited for a core for shares 10 points apart, or whose reference \
+            operations (the calibration, first against first and last against last) ran 5% apart, ran \
+            on a machine that changed: nothing of them is judged (--despite-machine-change: judged, \
+            and said). A warning names what else differs (scenario, transport, \
             load model, host, cores, build). When three quarters of a run's steps \
             moved together, their median ratio is reported as the run's common factor and each step is \
             judged against it (--absolute: never). Writes comparison.md (with an SVG chart per candidate) \
@@ -55,6 +57,12 @@ struct Compare: AsyncParsableCommand {
 
     @Flag(help: "Judge every step by its own ratio, never against a run's common factor.")
     var absolute = false
+
+    @Flag(
+        help:
+            "Judge a candidate though its machine changed (other CPU to spare, or another speed by the runs' reference operations); the verdict still says it changed."
+    )
+    var despiteMachineChange = false
 
     @Option(help: "The U test's significance level.")
     var alpha = 0.001
@@ -141,7 +149,8 @@ struct Compare: AsyncParsableCommand {
                 shortThreshold: shortThreshold,
                 commonShare: self.absolute || oneRun ? 2 : 0.75,
                 alpha: self.alpha,
-                judgesThroughput: !oneRun
+                judgesThroughput: !oneRun,
+                despiteMachineChange: self.despiteMachineChange
             )
             comparison.across = across
             try Self.requireSomethingCompared(comparison)
