@@ -161,7 +161,8 @@ import Testing
                   "flows": [
                     { "flow": "cx", "name": "plain", "suite": "x25519", "provider": "swift-crypto" },
                     { "flow": "cx", "name": "slowed", "suite": "x25519", "provider": "swift-crypto" }
-                  ]
+                  ],
+                  "report": { "stepUsage": true }
                 }
                 """#
             )
@@ -182,7 +183,9 @@ import Testing
         // The slowed one is the faulty provider, and the candidate: the slower of the two.
         #expect(slowed.dimension == "provider" && slowed.candidateValue == "faulty-swift-crypto→swift-crypto")
         let whole = try #require(slowed.whole)
-        #expect(whole.row.step == .exchange)
+        // Two in-process clients keep both cores busy: the run is saturated, or near it, and
+        // then its exchanges are judged on their work (`Comparison.Conditions`).
+        #expect(whole.row.step == (slowed.comparison.conditions.basis == .work ? .work : .exchange))
         #expect(whole.row.cells[0].verdict == .slower, "\(slowed.sentence ?? "")")
         let estimate = try #require(whole.estimate)
         #expect(estimate.lower > 1 && estimate.ratio > 1.2, "\(estimate)")
