@@ -65,7 +65,7 @@ public struct ComparisonReport: Sendable {
         for key in keys { lines += self.groupTable(key) }
         lines += ["## Charts", ""]
         for (index, candidate) in self.comparison.candidates.enumerated() {
-            let title = "p50 ratio per step: \(MarkdownReporter.cell(candidate.label)) ÷ \(MarkdownReporter.cell(self.comparison.baseline.label))"
+            let title = "p50 ratio per step: \(MarkdownReporter.prose(candidate.label)) ÷ \(MarkdownReporter.prose(self.comparison.baseline.label))"
             lines += ["![\(title)](\(self.chartName(index)))", ""]
         }
         while lines.last == "" { lines.removeLast() }
@@ -76,8 +76,8 @@ public struct ComparisonReport: Sendable {
     func method() -> [String] {
         let comparison = self.comparison
         var lines = [
-            "Each step of **\(MarkdownReporter.cell(comparison.baseline.label))** (the baseline) against "
-                + comparison.candidates.map { "**\(MarkdownReporter.cell($0.label))**" }.joined(separator: ", ")
+            "Each step of **\(MarkdownReporter.prose(comparison.baseline.label))** (the baseline) against "
+                + comparison.candidates.map { "**\(MarkdownReporter.prose($0.label))**" }.joined(separator: ", ")
                 + ". Ratios are candidate ÷ baseline: above 1 is slower for p50 and p99, faster for ops/s.",
             "",
             "Three figures are judged: a step's **p50** moves when the two runs' samples differ significantly"
@@ -118,9 +118,9 @@ public struct ComparisonReport: Sendable {
         for (index, run) in ([self.comparison.baseline] + self.comparison.candidates).enumerated() {
             let metadata = run.result.metadata
             let cells = [
-                (index == 0 ? "baseline: " : "") + MarkdownReporter.cell(run.label),
-                MarkdownReporter.cell(metadata.scenario), MarkdownReporter.utc(metadata.startedAt),
-                MarkdownReporter.cell(metadata.machine.hostname), MarkdownReporter.cell(metadata.transport),
+                (index == 0 ? "baseline: " : "") + MarkdownReporter.prose(run.label),
+                MarkdownReporter.prose(metadata.scenario), MarkdownReporter.utc(metadata.startedAt),
+                MarkdownReporter.prose(metadata.machine.hostname), MarkdownReporter.prose(metadata.transport),
                 Numbers.integer(metadata.clients) + (metadata.shard.map { " (shard \($0))" } ?? ""),
                 metadata.build, Numbers.integer(run.result.completedIterations), Numbers.integer(run.result.errorCount),
             ]
@@ -138,8 +138,8 @@ public struct ComparisonReport: Sendable {
             let found = comparison.differences(candidate: index)
             guard !found.isEmpty else { continue }
             lines.append(
-                "> ⚠️ **Not like for like.** **\(MarkdownReporter.cell(comparison.candidates[index].label))** differs from the"
-                    + " baseline in more than its code: " + found.map(MarkdownReporter.cell).joined(separator: "; ")
+                "> ⚠️ **Not like for like.** **\(MarkdownReporter.prose(comparison.candidates[index].label))** differs from the"
+                    + " baseline in more than its code: " + found.map(MarkdownReporter.prose).joined(separator: "; ")
                     + ". Only the groups both have are compared, and any of these differences can explain a verdict."
             )
             lines.append("")
@@ -161,8 +161,8 @@ public struct ComparisonReport: Sendable {
                 "the exchange's time and ops/s are not judged, and no run read its steps' CPU time to judge the work instead"
             case (.time, false): "the exchange's time is judged with its waiting"
             }
-        let reasons = conditions.reasons.map(MarkdownReporter.cell).joined(separator: "; ")
-        let remedy = conditions.remedy.map { " " + MarkdownReporter.capitalized(MarkdownReporter.cell($0)) + "." } ?? ""
+        let reasons = conditions.reasons.map(MarkdownReporter.prose).joined(separator: "; ")
+        let remedy = conditions.remedy.map { " " + MarkdownReporter.capitalized(MarkdownReporter.prose($0)) + "." } ?? ""
         return ["**What is judged.** \(MarkdownReporter.capitalized(reasons)); so \(what).\(remedy)", ""]
     }
 
@@ -172,17 +172,17 @@ public struct ComparisonReport: Sendable {
         let comparison = self.comparison
         var lines = ["## Verdicts", ""] + self.basisParagraph()
         for (index, candidate) in comparison.candidates.enumerated() {
-            var name = "- **\(MarkdownReporter.cell(candidate.label))**: "
+            var name = "- **\(MarkdownReporter.prose(candidate.label))**: "
             if let changed = comparison.machineChanged[index] {
                 guard comparison.judgesDespiteMachineChange else {
                     lines.append(
-                        name + "⚠️ **not judged**: \(MarkdownReporter.cell(changed)). Run both on the same quiet machine,"
+                        name + "⚠️ **not judged**: \(MarkdownReporter.prose(changed)). Run both on the same quiet machine,"
                             + " or interleave parts of each and merge them (`lab merge`); `--despite-machine-change`"
                             + " judges them anyway."
                     )
                     continue
                 }
-                name += "⚠️ \(MarkdownReporter.cell(changed)); judged anyway (`--despite-machine-change`): "
+                name += "⚠️ \(MarkdownReporter.prose(changed)); judged anyway (`--despite-machine-change`): "
             }
             let verdicts = comparison.rows.map { $0.cells[index].verdict }
             let judged = verdicts.filter { $0 == .noChange || $0.isChange }.count
@@ -199,13 +199,13 @@ public struct ComparisonReport: Sendable {
             lines.append(text)
             for row in comparison.changes(candidate: index) {
                 if let sentence = comparison.sentence(row, candidate: index) {
-                    lines.append("  - \(MarkdownReporter.cell(sentence)) (p \(Self.pValue(row.cells[index].pValue)))")
+                    lines.append("  - \(MarkdownReporter.prose(sentence)) (p \(Self.pValue(row.cells[index].pValue)))")
                 }
             }
             if let note = comparison.rows.first(where: { $0.step == .exchange })?.cells[index].note,
                 note.hasPrefix("ops/s not judged")
             {
-                lines.append("  - \(MarkdownReporter.cell(note)).")
+                lines.append("  - \(MarkdownReporter.prose(note)).")
             }
             for (key, other) in comparison.crossTransport[index].sorted(by: { $0.key < $1.key }) {
                 lines.append("  - `\(key)` matched with `\(other)` (another transport).")
@@ -222,18 +222,18 @@ public struct ComparisonReport: Sendable {
     func groupTable(_ key: GroupKey) -> [String] {
         let comparison = self.comparison
         var lines = [
-            "## " + MarkdownReporter.cell("\(key.flow) · \(key.suite) · \(key.provider) · \(key.transport)"), "",
+            "## " + MarkdownReporter.prose("\(key.flow) · \(key.suite) · \(key.provider) · \(key.transport)"), "",
         ]
-        var headers = ["Step", "\(MarkdownReporter.cell(comparison.baseline.label)) p50", "p99", "ops/s"]
+        var headers = ["Step", "\(MarkdownReporter.prose(comparison.baseline.label)) p50", "p99", "ops/s"]
         var alignment = ":--|--:|--:|--:|"
         for candidate in comparison.candidates {
-            headers += ["\(MarkdownReporter.cell(candidate.label)) p50", "p99", "ops/s", "verdict"]
+            headers += ["\(MarkdownReporter.prose(candidate.label)) p50", "p99", "ops/s", "verdict"]
             alignment += "--:|--:|--:|:--|"
         }
         lines += ["| " + headers.joined(separator: " | ") + " |", "|" + alignment]
         for row in comparison.rows where row.key == key {
             var cells = [
-                MarkdownReporter.cell(row.step.name) + (row.measure == .cpu ? " (CPU)" : ""),
+                MarkdownReporter.prose(row.step.name) + (row.measure == .cpu ? " (CPU)" : ""),
                 Self.time(row.baseline.p50), Self.time(row.baseline.p99),
                 Numbers.fixed(row.baseline.opsPerSecond, 1, grouped: true),
             ]
@@ -287,7 +287,7 @@ public struct ComparisonReport: Sendable {
         case .slower: "🔴 **slower**: \(cell.movesText) (\(relative)\(p))"
         case .faster: "🟢 **faster**: \(cell.movesText) (\(relative)\(p))"
         case .noChange: "no significant change" + (cell.pValue == nil ? "" : " (\(relative)\(p))")
-        case .notJudged: "not judged" + (cell.note.map { ": " + MarkdownReporter.cell($0) } ?? "")
+        case .notJudged: "not judged" + (cell.note.map { ": " + MarkdownReporter.prose($0) } ?? "")
         case .tooFewSamples, .missing: cell.verdict.rawValue
         }
     }

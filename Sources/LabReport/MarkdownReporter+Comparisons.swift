@@ -10,11 +10,11 @@ extension MarkdownReporter {
         guard !pairs.isEmpty else { return [] }
         var lines = ["## Comparisons within the run", ""]
         if let note = pairs.first?.basisNote {
-            lines += ["**What is judged.** " + Self.cell(Self.capitalized(note)) + ".", ""]
+            lines += ["**What is judged.** " + Self.prose(Self.capitalized(note)) + ".", ""]
         }
         for pair in pairs {
             guard let sentence = pair.sentence else { continue }
-            lines.append("- " + Self.cell(sentence))
+            lines.append("- " + Self.prose(sentence))
         }
         return lines + [""]
     }

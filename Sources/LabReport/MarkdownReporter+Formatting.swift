@@ -106,6 +106,29 @@ extension MarkdownReporter {
             .replacingOccurrences(of: "\n", with: " ")
     }
 
+    /// `text` as prose in Markdown that report.html renders (Ink passes tags through): a
+    /// table-safe cell with `<` and `>` as entities and control characters as `U+001B`, so that
+    /// a name from a results.json, a peer or a scenario reads as written and never acts.
+    static func prose(_ text: String) -> String {
+        Self.cell(Self.printable(text, as: { "U+" + $0 }))
+            .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    /// `text` for a terminal: control characters (ESC, BEL, the C1 range) shown as `\u{1B}`
+    /// (or as `shown` makes their hexadecimal code) instead of acting, line breaks kept.
+    public static func printable(_ text: String, as shown: (String) -> String = { "\\u{\($0)}" }) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar == "\n" || scalar == "\t" || !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)) {
+                out.unicodeScalars.append(scalar)
+            } else {
+                let code = String(scalar.value, radix: 16, uppercase: true)
+                out += shown(String(repeating: "0", count: max(0, 4 - code.count)) + code)
+            }
+        }
+        return out
+    }
+
     /// `text` as inline code, fenced with more backticks than it contains, safe in a table cell.
     static func code(_ text: String) -> String {
         let fence = Self.fence(for: text, minimum: 1)

@@ -291,4 +291,20 @@ import Testing
         let alike = calibrated("alike", [63_900, 64_500], seed: 71)
         #expect(Comparison(baseline: steady, candidates: [alike]).machineChanged[0] == nil)
     }
+
+    @Test("A results.json's scenario and label with <script> and ESC: shown as text in comparison.md and on the terminal, never obeyed")
+    func hostileNamesAreText() throws {
+        let x25519 = Self.key("x25519", "swift-crypto")
+        let hostile = "<script>alert(1)</script>\u{1B}]0;pwned\u{07}"
+        let a = Self.run("a", [Self.group(x25519, work: 300_000, wait: 10_000, seed: 1)], scenario: hostile)
+        let b = Self.run(hostile, [Self.group(x25519, work: 600_000, wait: 10_000, seed: 2)], scenario: "other")
+        let report = ComparisonReport(Comparison(baseline: a, candidates: [b]))
+        let markdown = report.markdown()
+        #expect(!markdown.contains("<script"), "\(markdown)")
+        #expect(!markdown.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        #expect(markdown.contains("&lt;script&gt;alert(1)&lt;/script&gt;U+001B]0;pwnedU+0007"))
+        let terminal = MarkdownReporter.printable(report.terminal())
+        #expect(!terminal.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        #expect(terminal.contains("\\u{001B}]0;pwned\\u{0007}"))
+    }
 }

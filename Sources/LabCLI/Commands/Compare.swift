@@ -166,7 +166,8 @@ struct Compare: AsyncParsableCommand {
                     prefix: "comparison"
                 )
             if !self.quiet {
-                print(report.terminal())
+                // Labels, scenario names and hosts come from results.json files: shown, never obeyed.
+                print(MarkdownReporter.printable(report.terminal()))
                 print(
                     "Comparison in \(directory.relativePath)/: \(written.map(\.lastPathComponent).joined(separator: ", "))"
                 )
