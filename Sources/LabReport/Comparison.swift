@@ -340,24 +340,20 @@ public struct Comparison: Sendable {
             self.common.append(common)
             let rates = self.rateNote(candidate: index)
             for row in self.rows.indices {
-                if row < pairs.count, pairs[row][index] == nil {
-                    if self.rows[row].step == .exchange, self.rows[row].cells[index].note == nil {
-                        self.rows[row].cells[index].note = rates
-                    }
-                    continue
+                let exchange = self.rows[row].step == .exchange
+                if let (base, other) = pairs[row][index] {
+                    self.judge(
+                        &self.rows[row].cells[index],
+                        self.rows[row],
+                        base,
+                        other,
+                        factor: common.factor,
+                        // Only the exchange row carries ops/s.
+                        rates: exchange && rates == nil ? self.rateSamples(self.rows[row].key, candidate: index) : nil
+                    )
                 }
-                guard let (base, other) = pairs[row][index] else { continue }
-                self.judge(
-                    &self.rows[row].cells[index],
-                    self.rows[row],
-                    base,
-                    other,
-                    factor: common.factor,
-                    rates: rates == nil ? self.rateSamples(self.rows[row].key, candidate: index) : nil
-                )
-                if self.rows[row].step == .exchange, self.rows[row].cells[index].note == nil {
-                    self.rows[row].cells[index].note = rates
-                }
+                // Why the exchange's ops/s was not judged, unless the row says why it was not judged at all.
+                if exchange, self.rows[row].cells[index].note == nil { self.rows[row].cells[index].note = rates }
             }
         }
     }
@@ -394,8 +390,8 @@ public struct Comparison: Sendable {
     /// What the runs' conditions let the verdicts compare (`Conditions`).
     static func conditions(of runs: [Run], oneRun: Bool = false) -> Conditions {
         // Groups of one run share its CPU block: one run to speak of.
-        let runs = oneRun ? Array(runs.prefix(1)).map { Run(label: $0.label, result: $0.result, name: "the run") } : runs
-        func subject(_ run: Run) -> String { run.name == "the run" ? "the run" : "'\(run.sentenceName)'" }
+        let runs = oneRun ? Array(runs.prefix(1)) : runs
+        func subject(_ run: Run) -> String { oneRun ? "the run" : "'\(run.sentenceName)'" }
         var reasons: [String] = []
         for run in runs {
             if let cpu = run.result.cpu, cpu.saturated {
@@ -410,10 +406,7 @@ public struct Comparison: Sendable {
                 "\(subject(run))'s exchanges were \(Self.percent(share)) waiting (`\(group)`): their time is the queue's and the network's more than the code's"
             )
         }
-        let hasWork = runs.allSatisfy { run in
-            let clients = run.result.groups.filter { !$0.isServerSide }
-            return !clients.isEmpty && clients.allSatisfy { $0.steps[.work] != nil }
-        }
+        let hasWork = runs.allSatisfy { MarkdownReporter.hasWork($0.result) }
         guard !reasons.isEmpty else { return Conditions(basis: .time, reasons: [], exchangeUnjudged: false, remedy: nil) }
         let queued = runs.contains { $0.result.cpu?.saturated == true }
         guard queued else {

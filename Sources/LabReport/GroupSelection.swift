@@ -91,14 +91,7 @@ public struct GroupSelection: Sendable, Equatable {
         to baseline: RunResult,
         _ baselineSelection: GroupSelection
     ) -> RunResult {
-        let across = Set(
-            Self.keys.filter { field in
-                guard let mine = selection.filters[field], let theirs = baselineSelection.filters[field] else {
-                    return false
-                }
-                return mine != theirs
-            }
-        )
+        let across = Set(Self.across([baselineSelection, selection]))
         var aligned = candidate
         for index in aligned.groups.indices {
             let key = aligned.groups[index].key
@@ -109,6 +102,14 @@ public struct GroupSelection: Sendable, Equatable {
             if alike.count == 1 { aligned.groups[index].key = alike[0].key }
         }
         return aligned
+    }
+
+    /// The fields every selection sets, not all to one value: those compared across.
+    public static func across(_ selections: [GroupSelection?]) -> [String] {
+        Self.keys.filter { field in
+            let values = selections.map { $0?.filters[field] }
+            return values.allSatisfy { $0 != nil } && Set(values.compactMap { $0 }).count > 1
+        }
     }
 
     static func value(of key: GroupKey, _ field: String) -> String {

@@ -133,10 +133,7 @@ struct Compare: AsyncParsableCommand {
             }
             // Fields two selections set differently: the sides are named by their values
             // ("openssl ×1.77 slower than swift-crypto"), and row labels leave them out.
-            let across = GroupSelection.keys.filter { field in
-                let values = selections.map { $0?.filters[field] }
-                return values.allSatisfy { $0 != nil } && Set(values.compactMap { $0 }).count > 1
-            }
+            let across = GroupSelection.across(selections)
             if !across.isEmpty {
                 for index in loaded.indices {
                     loaded[index].name = across.compactMap { selections[index]?.filters[$0] }.joined(separator: " ")
