@@ -18,6 +18,9 @@ struct LinkConditions: Sendable, Equatable, CustomStringConvertible {
     /// Whether any condition is asked for.
     var isEmpty: Bool { self == LinkConditions() }
 
+    /// Whether the link drops packets on purpose: its runs' thresholds are then data.
+    var losesPackets: Bool { (self.loss ?? 0) > 0 }
+
     /// Reads the options (a bad value is refused naming its option and what it expects).
     init(delay: String? = nil, jitter: String? = nil, loss: String? = nil, rate: String? = nil, mtu: String? = nil) throws {
         self.delay = try delay.map { try Self.duration($0, option: "--delay") }

@@ -69,7 +69,7 @@ extension TwoHostRun {
             report: "\(folder)two-host",
             log: "b/run-two-host\(suffix)",
             tags: ["link=\(conditions ?? self.settings.conditions)", "link.applied=\(link)"],
-            thresholdsAreData: conditions != nil
+            thresholdsAreData: (conditions ?? self.settings.conditions).losesPackets
         )
         let took = seconds(since: start)
         let stopped = try await self.stopServer(server, "lab serve on host A")
@@ -162,9 +162,11 @@ extension TwoHostRun {
         switch status {
         case 0: return
         case 2 where thresholdsAreData:
-            // A sweep's lossy point may miss them (an exchange that waited out its timeout
-            // behind doubling retransmission timeouts): that is its result, in its row.
-            self.output.say("\(name): a threshold was missed (exit 2); kept as the point's result")
+            // A link that loses packets may miss them: an exchange can wait out its 30 s
+            // timeout behind TCP's doubling retransmission timeouts (at 20% each way, seven
+            // lost tries of one segment in a row, about 1 in 1,300). That is the link's
+            // result, reported in its run, not a failure of the tool.
+            self.output.say("\(name): a threshold was missed (exit 2) on a link that loses packets; kept as its result")
         case 2: throw Failure("\(name): a threshold was missed (exit 2)", logs: [("stderr", run.errors)])
         default: throw Failure("\(name) failed with exit status \(status)", logs: [("stderr", run.errors)])
         }

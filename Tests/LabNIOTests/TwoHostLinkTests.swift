@@ -86,8 +86,20 @@ extension TwoHostTests {
             let allowed = 4 * (0.2 * 0.8 / max(sent, 1)).squareRoot() + 0.01
             #expect(sent >= 200 && abs(loss - 0.2) <= allowed, "\(direction): within ±\(allowed)")
         }
+        // A lost segment is sent again after a timeout that doubles each time: an exchange
+        // waits out a 30 s limit only after seven lost tries in a row (0.36^7 at 20% each
+        // way), a few times in a thousand exchanges: the client's timeout (`timedOut`), or the
+        // server's `--frame-timeout` on a request still arriving (`connectionClosed`). The run
+        // keeps those, the tool says so and goes on; any other failure is a fault.
+        let results = try Self.json(out.appendingPathComponent("two-host/results.json"))
+        let errors = results["errors"] as? Int ?? -1
+        let kinds = Set(((results["groups"] as? [[String: Any]]) ?? []).flatMap { ($0["errors"] as? [String: Any] ?? [:]).keys })
+        #expect(errors >= 0 && errors <= 5 && kinds.isSubset(of: ["timedOut", "connectionClosed"]), "errors \(errors), kinds \(kinds)")
+        if errors > 0 {
+            #expect(tool.output.contains("a threshold was missed (exit 2) on a link that loses packets; kept as its result"))
+        }
         // The run's results say which link they were measured on.
-        let tags = (try Self.json(out.appendingPathComponent("two-host/results.json"))["metadata"] as? [String: Any])?["tags"]
+        let tags = (results["metadata"] as? [String: Any])?["tags"]
         #expect((tags as? [String: String])?["link"] == "loss 20%", "\(String(describing: tags))")
         let report = try String(contentsOf: out.appendingPathComponent("two-host/report.md"), encoding: .utf8)
         #expect(report.contains("link=loss 20%"), "report.md names the link")
@@ -155,7 +167,8 @@ extension TwoHostTests {
         let page = try String(contentsOf: out.appendingPathComponent("report.html"), encoding: .utf8)
         #expect(page.components(separatedBy: "<svg").count - 1 == 2 && !page.contains("<img"), "both charts inline")
         #expect(page.contains(">10%</td>") && page.contains("<table"), "the table, as HTML")
-        // The single-host baseline: at 0% loss each suite's p50 within 2 ms of it plus the RTT.
+        // The single-host baseline: at 0% loss each suite's p50 within it plus the RTT plus the
+        // baseline's own p95 − p50 (at least 1 ms): an allowance the sweep measured.
         // (The p95, the third-worst of 60, is reported, not asserted: a scheduler slice moves it.)
         let baseline = markdown.split(separator: "\n").filter { line in expected.contains { line.hasPrefix("| \($0) |") } }
         #expect(baseline.count == 4 && baseline.allSatisfy { $0.split(separator: "|")[3].trimmingCharacters(in: .whitespaces) == "yes" }, "\(markdown)")
