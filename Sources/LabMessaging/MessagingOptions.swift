@@ -29,8 +29,11 @@ public struct MessagingOptions: Sendable, Hashable {
     public var hpke: MsgHPKE
     /// Failed-login subjects kept in memory at most (`LoginBook`).
     public var loginBookCapacity: Int
-    /// Login sessions at once; a login past it ends the oldest session.
+    /// Login sessions at once; a login past it ends the oldest session of an account that
+    /// holds the most (`SessionBook`).
     public var maxSessions: Int
+    /// Login sessions of one account at once; a login past it ends that account's oldest.
+    public var maxSessionsPerAccount: Int
 
     /// The default of `kdfWorkers`: half the cores (at least one), so that a flood of
     /// passwords leaves the rest to everyone else.
@@ -48,7 +51,8 @@ public struct MessagingOptions: Sendable, Hashable {
         accountWaitLimit: Int = 256,
         hpke: MsgHPKE = .x25519,
         loginBookCapacity: Int = 100_000,
-        maxSessions: Int = 100_000
+        maxSessions: Int = 100_000,
+        maxSessionsPerAccount: Int = 16
     ) {
         self.kdf = kdf
         self.policy = policy
@@ -61,6 +65,7 @@ public struct MessagingOptions: Sendable, Hashable {
         self.hpke = hpke
         self.loginBookCapacity = max(1, loginBookCapacity)
         self.maxSessions = max(1, maxSessions)
+        self.maxSessionsPerAccount = max(1, maxSessionsPerAccount)
     }
 
     /// What a report says about them, e.g. `kdf scrypt:17:8:1, policy throttle (…), captcha csprng`.

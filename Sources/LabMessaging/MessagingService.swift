@@ -77,7 +77,7 @@ public final class MessagingService: FrameHandler, Sendable {
         self.checks = PasswordChecks(workers: options.kdfWorkers, queueLimit: options.kdfQueueLimit)
         self.turns = AccountTurns(waitLimit: options.accountWaitLimit)
         self.book = LoginBook(capacity: options.loginBookCapacity)
-        self.sessions = SessionBook(capacity: options.maxSessions)
+        self.sessions = SessionBook(capacity: options.maxSessions, perAccount: options.maxSessionsPerAccount)
     }
 
     /// The server's public key (of `options.hpke`'s kind), which clients seal passwords to.

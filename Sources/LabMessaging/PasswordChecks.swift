@@ -28,10 +28,11 @@ public final class PasswordChecks: Sendable {
     ///
     /// Fair between sources (`FramePeer.source`): a freed worker goes to the sources with
     /// checks waiting in turn, one check each, so a source that queues many checks delays
-    /// another's by at most one of its own per round. When the queue is full, a check from
-    /// a source with fewer waiting than the source with most takes that source's newest
-    /// place (which is answered `busy`): one client's flood of logins, for names that exist
-    /// or not, never leaves another client without a place.
+    /// another's by at most one of its own per round. When the queue is full, a check takes
+    /// the newest place of a busier network (`pushOut`: compared /16 or /32 first, then /24
+    /// or /48, then by address; the place taken is answered `busy`): one client's flood of
+    /// logins, for names that exist or not, from one address or a network's many, never
+    /// leaves a client of another network without a place.
     private struct Admission {
         var running = 0
         var waiting = 0
@@ -41,6 +42,8 @@ public final class PasswordChecks: Sendable {
         var turn = 0
         var waiters: [Int: (condition: @Sendable (Int) -> Bool, continuation: CheckedContinuation<Void, Never>)] = [:]
         var nextWaiter = 0
+        /// The arrival number of the next check (`Slot.sequence`).
+        var arrivals: UInt64 = 0
 
         var count: Int { self.running + self.waiting }
 
@@ -84,16 +87,61 @@ public final class PasswordChecks: Sendable {
             return slot
         }
 
-        /// The newest check of the source with most waiting, if it has more than one more
-        /// than `source` would: the place a newcomer from `source` takes when the queue is full.
+        /// The place a newcomer from `source` takes when the queue is full, if any: compared
+        /// network by network, widest first (`FramePeer.networks`). At each level, when some
+        /// other network has more than one check more waiting than the newcomer's, the newest
+        /// check of that network's busiest source is taken (descending the same way inside
+        /// it); when none has, the comparison goes on inside the newcomer's own network. So a
+        /// flood from many addresses of one network (one /16, one IPv6 /32) gives up places to
+        /// a source outside it, whatever the number of its addresses; sources of one network
+        /// share the places its share leaves them.
         mutating func pushOut(for source: String) -> Slot? {
-            let mine = self.queues[source]?.count ?? 0
-            guard let (longest, queue) = self.queues.max(by: { $0.value.count < $1.value.count }),
-                queue.count > mine + 1, var queue = Optional(queue)
-            else { return nil }
+            let mine = FramePeer.networks(of: source)
+            var candidates = Array(self.queues.keys)
+            for (level, network) in mine.enumerated() {
+                var counts: [String: Int] = [:]
+                for other in candidates { counts[Self.network(other, level), default: 0] += self.queues[other]!.count }
+                let own = counts[network] ?? 0
+                if let (busiest, count) = counts.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }),
+                    busiest != network, count > own + 1
+                {
+                    let inside = candidates.filter { Self.network($0, level) == busiest }
+                    return self.takeNewest(from: inside, below: level + 1)
+                }
+                candidates = candidates.filter { Self.network($0, level) == network }
+                if candidates.isEmpty { return nil }
+            }
+            return nil
+        }
+
+        /// `source`'s network at `level` (itself past its widest-to-narrowest list).
+        private static func network(_ source: String, _ level: Int) -> String {
+            let networks = FramePeer.networks(of: source)
+            return level < networks.count ? networks[level] : source
+        }
+
+        /// The newest check of the busiest source among `sources`, found by descending into
+        /// the busiest network at each level from `level` on (of networks as busy, the one
+        /// with the newest check: the place that has waited least); taken out of its queue.
+        private mutating func takeNewest(from sources: [String], below level: Int) -> Slot? {
+            var sources = sources
+            var level = level
+            while Set(sources).count > 1, level < 4 {
+                var busiest: [String: (count: Int, newest: UInt64)] = [:]
+                for other in sources {
+                    let queue = self.queues[other]!
+                    let old = busiest[Self.network(other, level), default: (0, 0)]
+                    busiest[Self.network(other, level)] = (old.count + queue.count, max(old.newest, queue.last!.sequence))
+                }
+                guard let chosen = busiest.max(by: { ($0.value.count, $0.value.newest) < ($1.value.count, $1.value.newest) })?.key
+                else { break }
+                sources = sources.filter { Self.network($0, level) == chosen }
+                level += 1
+            }
+            guard let source = sources.first, var queue = self.queues[source] else { return nil }
             let slot = queue.removeLast()
             self.waiting -= 1
-            self.store(queue, longest)
+            self.store(queue, source)
             return slot
         }
 
@@ -170,20 +218,21 @@ public final class PasswordChecks: Sendable {
         source: String = "",
         _ work: @escaping @Sendable () throws -> T
     ) async throws -> (T, UInt64) {
-        let slot = Slot()
-        let (admitted, pushedOut, satisfied) = self.admission.withLock {
-            admission -> (Bool?, Slot?, [CheckedContinuation<Void, Never>]) in
+        let (slot, admitted, pushedOut, satisfied) = self.admission.withLock {
+            admission -> (Slot, Bool?, Slot?, [CheckedContinuation<Void, Never>]) in
+            admission.arrivals += 1
+            let slot = Slot(sequence: admission.arrivals)
             if admission.running < self.workers {
                 admission.running += 1
-                return (true, nil, admission.satisfied())
+                return (slot, true, nil, admission.satisfied())
             }
             var pushedOut: Slot? = nil
             if admission.waiting >= self.queueLimit {
                 pushedOut = admission.pushOut(for: source)
-                guard pushedOut != nil else { return (nil, nil, []) }
+                guard pushedOut != nil else { return (slot, nil, nil, []) }
             }
             admission.enqueue(slot, source: source)
-            return (false, pushedOut, admission.satisfied())
+            return (slot, false, pushedOut, admission.satisfied())
         }
         for waiter in satisfied { waiter.resume() }
         pushedOut?.resolve(.failure(Self.busy()))
@@ -240,6 +289,12 @@ private final class Slot: Sendable {
     }
 
     private let state = Mutex(State.waiting)
+    /// Its arrival among all checks: a later one has a greater number.
+    let sequence: UInt64
+
+    init(sequence: UInt64) {
+        self.sequence = sequence
+    }
 
     func arm(_ continuation: CheckedContinuation<Void, any Error>) {
         let outcome = self.state.withLock { state -> Result<Void, any Error>? in

@@ -208,6 +208,44 @@ import Testing
         #expect(order.names.withLock { $0 } == ["flood0", "flood1", "owner", "flood2", "flood3"])
     }
 
+    /// Issue 51, break 1: many sources, one waiting check each, fill the queue. Compared
+    /// address by address alone, no source had two more than a newcomer's none, so nobody
+    /// gave a place up and a new source was refused `busy` (the trial: the owner's 8 logins
+    /// `busy` 7 times with 66 attacker addresses). Compared network by network, a source
+    /// outside the flood's /16 (or IPv6 /32) takes a place from it; one inside the flood's
+    /// /24, where every address has as many waiting as it, does not.
+    @Test("a queue full of many sources' one check each still takes a source from another network")
+    func manySourcesGiveUpPlacesToAnotherNetwork() async throws {
+        let checks = PasswordChecks(workers: 1, queueLimit: 8)
+        let gate = DispatchSemaphore(value: 0)
+        func check(_ source: String) -> Task<Void, any Error> {
+            Task { @Sendable in _ = try await checks.run(source: source) { gate.wait() } }
+        }
+        // Nine addresses of one /24: one running, eight waiting, one check each.
+        var flood: [Task<Void, any Error>] = []
+        for index in 0..<9 {
+            flood.append(check("10.0.0.\(index + 1)"))
+            try await withDeadline(.seconds(30), "flood check \(index) admitted") { await checks.admitted { $0 > index } }
+        }
+        // A tenth address of the same /24 is refused: every address there has one waiting.
+        let neighbour = try await #require(throws: MsgFailure.self) { _ = try await checks.run(source: "10.0.0.200") { 0 } }
+        #expect(neighbour.code == .busy)
+        // A source of another /16 takes a place, then an IPv6 one: the flood's /16 still has
+        // more than one more waiting than theirs. Each takes the newest flood check's place.
+        var owners = [check("10.1.0.1")]
+        let (eighth, ninth) = (flood[7], flood[8])
+        let newest = try await withDeadline(.seconds(30), "the newest flood check refused") { await ninth.result }
+        #expect((try? newest.get()) == nil)
+        owners.append(check("2001:db8:1:2::/64"))
+        let next = try await withDeadline(.seconds(30), "the next newest refused") { await eighth.result }
+        #expect((try? next.get()) == nil)
+        #expect(checks.waiting(from: "10.1.0.1") == 1 && checks.waiting(from: "2001:db8:1:2::/64") == 1)
+        #expect(checks.admitted == 9, "the queue stays at its limit")
+        for _ in 0..<9 { gate.signal() }
+        for owner in owners { try await owner.value }
+        for task in flood.prefix(7) { try await task.value }
+    }
+
     @Test("admitted(where:) wakes a waiter registered before the count changes, up and down")
     func admissionWakesWaiters() async throws {
         let checks = PasswordChecks(workers: 1, queueLimit: 2)

@@ -21,7 +21,8 @@ struct Harness {
         captchaCapacity: Int = 100_000,
         kdfWorkers: Int = MessagingOptions.defaultKDFWorkers,
         kdfQueueLimit: Int = 64,
-        maxSessions: Int = 100_000
+        maxSessions: Int = 100_000,
+        maxSessionsPerAccount: Int = 16
     ) async throws {
         self.directory = FileManager.default.temporaryDirectory.appendingPathComponent("msg-test-" + UUID().uuidString)
         self.store = try MessagingStore(path: self.directory.appendingPathComponent("messaging.sqlite").path)
@@ -35,7 +36,8 @@ struct Harness {
                 captchaCapacity: captchaCapacity,
                 kdfWorkers: kdfWorkers,
                 kdfQueueLimit: kdfQueueLimit,
-                maxSessions: maxSessions
+                maxSessions: maxSessions,
+                maxSessionsPerAccount: maxSessionsPerAccount
             ),
             clock: self.clock
         )

@@ -160,6 +160,58 @@ struct LoginAttackTests {
 }
 
 extension LoginAttackTests {
+    /// Issue 51, break 1, as the trial ran it: many attacker addresses, each keeping one login
+    /// waiting (one connection each, a new login as soon as the last is answered), fill the
+    /// queue; no address has two more waiting than a newcomer's none. The owner, from another
+    /// network (127.1.0.1, outside the attackers' 127.0/16), logs in every time. Compared by
+    /// address alone the owner's logins were `busy` (the trial: 7 of 8 with 66 addresses).
+    @Test("many attacker addresses each keeping one login waiting leave another network's owner served")
+    func manyAddressesLeaveTheOwnerServed() async throws {
+        let served = try await MsgInteropTests.Served.start([
+            "--kdf", "scrypt", "--scrypt-log-n", "12", "--kdf-workers", "1", "--kdf-queue", "8",
+        ])
+        defer { served.cleanUp() }
+        let (ownerClient, ownerEndpoint) = try await Self.connect(served, from: "127.1.0.1")
+        var quiet = NoStepRecorder()
+        var alice = MessagingUser(username: "alice", password: "correct horse")
+        try await alice.register(ownerClient, recorder: &quiet).orThrow()
+        // Twice the queue's places and its worker: a newcomer compared by address alone never
+        // finds a place.
+        let addresses = (0..<20).map { "127.0.0.\(10 + $0)" }
+        let flooding = Flood()
+        let ownerLogins = 8
+        var ownerShapes: [String] = []
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, address) in addresses.enumerated() {
+                group.addTask {
+                    let (client, endpoint) = try await Self.connect(served, from: address)
+                    try await withEndpoint(endpoint) { _ in
+                        // Bounded: at most 2,000 tries each, and it stops once the owner is done.
+                        for attempt in 0..<2_000 where !flooding.isOver {
+                            let answer = try await Self.attempt(client, name: "ghost\(index)x\(attempt)", password: "guess")
+                            flooding.count(Self.shape(answer))
+                        }
+                        await client.connection.close()
+                    }
+                }
+            }
+            try await flooding.busy(within: .seconds(60))
+            try await withEndpoint(ownerEndpoint) { _ in
+                for _ in 0..<ownerLogins {
+                    ownerShapes.append(Self.shape(try await Harness.attempt(&alice, ownerClient, password: "correct horse")))
+                }
+                await ownerClient.connection.close()
+            }
+            flooding.end()
+            try await group.waitForAll()
+        }
+        #expect(ownerShapes == Array(repeating: "ok", count: ownerLogins), "\(ownerShapes)")
+        #expect((flooding.counts["busy"] ?? 0) > 0, "the attackers filled the queue: \(flooding.counts)")
+        try await served.stop()
+    }
+}
+
+extension LoginAttackTests {
     /// Break 9, against `lab serve`: an all-zero X25519 `publicKey` in `publishKey`, as the
     /// trial sent it (and in `register`): `badRequest`, and the user's key is unchanged.
     @Test("lab serve refuses an all-zero X25519 publicKey in publishKey and register")

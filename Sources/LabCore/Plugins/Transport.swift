@@ -296,6 +296,21 @@ public struct FramePeer: Sendable, Hashable, CustomStringConvertible {
         return prefix.joined(separator: ":") + "::/64"
     }
 
+    /// The networks `source` belongs to, widest first, ending with `source` itself: an IPv4
+    /// address's /16 and /24, an IPv6 /64's /32 and /48; any other name alone. What the
+    /// fairness of password checks compares, level by level, so that addresses are cheap to
+    /// multiply but wide networks are not (docs/messaging.md, "Fairness").
+    public static func networks(of source: String) -> [String] {
+        if source.hasSuffix("::/64") {
+            let groups = source.dropLast(5).split(separator: ":", omittingEmptySubsequences: false)
+            guard groups.count == 4 else { return [source] }
+            return [groups.prefix(2).joined(separator: ":") + "::/32", groups.prefix(3).joined(separator: ":") + "::/48", source]
+        }
+        let octets = source.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets.allSatisfy({ UInt8($0) != nil }) else { return [source] }
+        return [octets.prefix(2).joined(separator: ".") + ".0.0/16", octets.prefix(3).joined(separator: ".") + ".0/24", source]
+    }
+
     public var description: String { self.source }
 }
 
