@@ -139,7 +139,7 @@ extension MessagingService {
             account = try await self.store.read { db in try MessagingStore.account(db, id: stale.id) }
         }
         let stored = policy.storesAccountState && account != nil
-        let state = stored ? account!.state : self.book.state(subject)
+        let state = stored ? account!.state : self.book.state(subject, now: self.clock.now())
         let gate = policy.gate(state, now: self.clock.now())
         guard gate == .open else { return .refused(gate) }
         let matches: Bool

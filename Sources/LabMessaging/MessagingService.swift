@@ -51,7 +51,7 @@ public final class MessagingService: FrameHandler, Sendable {
         if policy.storesAccountState, let account = try await self.store.account(named: username) {
             return account.state
         }
-        return self.book.state(policy.subject(username: username, source: source.source))
+        return self.book.state(policy.subject(username: username, source: source.source), now: self.clock.now())
     }
 
     typealias Session = SessionBook.Session
