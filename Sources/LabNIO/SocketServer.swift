@@ -182,8 +182,14 @@ public final class SocketServer: ListeningServer {
             )
         )
         try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: configuration.framing)))
+        if let budget { try pipeline.addHandler(FrameBudgetHandler(budget: budget, framing: configuration.framing)) }
         try pipeline.addHandler(IdleTimeoutHandler(timeout: idle, connections: connections))
-        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+        // The server answers a connection's requests one at a time: reading more than two
+        // ahead only holds memory (each is held against the budget until answered).
+        return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(
+            wrappingChannelSynchronously: channel,
+            configuration: .init(backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2))
+        )
     }
 
     private init(
