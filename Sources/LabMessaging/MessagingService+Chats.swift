@@ -87,7 +87,13 @@ extension MessagingService {
         let me = session
         // A page ends before the answer would pass the transport's frame limit (the rest of
         // the answer, the wrapped key included, takes well under 4 KiB); one message always fits.
-        let budget = max(0, self.maxAnswerBytes - 4_096)
+        // And within what the pages being made for every request may hold at once: under
+        // that pressure a page is smaller (`more` says the rest follows), one message at least.
+        // A page in the making is held twice (the messages read, then packed), so it takes
+        // twice its bytes.
+        let allowance = self.pagesInMaking.take(upTo: 2 * max(0, self.maxAnswerBytes - 4_096))
+        defer { allowance.give() }
+        let budget = allowance.bytes / 2
         let (version, wrapped, messages, more) = try await self.store.read {
             db -> (Int, [UInt8], [StoredMessage], Bool) in
             guard let chat = try MessagingStore.chat(db, me.userID, peer.id) else {

@@ -35,6 +35,10 @@ public final class MessagingService: FrameHandler, Sendable {
     /// The largest answer body the transport may send (its frame limit): a `fetch` page
     /// stops before it.
     public let maxAnswerBytes: Int
+    /// The bytes `fetch` pages being read from the store may hold at once, over every request:
+    /// past it pages shrink (to one message at least), so that many connections asking at
+    /// once for a large chat cannot hold a page each (`--max-buffered-bytes`).
+    let pagesInMaking: ByteAllowance
 
     /// One password check at a time per subject (`LockoutPolicy.subject`).
     let turns: AccountTurns<String>
@@ -63,10 +67,12 @@ public final class MessagingService: FrameHandler, Sendable {
         kinds: MessagingKinds = .builtIn,
         clock: any LabClock = SystemClock(),
         logger: Logger = Logger(label: "lab.msg"),
-        maxAnswerBytes: Int = TransportOptions().maxFrameBytes
+        maxAnswerBytes: Int = TransportOptions().maxFrameBytes,
+        maxPagesBytes: Int = TransportOptions.defaultMaxBufferedBytes
     ) {
         self.store = store
         self.maxAnswerBytes = maxAnswerBytes
+        self.pagesInMaking = ByteAllowance(limit: maxPagesBytes)
         self.options = options
         self.kinds = kinds
         self.clock = clock

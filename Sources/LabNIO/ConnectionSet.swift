@@ -17,6 +17,10 @@ final class ConnectionSet: Sendable {
         var draining = false
         var refusing = 0
         var refused = 0
+        /// Answer bytes each connection's task has produced that the kernel has not taken
+        /// yet (the peer has not read them), and their sum.
+        var unread: [ObjectIdentifier: Int] = [:]
+        var unreadTotal = 0
     }
 
     /// Refusals answered at once at most; more are closed without an answer.
@@ -34,10 +38,60 @@ final class ConnectionSet: Sendable {
 
     private let state = Mutex(State())
     private let limit: Int
+    /// Answer bytes not yet taken by the kernel, over every connection, at most (give or take
+    /// the one answer that passes it).
+    let unreadLimit: Int
 
-    init(limit: Int) {
+    init(limit: Int, unreadLimit: Int = .max) {
         self.limit = limit
+        self.unreadLimit = unreadLimit
     }
+
+    /// Holds an answer of `bytes` for `channel` until the kernel takes it
+    /// (`answerTaken`). Past `unreadLimit`, the connections holding most are closed first,
+    /// those that cannot take more at the moment (not writable: their peer is not reading)
+    /// before the others, until the sum is back within it: returned, for the caller to
+    /// close; each has its reason noted. The caller's own connection may be among them.
+    func holdAnswer(_ channel: any Channel, bytes: Int) -> [any Channel] {
+        self.state.withLock { state in
+            let key = ObjectIdentifier(channel)
+            state.unread[key, default: 0] += bytes
+            state.unreadTotal += bytes
+            var closing: [any Channel] = []
+            while state.unreadTotal > self.unreadLimit {
+                let candidates = state.unread.filter { $0.value > 0 && state.closeReasons[$0.key] == nil }
+                guard
+                    let (victim, held) = candidates.max(by: { left, right in
+                        let (l, r) = (state.channels[left.key]?.isWritable ?? true, state.channels[right.key]?.isWritable ?? true)
+                        return (l ? 0 : 1, left.value) < (r ? 0 : 1, right.value)
+                    }),
+                    let victimChannel = state.channels[victim]
+                else { break }
+                state.closeReasons[victim] = LabError(
+                    .busy,
+                    "Its answers were not read: \(held) bytes held, past the server's \(self.unreadLimit) bytes for unread answers"
+                )
+                state.unreadTotal -= held
+                state.unread[victim] = 0
+                closing.append(victimChannel)
+            }
+            return closing
+        }
+    }
+
+    /// The kernel took `bytes` of `channel`'s answers.
+    func answerTaken(_ channel: any Channel, bytes: Int) {
+        self.state.withLock { state in
+            let key = ObjectIdentifier(channel)
+            guard let held = state.unread[key] else { return }
+            let taken = min(held, bytes)
+            state.unread[key] = held - taken
+            state.unreadTotal -= taken
+        }
+    }
+
+    /// Answer bytes held now, over every connection.
+    var unreadBytes: Int { self.state.withLock { $0.unreadTotal } }
 
     /// Adds `channel` unless the limit is reached or shutdown began.
     func insert(_ channel: any Channel) -> Admission {
@@ -70,6 +124,7 @@ final class ConnectionSet: Sendable {
             state.channels[ObjectIdentifier(channel)] = nil
             state.busy.remove(ObjectIdentifier(channel))
             state.closeReasons[ObjectIdentifier(channel)] = nil
+            state.unreadTotal -= state.unread.removeValue(forKey: ObjectIdentifier(channel)) ?? 0
         }
     }
 
@@ -158,5 +213,27 @@ final class RequestArrivalHandler: ChannelInboundHandler, RemovableChannelHandle
             self.logger.trace("a request is arriving", metadata: ["peer": "\(context.channel.remoteAddress.map { "\($0)" } ?? "?")"])
         }
         context.fireChannelRead(data)
+    }
+}
+
+/// Tells the connection set when the kernel has taken an answer (its write completed), so
+/// that unread answers are counted from the moment the task made them until then
+/// (`ConnectionSet.holdAnswer`). Sees answer bodies, before the frame encoder.
+final class AnswerTakenHandler: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let connections: ConnectionSet
+
+    init(connections: ConnectionSet) {
+        self.connections = connections
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let bytes = Self.unwrapOutboundIn(data).readableBytes
+        let promise = promise ?? context.eventLoop.makePromise()
+        let (connections, channel) = (self.connections, context.channel)
+        promise.futureResult.whenSuccess { connections.answerTaken(channel, bytes: bytes) }
+        context.write(data, promise: promise)
     }
 }

@@ -165,6 +165,11 @@ extension SocketServer {
                     )
                     if box == nil { box = mailbox?.box(for: peerKey) }
                     box?.deposit(timings)
+                    // Held until the kernel takes it: past the server's bound for unread
+                    // answers, the connections holding most are closed (this one, if it is).
+                    for reader in connections.holdAnswer(connection.channel, bytes: answer.body.count) {
+                        reader.close(promise: nil)
+                    }
                     try await outbound.write(ByteBuffer(bytes: answer.body))
                     let staysOpen = connections.endAnswer(connection.channel)
                     if let reason = answer.closeReason {

@@ -94,7 +94,10 @@ public final class SocketServer: ListeningServer {
         recording: (any ServerRecorder)?,
         mailbox: ServerStepMailbox?
     ) async throws -> SocketServer {
-        let connections = ConnectionSet(limit: configuration.maxConnections)
+        let connections = ConnectionSet(
+            limit: configuration.maxConnections,
+            unreadLimit: max(configuration.maxBufferedBytes, configuration.framing.maxFrameBytes + 16)
+        )
         // A frame of the largest size always fits an otherwise empty budget.
         let budget = BufferBudget(
             limit: max(configuration.maxBufferedBytes, configuration.framing.maxFrameBytes + 16)
@@ -183,6 +186,7 @@ public final class SocketServer: ListeningServer {
         )
         try pipeline.addHandler(MessageToByteHandler(FrameEncoder(framing: configuration.framing)))
         if let budget { try pipeline.addHandler(FrameBudgetHandler(budget: budget, framing: configuration.framing)) }
+        try pipeline.addHandler(AnswerTakenHandler(connections: connections))
         try pipeline.addHandler(IdleTimeoutHandler(timeout: idle, connections: connections))
         // The server answers a connection's requests one at a time: reading more than two
         // ahead only holds memory (each is held against the budget until answered).

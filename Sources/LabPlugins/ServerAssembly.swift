@@ -154,7 +154,8 @@ public enum ServerAssembly {
                 options: messaging.options,
                 kinds: plugins.extensions[MessagingKinds.self],
                 clock: messaging.clock.make(),
-                maxAnswerBytes: settings.options.maxFrameBytes
+                maxAnswerBytes: settings.options.maxFrameBytes,
+                maxPagesBytes: settings.options.maxBufferedBytes
             )
         }
         let recording = ServerRecording()

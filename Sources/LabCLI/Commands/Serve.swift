@@ -122,7 +122,7 @@ struct Serve: AsyncParsableCommand {
             var lines = ["listening on \(socket.address)"]
             lines.append("suites: \(server.suites.joined(separator: ", ")) (provider \(server.provider.name))")
             lines.append(
-                "connections: at most \(settings.options.maxConnections) (open files: \(files.soft)); frames arriving: at most \(settings.options.maxBufferedBytes) bytes held"
+                "connections: at most \(settings.options.maxConnections) (open files: \(files.soft)); frames arriving: at most \(settings.options.maxBufferedBytes) bytes held; unread answers: at most \(settings.options.maxBufferedBytes) bytes held; fetch pages being made: at most \(settings.options.maxBufferedBytes) bytes"
             )
             if let messaging = server.messaging {
                 lines.append("msg/1: \(messaging.options.description), store \(messaging.store.path)")

@@ -1,0 +1,87 @@
+import Foundation
+import LabCore
+import LabMessaging
+import LabSwiftCrypto
+import LabTesting
+import LabWire
+import NIOCore
+import NIOPosix
+import Testing
+
+/// Issue 51, break 3: answers to clients that never read had no overall bound. The trial:
+/// one account, a chat of about 5 MiB, connections each pipelining 20 `fetch` requests (149 B
+/// each) and never reading; 60 of them grew the server by 982 MiB, each holding about 16 MiB
+/// until the idle timeout. Now the answers a connection's task has made that the kernel has
+/// not taken count against a bound (`--max-buffered-bytes`, stated at start): past it the
+/// connections holding most are closed.
+@Suite(.tier(.load), .serialized, .timeLimit(.minutes(4)))
+struct UnreadAnswerBudgetTests {
+    static let budget = 32 << 20
+
+    @Test("connections pipelining fetches of a 5 MiB chat, never reading: answers held within the bound")
+    func unreadAnswersStayWithinTheBound() async throws {
+        let served = try await MsgInteropTests.Served.start([
+            "--max-buffered-bytes", "\(Self.budget)", "--idle-timeout", "60 s",
+        ])
+        defer { served.cleanUp() }
+        let stated = try await served.server.line(startingWith: "connections: at most", timeout: .seconds(5))
+        #expect(stated.contains("unread answers: at most \(Self.budget) bytes held; fetch pages being made: at most \(Self.budget) bytes"), "\(stated)")
+        let (client, endpoint) = try await ServeMsgTests.connect(served)
+        var quiet = NoStepRecorder()
+        var alice = MessagingUser(username: "alice", password: "alice's password")
+        var bob = MessagingUser(username: "bob", password: "bob's password")
+        try await alice.register(client, recorder: &quiet).orThrow()
+        try await bob.register(client, recorder: &quiet).orThrow()
+        try await alice.logIn(client, recorder: &quiet)
+        try await bob.logIn(client, recorder: &quiet)
+        var side = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
+        try await side.open(client, recorder: &quiet).orThrow()
+        // 78 messages of 64 KiB: a chat of about 5 MiB, one page of a fetch.
+        for number in 0..<78 {
+            _ = try await side.send([UInt8](repeating: UInt8(number), count: MsgLimits.ciphertextBytes - 28), client, recorder: &quiet)
+        }
+        let before = try ProcessFigures.peakResident(served.server.pid)
+        var plist = PropertyListDictionary()
+        plist.set(MsgKey.op, string: "fetch")
+        plist.set(MsgKey.token, string: try #require(alice.token))
+        plist.set(MsgKey.with, string: "bob")
+        plist.set(MsgKey.after, integer: 0)
+        let body = try plist.encoded()
+        var requests = ByteBuffer()
+        for _ in 0..<20 {
+            requests.writeInteger(UInt32(body.count), endianness: .big)
+            requests.writeBytes(body)
+        }
+        // 40 readers that never read: 40 × 16 MiB before, past 600 MiB.
+        var channels: [any Channel] = []
+        defer { for channel in channels { channel.close(promise: nil) } }
+        for _ in 0..<40 {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.autoRead, value: false)
+                .connect(host: served.address.host, port: served.address.port)
+                .get()
+            channel.writeAndFlush(requests, promise: nil)
+            channels.append(channel)
+        }
+        // Past the bound the connections holding most are closed (their peers, reading
+        // nothing, cannot see it), long before the 60 s idle timeout: 40 connections holding
+        // two 5 MiB answers each is six times the bound.
+        try await served.server.errors(described: "20 connections closed for unread answers", timeout: .seconds(60)) {
+            $0.components(separatedBy: "Its answers were not read").count - 1 >= 20
+        }
+        let growth = try ProcessFigures.peakResident(served.server.pid) - before
+        // What the server states at start: frames arriving, unread answers and fetch pages
+        // being made, each within the bound; then the answer each of the 2 cores is encoding
+        // (a few copies of 5 MiB) and the allocator's slack. Before: about 16 MiB a connection,
+        // 640 MiB for these 40.
+        #expect(growth <= 3 * Self.budget + (64 << 20), "peak resident grew \(growth >> 20) MiB; bound \(Self.budget >> 20) MiB")
+        print("unread answers: peak resident grew \(growth >> 20) MiB under a \(Self.budget >> 20) MiB bound")
+        for channel in channels { try? await channel.close() }
+        // An honest reader is served the whole chat afterwards.
+        let texts = try await side.fetch(client, fromStart: true, recorder: &quiet)
+        #expect(texts.count == 78)
+        await client.connection.close()
+        await endpoint.shutdown()
+        try await served.stop()
+    }
+}
