@@ -1,5 +1,6 @@
 import ArgumentParser
 import LabCore
+import LabReport
 
 extension LabError.Code {
     /// The exit code the README's command table gives this kind of failure: 1 bad input or usage, 3 the run failed.
@@ -35,8 +36,10 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
     }
 }
 
+/// Standard error for `print(_:to:)`: whatever is printed through it shows its controls
+/// (`MarkdownReporter.printable`), for a message can quote a server or a results.json.
 struct StandardError: TextOutputStream {
     mutating func write(_ string: String) {
-        FileHandleOutput.standardError(string)
+        FileHandleOutput.standardError(MarkdownReporter.printable(string))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LabReport
 import Logging
 import Synchronization
 
@@ -9,7 +10,9 @@ enum LogFormat: String, CaseIterable, Sendable {
 
 /// A log handler that writes one JSON object per line on stderr, for log collectors:
 /// `{"time": "2026-11-25T05:00:00.123Z", "level": "info", "label": "lab.serve",
-/// "message": "…", "metadata": {…}, "source": "LabNIO", "file": "…", "line": 42}`.
+/// "message": "…", "metadata": {…}, "source": "LabNIO", "file": "…", "line": 42}`. The message
+/// and the metadata's strings are shown as `MarkdownReporter.printable` shows them: a collector
+/// that prints a line prints no control a client sent.
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level
@@ -37,7 +40,7 @@ struct JSONLogHandler: LogHandler {
             "time": Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)) + "Z",
             "level": event.level.rawValue,
             "label": self.label,
-            "message": event.message.description,
+            "message": MarkdownReporter.printable(event.message.description),
             "source": event.source,
             "file": event.file,
             "line": Int(event.line),
@@ -57,8 +60,8 @@ struct JSONLogHandler: LogHandler {
     /// A metadata value as JSON: strings, arrays and objects as they are.
     static func json(_ value: Logger.Metadata.Value) -> Any {
         switch value {
-        case .string(let text): text
-        case .stringConvertible(let convertible): convertible.description
+        case .string(let text): MarkdownReporter.printable(text)
+        case .stringConvertible(let convertible): MarkdownReporter.printable(convertible.description)
         case .array(let values): values.map(Self.json)
         case .dictionary(let values): values.mapValues(Self.json)
         }

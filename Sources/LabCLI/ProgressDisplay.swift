@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabReport
 import LabRunner
 import Synchronization
 
@@ -57,7 +58,9 @@ final class ProgressDisplay: Sendable {
             live: self.progress.lastInterval,
             final: final
         )
-        let text = self.line.withLock { $0.text(figures, columns: self.isTerminal ? Self.terminalColumns() : nil) }
+        let text = MarkdownReporter.printable(
+            self.line.withLock { $0.text(figures, columns: self.isTerminal ? Self.terminalColumns() : nil) }
+        )
         if self.isTerminal {
             // A line longer than the terminal wraps, and the next redraw (back to the start of
             // the line) then leaves the wrapped part behind: the text is fitted to the width.

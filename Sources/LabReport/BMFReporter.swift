@@ -28,7 +28,7 @@ public struct BMFReporter: Reporter {
         } catch {
             throw LabError(.storage, "Cannot encode \(Self.fileName)", cause: UnderlyingError(describing: error))
         }
-        try writeText(String(decoding: data, as: UTF8.self) + "\n", to: url)
+        try writeData(data + Data("\n".utf8), to: url)
         return [url]
     }
 

@@ -40,7 +40,9 @@ public struct CheckReport: Sendable {
         }
         // The same, as one page to open.
         let page = MarkdownPage.html(markdown: markdown, title: "Check — crypto-lab", images: [:])
-        return try [(Self.markdownName, markdown), (Self.csvName, csv), (MarkdownPage.fileName, page)].map { name, text in
+        return try [(Self.markdownName, markdown), (Self.csvName, csv), (MarkdownPage.fileName, page)].map {
+            name,
+            text in
             let url = directory.appendingPathComponent(name)
             try writeText(text, to: url)
             return url
@@ -97,7 +99,7 @@ public struct CheckReport: Sendable {
             let verdict =
                 row.verdict == .slower ? "🔴 **slower**" : row.verdict == .faster ? "🟢 faster" : Self.verdict(row)
             lines.append(
-                "| \(MarkdownReporter.cell(row.key.description)) | \(row.step) | \(Numbers.fixed(row.baseline, 4)) | \(Numbers.fixed(row.run, 4)) | ×\(Numbers.fixed(row.ratio, 3)) | \(String(format: "%.2g", row.pValue)) | \(row.rounds.baseline) / \(row.rounds.run) | +\(Self.percent(row.threshold)) | \(verdict) |"
+                "| \(MarkdownReporter.cell(row.key.description)) | \(MarkdownReporter.cell(row.step)) | \(Numbers.fixed(row.baseline, 4)) | \(Numbers.fixed(row.run, 4)) | ×\(Numbers.fixed(row.ratio, 3)) | \(String(format: "%.2g", row.pValue)) | \(row.rounds.baseline) / \(row.rounds.run) | +\(Self.percent(row.threshold)) | \(verdict) |"
             )
         }
         if !check.notes.isEmpty {

@@ -155,7 +155,9 @@ public struct CountedCheck: Sendable {
             steps.formIntersection(group.details.compactMap { $0.value.counts == nil ? nil : $0.key })
             for step in steps.sorted(by: Step.reportOrdering) {
                 guard let counts = group.details[step]?.counts else { continue }
-                rows.append(self.row(key, step, run: counts, baselines: baseGroups.compactMap { $0.details[step]?.counts }))
+                rows.append(
+                    self.row(key, step, run: counts, baselines: baseGroups.compactMap { $0.details[step]?.counts })
+                )
             }
         }
         for group in run.groups where !keys.contains(group.key) {
@@ -230,7 +232,9 @@ public struct CountedCheckReport: Sendable {
                 "No regression in \(judged) counted steps (allowance \(Self.percent(self.check.floor)) + \(Numbers.fixed(self.check.spreadFactor, 0))× the baselines' spread, and at least \(Numbers.integer(UInt64(self.check.minimumChange))) instructions)."
         }
         return "REGRESSION in \(regressions.count) of \(judged) counted steps: "
-            + regressions.map { "\(Self.label($0)) ×\(Numbers.fixed($0.ratio, 4)) (allowed ±\(Self.percent($0.allowance)))" }
+            + regressions.map {
+                "\(Self.label($0)) ×\(Numbers.fixed($0.ratio, 4)) (allowed ±\(Self.percent($0.allowance)))"
+            }
             .joined(separator: ", ")
     }
 
@@ -269,9 +273,10 @@ public struct CountedCheckReport: Sendable {
             "|:--|:--|--:|--:|--:|--:|--:|--:|--:|:--|",
         ]
         for row in check.rows {
-            let verdict = row.verdict == .more ? "🔴 **more work**" : row.verdict == .less ? "🟢 less work" : row.verdict.rawValue
+            let verdict =
+                row.verdict == .more ? "🔴 **more work**" : row.verdict == .less ? "🟢 less work" : row.verdict.rawValue
             lines.append(
-                "| \(MarkdownReporter.cell(row.key.description)) | \(row.step) | \(Numbers.integer(UInt64(row.baseline))) | \(Numbers.integer(UInt64(row.run))) | ×\(Numbers.fixed(row.ratio, 4)) | \(Self.percent(row.spread)) | ±\(Self.percent(row.allowance)) | \(row.samples.baseline) / \(row.samples.run) | \(row.allocations.baseline) / \(row.allocations.run) | \(verdict) |"
+                "| \(MarkdownReporter.cell(row.key.description)) | \(MarkdownReporter.cell(row.step)) | \(Numbers.integer(UInt64(row.baseline))) | \(Numbers.integer(UInt64(row.run))) | ×\(Numbers.fixed(row.ratio, 4)) | \(Self.percent(row.spread)) | ±\(Self.percent(row.allowance)) | \(row.samples.baseline) / \(row.samples.run) | \(row.allocations.baseline) / \(row.allocations.run) | \(verdict) |"
             )
         }
         if !check.notes.isEmpty {

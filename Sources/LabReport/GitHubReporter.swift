@@ -32,10 +32,13 @@ public struct GitHubReporter: Reporter {
     /// The summary's markdown.
     static func summary(_ result: RunResult) -> String {
         let metadata = result.metadata
-        var lines = ["### crypto-lab: \(metadata.scenario): \(result.passed ? "✅ passed" : "❌ failed")", ""]
+        var lines = [
+            "### crypto-lab: \(MarkdownReporter.cell(metadata.scenario)): \(result.passed ? "✅ passed" : "❌ failed")",
+            "",
+        ]
         var facts = ["\(Numbers.integer(result.completedIterations)) iterations", "\(result.errorCount) errors"]
-        if let lab = metadata.lab { facts.append("lab \(lab.summary)") }
-        if let id = metadata.runId { facts.append("run `\(id)`") }
+        if let lab = metadata.lab { facts.append("lab \(MarkdownReporter.cell(lab.summary))") }
+        if let id = metadata.runId { facts.append("run \(MarkdownReporter.code(id))") }
         lines += [facts.joined(separator: " · "), ""]
         if result.stoppedByDeadline { lines += ["⚠️ The deadline stopped the run early.", ""] }
         if !result.thresholds.isEmpty {
@@ -43,7 +46,7 @@ public struct GitHubReporter: Reporter {
             for outcome in result.thresholds {
                 let verdict = outcome.passed ? "✅ met" : "❌ **missed**"
                 lines.append(
-                    "| `\(outcome.metric) \(outcome.condition)` | \(MarkdownReporter.cell(outcome.observed)) | \(verdict) |"
+                    "| \(MarkdownReporter.code("\(outcome.metric) \(outcome.condition)")) | \(MarkdownReporter.cell(outcome.observed)) | \(verdict) |"
                 )
             }
             lines.append("")
@@ -55,9 +58,11 @@ public struct GitHubReporter: Reporter {
             ]
             for (group, row) in groups {
                 let figures = row.statistics
-                let bytes = group.bytesPerIteration.map { "\(ByteSize.format($0.sent)) / \(ByteSize.format($0.received))" }
+                let bytes = group.bytesPerIteration.map {
+                    "\(ByteSize.format($0.sent)) / \(ByteSize.format($0.received))"
+                }
                 lines.append(
-                    "| \(MarkdownReporter.cell(group.key.description)) | \(row.step.name) | "
+                    "| \(MarkdownReporter.cell(group.key.description)) | \(MarkdownReporter.cell(row.step.name)) | "
                         + "\(TimeSpan.format(nanoseconds: figures.p50)) | \(TimeSpan.format(nanoseconds: figures.p99)) | "
                         + "\(Numbers.fixed(figures.opsPerSecond, 1)) | \(group.errorCount) | \(bytes ?? "—") |"
                 )

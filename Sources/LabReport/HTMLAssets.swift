@@ -7,7 +7,8 @@ enum HTMLAssets {
         .head(
             .meta(.charset(.utf8)),
             .meta(.name("viewport"), .content("width=device-width, initial-scale=1")),
-            .title(title),
+            // The title element only: Plot writes `.title`'s `<meta>` copies unescaped.
+            .element(named: "title", text: title),
             .raw("<link rel=\"icon\" href=\"data:,\">"),
             .style(css)
         )

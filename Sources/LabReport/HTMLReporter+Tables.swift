@@ -38,8 +38,8 @@ extension HTMLReporter {
             .forEach(pairs) { pair in
                 .details(
                     .class("comparison"),
-                    .attribute(named: "data-baseline", value: pair.baseline.description),
-                    .attribute(named: "data-candidate", value: pair.candidate.description),
+                    .attribute(named: "data-baseline", value: HTMLReporter.attributeValue(pair.baseline.description)),
+                    .attribute(named: "data-candidate", value: HTMLReporter.attributeValue(pair.candidate.description)),
                     .summary(
                         .text("\(pair.candidateValue) against \(pair.baselineValue)"),
                         .span(.class("sub"), .text(" · \(pair.context) · differs in \(pair.dimension) · every step"))
@@ -83,7 +83,7 @@ extension HTMLReporter {
                 .forEach(rows) { row, estimate in
                     let cell = row.cells[0]
                     return .tr(
-                        .attribute(named: "data-step", value: row.step.name),
+                        .attribute(named: "data-step", value: HTMLReporter.attributeValue(row.step.name)),
                         .class(Self.verdictClass(cell.verdict)),
                         .td(.text(row.step.name)),
                         Self.numberCell(row.baseline.p50, baselineUnit),
@@ -156,7 +156,7 @@ extension HTMLReporter {
         let own = Self.ownRate(result, group)
         return .div(
             .class("group"),
-            .attribute(named: "data-group", value: group.key.description),
+            .attribute(named: "data-group", value: HTMLReporter.attributeValue(group.key.description)),
             .h4(.text(label)),
             .unwrap(own) { rate in
                 .p(
@@ -188,7 +188,7 @@ extension HTMLReporter {
                     .tbody(
                         .forEach(rows) { row in
                             .tr(
-                                .attribute(named: "data-step", value: row.step.name),
+                                .attribute(named: "data-step", value: HTMLReporter.attributeValue(row.step.name)),
                                 .td(.text(row.step.name)),
                                 .forEach(Array(zip(Self.columns, units))) { column, unit in
                                     Self.numberCell(column.figure(row.statistics), unit)

@@ -65,6 +65,24 @@ public struct HTMLReporter: Reporter {
         return page.render() + "\n"
     }
 
+    /// `text` as an attribute's value: Plot writes a value as it is given, and escapes only
+    /// text. `&`, `<`, `>`, `"` and `'` as references, so that a name from a server or a
+    /// results.json stays inside its quotes.
+    static func attributeValue(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
     static func nonEmpty(_ text: String) -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return trimmed.isEmpty ? nil : trimmed

@@ -32,7 +32,7 @@ extension MarkdownReporter {
         for capacity in capacities {
             let unit = capacity.offered == .clients ? " clients" : "/s"
             let decimals = capacity.offered == .clients ? 0 : 1
-            lines += ["### \(Self.label(capacity.key))", ""]
+            lines += ["### \(Self.cell(Self.label(capacity.key)))", ""]
             if let bound = capacity.bound {
                 if let knee = capacity.knee {
                     lines.append(

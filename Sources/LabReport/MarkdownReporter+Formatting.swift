@@ -100,40 +100,75 @@ extension MarkdownReporter {
             + "\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) UTC"
     }
 
-    /// Text made safe for a table cell: pipes escaped, line breaks turned into spaces.
-    static func cell(_ text: String) -> String {
-        text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\r\n", with: " ")
-            .replacingOccurrences(of: "\n", with: " ")
+    // MARK: Text from elsewhere
+
+    // The one rule for text the lab did not write itself (a server's error codes and messages,
+    // its serverStats strings, names and notes in a results.json, a scenario's fields): it is
+    // shown, never obeyed. `printable` is the rule for a terminal or a log, `cell` for Markdown
+    // (report.md, comparison.md, the GitHub summary, and through Ink report.html's Details),
+    // `code` for Markdown's inline code. docs/hardening.md, "Text from a peer".
+
+    /// Whether `scalar` is shown as its code rather than written: the C0 controls but line
+    /// feed and tab (ESC, BEL, CR, BS), DEL, the C1 controls (CSI U+009B, OSC U+009D), and the
+    /// bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reorder
+    /// what a reader sees.
+    public static func isShownAsCode(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: false
+        case 0x00..<0x20, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 
-    /// `text` as prose in Markdown that report.html renders (Ink passes tags through): a
-    /// table-safe cell with `<` and `>` as entities and control characters as `U+001B`, so that
-    /// a name from a results.json, a peer or a scenario reads as written and never acts.
-    static func prose(_ text: String) -> String {
-        Self.cell(Self.printable(text, as: { "U+" + $0 }))
-            .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-    }
-
-    /// `text` for a terminal: control characters (ESC, BEL, the C1 range) shown as `\u{1B}`
-    /// (or as `shown` makes their hexadecimal code) instead of acting, line breaks kept.
+    /// `text` for a terminal or a log: each character `isShownAsCode` names shown as `\u{1B}`
+    /// (or as `shown` makes its hexadecimal code) instead of acting; line breaks and tabs kept.
     public static func printable(_ text: String, as shown: (String) -> String = { "\\u{\($0)}" }) -> String {
+        guard text.unicodeScalars.contains(where: Self.isShownAsCode) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
-            if scalar == "\n" || scalar == "\t" || !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)) {
-                out.unicodeScalars.append(scalar)
-            } else {
+            if Self.isShownAsCode(scalar) {
                 let code = String(scalar.value, radix: 16, uppercase: true)
                 out += shown(String(repeating: "0", count: max(0, 4 - code.count)) + code)
+            } else {
+                out.unicodeScalars.append(scalar)
             }
         }
         return out
     }
 
+    /// `text` as Markdown text that reads as written, in a table cell or in prose: control
+    /// characters as `U+001B`, `&`, `<`, `>`, `[` and `]` as character references (no tag, no
+    /// autolink, no link and no image: Ink passes tags through to report.html, and an image
+    /// is fetched when the page opens), pipes escaped and line breaks turned into spaces.
+    static func cell(_ text: String) -> String {
+        var out = ""
+        for character in Self.printable(text, as: { "U+" + $0 }) {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "[": out += "&#91;"
+            case "]": out += "&#93;"
+            case "|": out += "\\|"
+            case "\n", "\r\n", "\r": out += " "
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// The same as `cell`: text from elsewhere in a sentence of Markdown.
+    static func prose(_ text: String) -> String { Self.cell(text) }
+
     /// `text` as inline code, fenced with more backticks than it contains, safe in a table cell.
     static func code(_ text: String) -> String {
         let fence = Self.fence(for: text, minimum: 1)
-        let padded = text.hasPrefix("`") || text.hasSuffix("`") ? " \(text) " : text
-        return fence + Self.cell(padded) + fence
+        // Inside code Ink writes `<`, `>` and `&` as references itself, and Markdown reads no
+        // link: only the controls, the pipes and the line breaks need anything.
+        let shown = Self.printable(text, as: { "U+" + $0 }).replacingOccurrences(of: "|", with: "\\|")
+            .replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ")
+        let padded = shown.hasPrefix("`") || shown.hasSuffix("`") ? " \(shown) " : shown
+        return fence + padded + fence
     }
 
     /// A run of backticks longer than any in `text`, and at least `minimum` long.
@@ -145,10 +180,5 @@ extension MarkdownReporter {
             longest = Swift.max(longest, current)
         }
         return String(repeating: "`", count: Swift.max(minimum, longest + 1))
-    }
-
-    /// Image alt text with brackets escaped.
-    static func escapeAlt(_ text: String) -> String {
-        text.replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]")
     }
 }

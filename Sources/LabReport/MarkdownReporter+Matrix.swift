@@ -6,12 +6,14 @@ extension MarkdownReporter {
         guard let figures = MatrixFigures.of(result) else { return [] }
         var lines = [
             "## Matrix", "",
-            "`\(figures.metric)` (`report.matrixMetric`) for each combination, against `\(MatrixFigures.short(figures.parameter))`;"
+            "\(Self.code(figures.metric)) (`report.matrixMetric`) for each combination, against \(Self.code(MatrixFigures.short(figures.parameter)));"
                 + " every cell is a group of its own in the tables above.",
             "",
         ]
         if let chart {
-            lines += ["![\(figures.metric) against \(MatrixFigures.short(figures.parameter))](\(chart))", ""]
+            lines += [
+                "![\(Self.cell("\(figures.metric) against \(MatrixFigures.short(figures.parameter))"))](\(chart))", "",
+            ]
         }
         lines.append("| Series | " + figures.xs.map(Self.cell).joined(separator: " | ") + " |")
         lines.append("|:--|" + String(repeating: "--:|", count: figures.xs.count))

@@ -48,7 +48,7 @@ extension MarkdownReporter {
                 "The lab ran the server in this process: the per-client figure holds both ends of each connection."
             )
         }
-        if let note = memory.serverNote { notes.append("Server heap: \(note).") }
+        if let note = memory.serverNote { notes.append("Server heap: \(Self.cell(note)).") }
         for note in notes { lines += [note, ""] }
         return lines
     }

@@ -60,9 +60,10 @@ public struct MarkdownReporter: Reporter {
 
     private func markdown(_ result: RunResult, latencyCharts: [String]) -> String {
         let metadata = result.metadata
-        var lines: [String] = ["# \(metadata.scenario) — crypto-lab run", ""]
+        var lines: [String] = ["# \(Self.cell(metadata.scenario)) — crypto-lab run", ""]
         let description = metadata.description.trimmingCharacters(in: .whitespacesAndNewlines)
-        if !description.isEmpty { lines += [description, ""] }
+        // One paragraph, as report.html shows it: a line of its own could start a heading or a table.
+        if !description.isEmpty { lines += [Self.cell(description), ""] }
         if result.stoppedByDeadline {
             lines += [
                 "> ⚠️ **Cut short: the deadline stopped this run** after \(Self.iterations(result)) iterations;"
@@ -79,7 +80,7 @@ public struct MarkdownReporter: Reporter {
         // One unit for every table, so groups read side by side.
         let unit = Self.unit(for: result.rows.map(\.statistics.p50))
         for flow in flows {
-            lines += ["## Flow \(flow)", ""]
+            lines += ["## Flow \(Self.cell(flow))", ""]
             if result.groups.contains(where: { $0.key.flow == flow && $0.isServerSide }) {
                 lines += [
                     "What the server measured of its own work during the run, by suite or msg/1 op:"
@@ -102,11 +103,13 @@ public struct MarkdownReporter: Reporter {
                 Self.speedCaption(result)
                     + " Not the tables' ops/s: that is each group's share of this run's measured throughput, which follows"
                     + " the flows' weights, not their speed.",
-                "", "![Speed by suite and provider: exchanges per second of one client, or per CPU-second](\(Self.throughputChartName))", "",
+                "",
+                "![Speed by suite and provider: exchanges per second of one client, or per CPU-second](\(Self.throughputChartName))",
+                "",
                 "### Latency by percentile", "",
             ]
             for (group, name) in zip(result.groups, latencyCharts) {
-                lines += ["![Latency by percentile: \(Self.escapeAlt(Self.label(group.key)))](\(name))", ""]
+                lines += ["![Latency by percentile: \(Self.cell(Self.label(group.key)))](\(name))", ""]
             }
             if result.intervals?.indices != nil {
                 lines += [
@@ -155,7 +158,7 @@ public struct MarkdownReporter: Reporter {
             for (step, histogram) in group.orderedSteps where histogram.totalCount > 0 {
                 let p50 = Double(histogram.valueAtPercentile(50))
                 var row =
-                    "| \(Self.cell(Self.label(group.key))) | \(step.name) | \(TimeSpan.format(nanoseconds: p50))"
+                    "| \(Self.cell(Self.label(group.key))) | \(Self.cell(step.name)) | \(TimeSpan.format(nanoseconds: p50))"
                     + " | \(Numbers.fixed(p50 / median.unit, 4)) |"
                 if withRounds {
                     let values = result.rounds.compactMap { $0.calibrated(group.key, step.name) }
@@ -194,8 +197,10 @@ public struct MarkdownReporter: Reporter {
             ("Load", metadata.load),
             ("Iterations", Self.iterations(result) + ", plus \(Numbers.integer(result.warmupIterations)) warm-up"),
             ("Errors", Self.errors(result.errorCount, result.errorsByKind, messages: result.errorMessagesByKind)),
-            ("Deadline", result.stoppedByDeadline ? "⚠️ **stopped the run early**" : "not reached"),
         ]
+        // Each row's text as `cell` shows it, once: the rows below are Markdown already.
+        rows = rows.map { ($0.0, Self.cell($0.1)) }
+        rows.append(("Deadline", result.stoppedByDeadline ? "⚠️ **stopped the run early**" : "not reached"))
         rows += Self.provenance(metadata)
         if let bound = PrimitiveBound(result) {
             rows.append(
@@ -207,10 +212,12 @@ public struct MarkdownReporter: Reporter {
                 )
             )
         }
-        rows += Self.cpuRows(result)
-        if let serverSide = metadata.serverSide { rows.append(("Server side", serverSide)) }
+        rows += Self.cpuRows(result).map { ($0.0, Self.cell($0.1)) }
+        if let serverSide = metadata.serverSide { rows.append(("Server side", Self.cell(serverSide))) }
         if let server = metadata.serverMachine {
-            rows.append(("Server host", "\(server.hostname): \(server.cpu), \(server.cores) cores, \(server.kernel)"))
+            rows.append(
+                ("Server host", Self.cell("\(server.hostname): \(server.cpu), \(server.cores) cores, \(server.kernel)"))
+            )
         }
         if let file = metadata.scenarioFile { rows.append(("Scenario file", Self.code(file))) }
         if !metadata.command.isEmpty { rows.append(("Command", Self.code(metadata.command))) }
@@ -218,14 +225,14 @@ public struct MarkdownReporter: Reporter {
         var outcome = result.passed ? "✅ passed" : "❌ failed"
         if missed > 0 { outcome += " (\(missed) of \(result.thresholds.count) thresholds missed)" }
         rows.append(("Outcome", outcome))
-        return ["## Summary", "", "| | |", "|:--|:--|"] + rows.map { "| \($0.0) | \(Self.cell($0.1)) |" } + [""]
+        return ["## Summary", "", "| | |", "|:--|:--|"] + rows.map { "| \($0.0) | \($0.1) |" } + [""]
     }
 
     /// Which lab made the run, its id and the user's tags, for the Summary (none for
     /// documents from before runs said).
     static func provenance(_ metadata: RunMetadata) -> [(String, String)] {
         var rows: [(String, String)] = []
-        if let lab = metadata.lab { rows.append(("Lab", lab.summary)) }
+        if let lab = metadata.lab { rows.append(("Lab", Self.cell(lab.summary))) }
         if let id = metadata.runId { rows.append(("Run id", Self.code(id))) }
         if let spread = metadata.shardStartSpread {
             // results.json keeps times to the millisecond.
@@ -262,12 +269,14 @@ public struct MarkdownReporter: Reporter {
     /// One group's heading, notes and table of steps.
     private static func table(_ result: RunResult, _ group: GroupResult, unit: TimeUnit) -> [String] {
         let key = group.key
-        var lines = ["### " + (Self.suiteAndProvider(key) + [key.transport]).joined(separator: " · "), ""]
+        var lines = ["### " + Self.cell((Self.suiteAndProvider(key) + [key.transport]).joined(separator: " · ")), ""]
         var notes: [String] = []
-        if group.flowKind != key.flow { notes.append("Flow plugin `\(group.flowKind)`.") }
+        if group.flowKind != key.flow { notes.append("Flow plugin \(Self.code(group.flowKind)).") }
         if group.insecure { notes.append("⚠️ insecure (kept for fidelity only)") }
         if group.errorCount > 0 {
-            notes.append("Errors: \(Self.errors(group.errorCount, group.errors, messages: group.errorMessages)).")
+            notes.append(
+                "Errors: \(Self.cell(Self.errors(group.errorCount, group.errors, messages: group.errorMessages)))."
+            )
         }
         for note in notes { lines += [note, ""] }
         let rows = result.rows(of: group)
@@ -346,7 +355,7 @@ public struct MarkdownReporter: Reporter {
         let counted = rows.compactMap { step in group.details[step]?.counts.map { (step, $0) } }
         guard !counted.isEmpty else { return [] }
         var lines = [
-            "Counted by \(result.metadata.counter ?? "callgrind"), per sample: the same in every run of the same"
+            "Counted by \(Self.cell(result.metadata.counter ?? "callgrind")), per sample: the same in every run of the same"
                 + " build to a few hundred instructions (the heap's layout), but for work that depends on random keys"
                 + " (docs/performance.md, \"Counted steps and the regression gate\").",
             "",

@@ -91,10 +91,18 @@ public func writeReports(_ result: RunResult, formats: [String], charts: Bool, t
     try ReporterRegistry.builtIn.writeReports(result, formats: formats, charts: charts, to: directory)
 }
 
-/// Writes `text` as UTF-8 to `url`, atomically, as a `LabError` on failure.
+/// Writes `text` as UTF-8 to `url`, atomically, as a `LabError` on failure: every report but
+/// the JSON ones (whose encoder escapes them), with each control character shown as its code
+/// (`MarkdownReporter.printable`), so that no name or message from a peer acts on the
+/// terminal or the viewer that shows the file (docs/hardening.md, "Text from a peer").
 func writeText(_ text: String, to url: URL) throws {
+    try writeData(Data(MarkdownReporter.printable(text).utf8), to: url)
+}
+
+/// Writes `data` to `url`, atomically, as a `LabError` on failure.
+func writeData(_ data: Data, to url: URL) throws {
     do {
-        try Data(text.utf8).write(to: url, options: .atomic)
+        try data.write(to: url, options: .atomic)
     } catch {
         throw LabError(.storage, "Cannot write \(url.path)", cause: UnderlyingError(describing: error))
     }

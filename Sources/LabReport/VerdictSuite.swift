@@ -74,9 +74,13 @@ public struct VerdictSuite: Sendable {
     }
 
     /// A workflow command's message, escaped as GitHub's toolkit does.
+    /// Printed on the run's standard output: its controls shown, not obeyed (`printable`).
     static func data(_ text: String) -> String {
-        text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
-            .replacingOccurrences(of: "\n", with: "%0A")
+        MarkdownReporter.printable(text).replacingOccurrences(of: "%", with: "%25").replacingOccurrences(
+            of: "\r",
+            with: "%0D"
+        )
+        .replacingOccurrences(of: "\n", with: "%0A")
     }
 
     /// A workflow command's property value, escaped as GitHub's toolkit does.
@@ -145,16 +149,17 @@ func attribute(_ text: String) -> String {
     "\"" + escaped(text).replacingOccurrences(of: "\"", with: "&quot;") + "\""
 }
 
-/// `text` with XML's markup characters escaped, and characters XML 1.0 cannot hold replaced.
+/// `text` with XML's markup characters escaped, and the controls `printable` shows (which XML
+/// 1.0 cannot hold, or which reorder the text) as their codes.
 func escaped(_ text: String) -> String {
     var out = ""
-    for scalar in text.unicodeScalars {
+    for scalar in MarkdownReporter.printable(text).unicodeScalars {
         switch scalar {
         case "&": out += "&amp;"
         case "<": out += "&lt;"
         case ">": out += "&gt;"
-        case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-        case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF: out += "\u{FFFD}"
+        case "\t", "\n": out.unicodeScalars.append(scalar)
+        case _ where scalar.value == 0xFFFE || scalar.value == 0xFFFF: out += "\u{FFFD}"
         default: out.unicodeScalars.append(scalar)
         }
     }

@@ -114,7 +114,9 @@ import Testing
         #expect(exchangeLine.contains("not judged"), "\(exchangeLine)")
     }
 
-    @Test("Saturated runs that did not read their steps' usage: the exchange is not judged, and the remedy names stepUsage")
+    @Test(
+        "Saturated runs that did not read their steps' usage: the exchange is not judged, and the remedy names stepUsage"
+    )
     func saturatedWithoutWorkCannotTell() throws {
         let x25519 = Self.key("x25519", "swift-crypto")
         func bare(_ seed: UInt64) -> GroupResult {
@@ -157,8 +159,16 @@ import Testing
     @Test("A sentence names the slower side first, the same words whichever run is the baseline")
     func sentencesNameTheSlowerSideFirst() throws {
         let x25519 = Self.key("x25519", "swift-crypto")
-        let fast = Self.run("R#{provider=swift-crypto}", [Self.group(x25519, work: 300_000, wait: 10_000, seed: 1)], name: "swift-crypto")
-        let slow = Self.run("R#{provider=openssl}", [Self.group(x25519, work: 530_000, wait: 10_000, seed: 41)], name: "openssl")
+        let fast = Self.run(
+            "R#{provider=swift-crypto}",
+            [Self.group(x25519, work: 300_000, wait: 10_000, seed: 1)],
+            name: "swift-crypto"
+        )
+        let slow = Self.run(
+            "R#{provider=openssl}",
+            [Self.group(x25519, work: 530_000, wait: 10_000, seed: 41)],
+            name: "openssl"
+        )
         func sentence(_ comparison: Comparison) throws -> String {
             try #require(comparison.sentence(try Self.row(comparison, x25519, .work), candidate: 0))
         }
@@ -216,10 +226,24 @@ import Testing
     @Test("Runs that differ in scenario and transport: the report warns first, naming each difference")
     func differencesAreNamed() throws {
         let x25519 = Self.key("x25519", "swift-crypto")
-        let a = Self.run("a", [Self.group(x25519, work: 300_000, wait: 10_000, seed: 1)], scenario: "quickstart", transport: "in-process")
-        let b = Self.run("b", [Self.group(x25519, work: 300_000, wait: 10_000, seed: 2)], scenario: "loopback", transport: "tcp")
+        let a = Self.run(
+            "a",
+            [Self.group(x25519, work: 300_000, wait: 10_000, seed: 1)],
+            scenario: "quickstart",
+            transport: "in-process"
+        )
+        let b = Self.run(
+            "b",
+            [Self.group(x25519, work: 300_000, wait: 10_000, seed: 2)],
+            scenario: "loopback",
+            transport: "tcp"
+        )
         let comparison = Comparison(baseline: a, candidates: [b])
-        #expect(comparison.differences(candidate: 0) == ["scenario: quickstart vs loopback", "transport: in-process vs tcp"])
+        #expect(
+            comparison.differences(candidate: 0) == [
+                "scenario: quickstart vs loopback", "transport: in-process vs tcp",
+            ]
+        )
         let markdown = ComparisonReport(comparison).markdown()
         let warning = try #require(markdown.split(separator: "\n").first { $0.contains("Not like for like") })
         #expect(warning.contains("transport: in-process vs tcp"))
@@ -256,7 +280,9 @@ import Testing
         #expect(whole.changes(candidate: 0).isEmpty, "\(whole.changes(candidate: 0).map(\.step.name))")
     }
 
-    @Test("Reference operations 10% apart between the runs, sample for sample: the machine changed speed, nothing judged")
+    @Test(
+        "Reference operations 10% apart between the runs, sample for sample: the machine changed speed, nothing judged"
+    )
     func calibrationThatMovedIsAChangedMachine() throws {
         let x25519 = Self.key("x25519", "swift-crypto")
         func calibrated(_ label: String, _ units: [Double], seed: UInt64, work: Double = 300_000) -> Comparison.Run {
@@ -264,14 +290,19 @@ import Testing
             // AES fixed, RSA sign scaled so that each sample's unit is as given.
             run.result.calibration = Calibration(
                 provider: "openssl",
-                samples: units.map { CalibrationSample(rsaSign: UInt64($0 * $0 / 12_000), rsaVerify: 21_000, aesCBC16K: 12_000) }
+                samples: units.map {
+                    CalibrationSample(rsaSign: UInt64($0 * $0 / 12_000), rsaVerify: 21_000, aesCBC16K: 12_000)
+                }
             )
             return run
         }
         let steady = calibrated("steady", [63_000, 63_400], seed: 1)
         let slowHost = calibrated("slow-host", [69_500, 69_300], seed: 51, work: 450_000)
         let between = Comparison(baseline: steady, candidates: [slowHost])
-        #expect(between.machineChanged[0]?.contains("ran at another speed") == true, "\(between.machineChanged[0] ?? "nil")")
+        #expect(
+            between.machineChanged[0]?.contains("ran at another speed") == true,
+            "\(between.machineChanged[0] ?? "nil")"
+        )
         #expect(between.isUnjudged(candidate: 0))
         // The last samples 8% apart, the first alike: changed.
         let moving = calibrated("moving", [63_000, 68_500], seed: 61)
@@ -292,7 +323,9 @@ import Testing
         #expect(Comparison(baseline: steady, candidates: [alike]).machineChanged[0] == nil)
     }
 
-    @Test("A results.json's scenario and label with <script> and ESC: shown as text in comparison.md and on the terminal, never obeyed")
+    @Test(
+        "A results.json's scenario and label with <script> and ESC: shown as text in comparison.md and on the terminal, never obeyed"
+    )
     func hostileNamesAreText() throws {
         let x25519 = Self.key("x25519", "swift-crypto")
         let hostile = "<script>alert(1)</script>\u{1B}]0;pwned\u{07}"
@@ -302,7 +335,7 @@ import Testing
         let markdown = report.markdown()
         #expect(!markdown.contains("<script"), "\(markdown)")
         #expect(!markdown.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
-        #expect(markdown.contains("&lt;script&gt;alert(1)&lt;/script&gt;U+001B]0;pwnedU+0007"))
+        #expect(markdown.contains("&lt;script&gt;alert(1)&lt;/script&gt;U+001B&#93;0;pwnedU+0007"))
         let terminal = MarkdownReporter.printable(report.terminal())
         #expect(!terminal.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
         #expect(terminal.contains("\\u{001B}]0;pwned\\u{0007}"))

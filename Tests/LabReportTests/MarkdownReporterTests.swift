@@ -60,7 +60,7 @@ import FoundationXML
             "| Errors | 3 (signatureInvalid 2, decryptFailed 1) |",
             "| Deadline | not reached |",
             "| `errors` | == 0 | 3 | ❌ missed |",
-            "| `cx.exchange.p99` | < 50 ms | 2.9 ms | ✅ met |",
+            "| `cx.exchange.p99` | &lt; 50 ms | 2.9 ms | ✅ met |",
         ] {
             #expect(report.contains("\n" + line + "\n"), "missing line: \(line)")
         }

@@ -102,7 +102,7 @@ struct Check: AsyncParsableCommand {
                     run: Compare.label(for: runURL, index: 1)
                 )
                 if let directory { _ = try report.write(to: directory) }
-                print(self.quiet ? report.summary() : report.terminal())
+                print(MarkdownReporter.printable(self.quiet ? report.summary() : report.terminal()))
                 _ = try VerdictSuite(counted: report).writeCheck(
                     formats: self.formats,
                     markdown: report.markdown(),
@@ -121,7 +121,7 @@ struct Check: AsyncParsableCommand {
             )
             let report = CheckReport(check, baseline: baselineLabel, run: Compare.label(for: runURL, index: 1))
             if let directory { _ = try report.write(to: directory) }
-            print(self.quiet ? report.summary() : report.terminal())
+            print(MarkdownReporter.printable(self.quiet ? report.summary() : report.terminal()))
             _ = try VerdictSuite(timed: report).writeCheck(
                 formats: self.formats,
                 markdown: report.markdown(),

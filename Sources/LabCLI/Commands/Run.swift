@@ -174,7 +174,9 @@ struct Run: AsyncParsableCommand {
                     slowdowns: Dictionary(
                         self.testSlowdown.flatMap { slowdown in
                             // `work=P%`: every step of an exchange's work (cx/1's), as a slower provider would.
-                            (slowdown.step == .work ? Slowdown.workSteps : [slowdown.step]).map { ($0, slowdown.fraction) }
+                            (slowdown.step == .work ? Slowdown.workSteps : [slowdown.step]).map {
+                                ($0, slowdown.fraction)
+                            }
                         },
                         uniquingKeysWith: { _, last in last }
                     ),
@@ -330,7 +332,8 @@ extension String {
     }
 }
 
-/// The few lines `lab run` prints at the end: the exchange figures per group and the thresholds.
+/// The few lines `lab run` prints at the end: the exchange figures per group and the thresholds,
+/// with the controls in names and messages from elsewhere shown (`MarkdownReporter.printable`).
 enum Summary {
     static func text(_ result: RunResult) -> String {
         var lines: [String] = []
@@ -361,7 +364,11 @@ enum Summary {
         if result.errorCount > 0 {
             let messages = result.errorMessagesByKind
             for (kind, count) in result.errorsByKind.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) {
-                lines.append("  errors: \(kind) \(count)" + (messages[kind].map { ", first: \($0)" } ?? ""))
+                // On one line: a server's message with line breaks could write lines that look like the lab's.
+                let first = messages[kind].map {
+                    ", first: " + $0.split(whereSeparator: \.isNewline).joined(separator: " ")
+                }
+                lines.append("  errors: \(kind) \(count)" + (first ?? ""))
             }
         }
         if let memory = MarkdownReporter.memorySummary(result) { lines.append("  memory: " + memory) }
@@ -378,6 +385,6 @@ enum Summary {
             let verdict = outcome.passed ? "met   " : "MISSED"
             lines.append("  \(verdict) \(outcome.metric) \(outcome.condition) (observed \(outcome.observed))")
         }
-        return lines.joined(separator: "\n")
+        return MarkdownReporter.printable(lines.joined(separator: "\n"))
     }
 }

@@ -93,7 +93,7 @@ struct Serve: AsyncParsableCommand {
                 case .text:
                     var handler = StreamLogHandler.standardError(label: label)
                     handler.logLevel = level
-                    return handler
+                    return PrintableLogHandler(inner: handler)
                 case .json:
                     return JSONLogHandler(label: label, logLevel: level)
                 }
@@ -117,7 +117,11 @@ struct Serve: AsyncParsableCommand {
                 )
                 settings.options.maxConnections = fitted
             }
-            let server = try ServerAssembly.assemble(settings, plugins: LabCLI.catalog.plugins, heap: { HeapStats.current() })
+            let server = try ServerAssembly.assemble(
+                settings,
+                plugins: LabCLI.catalog.plugins,
+                heap: { HeapStats.current() }
+            )
             let socket = try await ServerAssembly.listen(server, transports: LabCLI.catalog.plugins.transports)
             var lines = ["listening on \(socket.address)"]
             lines.append("suites: \(server.suites.joined(separator: ", ")) (provider \(server.provider.name))")
@@ -165,7 +169,13 @@ struct Serve: AsyncParsableCommand {
             try await ServeServices.run(services, until: signals, logger: Logger(label: "lab.serve"))
             let snapshot = Self.exchanges(server.recording.snapshot())
             if let report = self.report {
-                try self.writeReport(snapshot, to: report, server: server, address: socket.address, heapAtListen: heapAtListen)
+                try self.writeReport(
+                    snapshot,
+                    to: report,
+                    server: server,
+                    address: socket.address,
+                    heapAtListen: heapAtListen
+                )
             }
             let answered = snapshot.exchanges.values.reduce(0, +)
             let failed = snapshot.errors.values.flatMap(\.values).reduce(0, +)
