@@ -163,22 +163,23 @@ extension MessagingService {
         }
         for record in records { _ = try Self.ciphertext(record.ciphertext) }
         let me = session.userID
-        return try await self.store.write { db -> (version: Int, staged: Int?) in
+        // A refusal is returned, not thrown, so that the transaction that drops what was
+        // staged commits (a throw rolled the drop back: a refused last page left its pages).
+        let outcome = try await self.store.write { db -> Result<(version: Int, staged: Int?), MsgFailure> in
             guard let chat = try MessagingStore.chat(db, me, peer.id) else {
-                throw MsgFailure(code: .noChat, message: "No chat with '\(peer.username)' yet; open one")
+                return .failure(MsgFailure(code: .noChat, message: "No chat with '\(peer.username)' yet; open one"))
             }
             // A refusal drops what this user staged for the chat: the rekey starts again.
-            let dropStaged = {
+            func refuse(_ message: String) throws -> Result<(version: Int, staged: Int?), MsgFailure> {
                 try db.execute(sql: "DELETE FROM rekeyPages WHERE chatId = ? AND userId = ?", arguments: [chat.id, me])
+                return .failure(MsgFailure(code: .conflict, message: message))
             }
             guard chat.version == version else {
-                try dropStaged()
-                throw MsgFailure(
-                    code: .conflict,
-                    message: "The chat key is at version \(chat.version), not \(version); fetch it again"
-                )
+                return try refuse("The chat key is at version \(chat.version), not \(version); fetch it again")
             }
-            if page == 0 || page == nil { try dropStaged() }
+            if page == 0 || page == nil {
+                try db.execute(sql: "DELETE FROM rekeyPages WHERE chatId = ? AND userId = ?", arguments: [chat.id, me])
+            }
             if let page, page > 0 {
                 let last = try Int.fetchOne(
                     db,
@@ -186,10 +187,35 @@ extension MessagingService {
                     arguments: [chat.id, me, version]
                 )
                 guard last == page - 1 else {
-                    try dropStaged()
-                    throw MsgFailure(
-                        code: .conflict,
-                        message: "Page \(page) of a rekey does not follow page \(last.map(String.init) ?? "none"); start again at page 0"
+                    return try refuse(
+                        "Page \(page) of a rekey does not follow page \(last.map(String.init) ?? "none"); start again at page 0"
+                    )
+                }
+            }
+            // The chat's last message when the rekey began (page 0's), or now for one request.
+            let startedAfter =
+                try Int64.fetchOne(
+                    db,
+                    sql: "SELECT MAX(startedAfter) FROM rekeyPages WHERE chatId = ? AND userId = ?",
+                    arguments: [chat.id, me]
+                )
+                ?? Int64.fetchOne(db, sql: "SELECT MAX(id) FROM messages WHERE chatId = ?", arguments: [chat.id]) ?? 0
+            // Each re-encrypted message has the length of the one it replaces (the same text
+            // under another key): what is staged never outgrows the chat.
+            let lengths = Dictionary(
+                uniqueKeysWithValues: try Row.fetchAll(
+                    db,
+                    sql: "SELECT id, length(ciphertext) AS bytes FROM messages WHERE chatId = ?",
+                    arguments: [chat.id]
+                ).map { ($0["id"] as Int64, $0["bytes"] as Int) }
+            )
+            for record in records {
+                guard let length = lengths[record.id] else {
+                    return try refuse("Message \(record.id) is not in this chat; fetch again")
+                }
+                guard length == record.ciphertext.count else {
+                    return try refuse(
+                        "Message \(record.id) is \(length) bytes in the chat and \(record.ciphertext.count) in the rekey; a rekey keeps each message's length"
                     )
                 }
             }
@@ -197,22 +223,17 @@ extension MessagingService {
                 // Staged: each a message of this chat, once.
                 let insert = try db.makeStatement(
                     sql: """
-                        INSERT OR ABORT INTO rekeyPages (chatId, userId, keyVersion, page, messageId, ciphertext)
-                        SELECT ?, ?, ?, ?, id, ? FROM messages WHERE id = ? AND chatId = ?
+                        INSERT OR ABORT INTO rekeyPages (chatId, userId, keyVersion, page, messageId, ciphertext, startedAfter)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
                         """
                 )
                 for record in records {
                     do {
                         try insert.execute(
-                            arguments: [chat.id, me, version, page, Data(record.ciphertext), record.id, chat.id]
+                            arguments: [chat.id, me, version, page, record.id, Data(record.ciphertext), startedAfter]
                         )
                     } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                        try dropStaged()
-                        throw MsgFailure(code: .conflict, message: "Message \(record.id) comes twice in the rekey")
-                    }
-                    guard db.changesCount == 1 else {
-                        try dropStaged()
-                        throw MsgFailure(code: .conflict, message: "Message \(record.id) is not in this chat; fetch again")
+                        return try refuse("Message \(record.id) comes twice in the rekey")
                     }
                 }
                 let staged = try Int.fetchOne(
@@ -220,23 +241,25 @@ extension MessagingService {
                     sql: "SELECT COUNT(*) FROM rekeyPages WHERE chatId = ? AND userId = ?",
                     arguments: [chat.id, me]
                 ) ?? 0
-                return (version, staged)
+                return .success((version, staged))
             }
             // The last page (or the whole rekey): the staged pages and this one must cover
-            // exactly the chat's messages: none missed, none foreign, none twice.
+            // exactly the chat's messages: none missed, none foreign, none twice, none sent
+            // since the rekey began.
             let staged = try Row.fetchAll(
                 db,
                 sql: "SELECT messageId, ciphertext FROM rekeyPages WHERE chatId = ? AND userId = ?",
                 arguments: [chat.id, me]
             ).map { (id: $0["messageId"] as Int64, ciphertext: Array($0["ciphertext"] as Data)) }
-            try dropStaged()
+            try db.execute(sql: "DELETE FROM rekeyPages WHERE chatId = ? AND userId = ?", arguments: [chat.id, me])
+            if let newer = lengths.keys.filter({ $0 > startedAfter }).min() {
+                return try refuse("Message \(newer) was sent to the chat after the rekey began; fetch again")
+            }
             let all = staged + records
-            let ids = Set(try Int64.fetchAll(db, sql: "SELECT id FROM messages WHERE chatId = ?", arguments: [chat.id]))
+            let ids = Set(lengths.keys)
             guard ids.count == all.count, Set(all.map(\.id)) == ids else {
-                throw MsgFailure(
-                    code: .conflict,
-                    message:
-                        "The chat has \(ids.count) messages and the rekey carries \(all.count) that do not match them; fetch again"
+                return try refuse(
+                    "The chat has \(ids.count) messages and the rekey carries \(all.count) that do not match them; fetch again"
                 )
             }
             let next = version + 1
@@ -251,7 +274,8 @@ extension MessagingService {
                 )
             }
             try db.execute(sql: "UPDATE chats SET keyVersion = ? WHERE id = ?", arguments: [next, chat.id])
-            return (next, nil)
+            return .success((next, nil))
         }
+        return try outcome.get()
     }
 }

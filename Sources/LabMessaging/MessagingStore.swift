@@ -34,6 +34,10 @@ public final class MessagingStore: Sendable {
             configuration.label = "msg-store"
             self.pool = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(self.pool)
+            // Staged rekey pages do not outlive the process: a rekey under way when it ended
+            // starts again at page 0 (its next page is `conflict`), and a user who never came
+            // back leaves nothing behind.
+            try self.pool.write { db in try db.execute(sql: "DELETE FROM rekeyPages") }
         } catch let error as LabError {
             throw error
         } catch {
@@ -109,6 +113,11 @@ public final class MessagingStore: Sendable {
                     );
                     """
             )
+        }
+        // The chat's last message id when page 0 was staged: a message sent after it, while
+        // the pages arrive, makes the last page `conflict`.
+        migrator.registerMigration("v3") { db in
+            try db.execute(sql: "ALTER TABLE rekeyPages ADD COLUMN startedAfter INTEGER NOT NULL DEFAULT 0")
         }
         return migrator
     }
