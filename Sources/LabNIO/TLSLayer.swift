@@ -3,7 +3,6 @@ public import Logging
 public import NIOCore
 import NIOSSL
 import NIOTLS
-import Synchronization
 
 /// TLS under a socket transport's frames, server side (swift-nio-ssl): the identity, the
 /// groups offered and the version spoken.
@@ -45,22 +44,42 @@ public struct TLSServerLayer: ServerChannelLayer {
         try pipeline.addHandler(NIOSSLServerHandler(context: self.context))
     }
 
-    /// Failed TLS handshakes, for the log's rate.
-    static let failures = Atomic<Int>(0)
+    /// TLS failures, handshakes and records after them alike, for the log's rate.
+    static let failures = OccasionalLog(countKey: "TLS failures so far")
 
-    /// `tls` for a TLS failure. Anyone can fail a handshake as often as he likes: the first
-    /// failure and every 1,000th are warnings, the rest debug lines; BoringSSL's source
-    /// paths are cut.
+    /// `tls` for a TLS failure: a failed handshake (`NIOSSLError`) or a bad record after a
+    /// completed one (`BoringSSLError`, which NIOSSL passes on bare). Anyone can cause either
+    /// as often as he likes: the first and every 1,000th are warnings, the rest debug lines
+    /// (`OccasionalLog`), with BoringSSL's short reason and none of its source paths.
     public func closeCode(for error: any Error, logger: Logger) -> String? {
-        guard error is NIOSSLError || error is NIOSSLExtraError else { return nil }
-        let count = Self.failures.add(1, ordering: .relaxed).newValue
-        let level: Logger.Level = count == 1 || count % 1_000 == 0 ? .warning : .debug
-        logger.log(
-            level: level,
+        guard error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError else { return nil }
+        Self.failures.log(
             "closing the connection: TLS failed",
-            metadata: ["reason": "\(Self.withoutSourcePaths("\(error)"))", "TLS failures so far": "\(count)"]
+            metadata: ["reason": "\(Self.reason(error))"],
+            to: logger
         )
         return "tls"
+    }
+
+    /// A TLS error in a few words: BoringSSL's reason names (`WRONG_VERSION_NUMBER`), after
+    /// the handshake or in it; other errors as they describe themselves, without source paths.
+    static func reason(_ error: any Error) -> String {
+        switch error {
+        case NIOSSLError.handshakeFailed(let inner): "handshake: \(Self.reason(inner))"
+        case BoringSSLError.sslError(let stack), BoringSSLError.unknownError(let stack):
+            Self.reasonNames(stack.map(\.description)) ?? Self.withoutSourcePaths("\(error)")
+        default: Self.withoutSourcePaths("\(error)")
+        }
+    }
+
+    /// The reason names of BoringSSL's error strings (`error:100000d3:SSL
+    /// routines:OPENSSL_internal:WRONG_VERSION_NUMBER at /path/file.cc:231`), comma-separated;
+    /// nil if none has one.
+    static func reasonNames(_ descriptions: [String]) -> String? {
+        let names = descriptions.compactMap { text in
+            text.firstMatch(of: #/error:[0-9A-Fa-f]+:[^:]*:[^:]*:([A-Za-z0-9_]+)/#).map { String($0.1) }
+        }
+        return names.isEmpty ? nil : names.joined(separator: ", ")
     }
 
     /// `text` without the " at /path/file.cc:123" that BoringSSL's errors carry.
