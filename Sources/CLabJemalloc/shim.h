@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <stdio.h>
 #include <jemalloc/jemalloc.h>
 
 #define C_LAB_STRINGIFY_(x) #x
@@ -56,6 +58,25 @@ static inline int c_lab_heap_stats_read(c_lab_heap_stats *out) {
 static inline int c_lab_thread_allocated(uint64_t *out) {
     size_t length = sizeof(uint64_t);
     return mallctl("thread.allocated", out, &length, NULL, 0);
+}
+
+/// Sets how long freed dirty pages stay resident before they go back to the system, in
+/// milliseconds (0: at once), for the arenas there are and those made later; 0 on success.
+/// (`arena.<all>` is not writable: each initialized arena is set in turn; those not yet
+/// initialized answer EFAULT and take the new default when they are.)
+static inline int c_lab_set_dirty_decay(ssize_t milliseconds) {
+    int rc = mallctl("arenas.dirty_decay_ms", NULL, NULL, &milliseconds, sizeof(milliseconds));
+    if (rc != 0) return rc;
+    unsigned arenas = 0;
+    size_t length = sizeof(arenas);
+    if ((rc = mallctl("arenas.narenas", &arenas, &length, NULL, 0)) != 0) return rc;
+    for (unsigned index = 0; index < arenas; index++) {
+        char name[64];
+        snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", index);
+        rc = mallctl(name, NULL, NULL, &milliseconds, sizeof(milliseconds));
+        if (rc != 0 && rc != 14 /* EFAULT: not initialized */) return rc;
+    }
+    return 0;
 }
 
 /// jemalloc's version string, e.g. `5.3.0-0-g54eaed1…`.

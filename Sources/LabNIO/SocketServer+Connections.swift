@@ -146,7 +146,7 @@ extension SocketServer {
                     let opening = countedOpening ? nil : counters.map { StepPackets(from: TCPCounters(), to: $0) }
                     if opening != nil { countedOpening = true }
                     var timings = StepTimings(readsUsage: mailbox?.readsUsage ?? false)
-                    let answer = await handler.respond(
+                    var answer = await handler.respond(
                         to: Array(frame.readableBytesView),
                         from: source,
                         recorder: &timings
@@ -170,7 +170,10 @@ extension SocketServer {
                     for reader in connections.holdAnswer(connection.channel, bytes: answer.body.count) {
                         reader.close(promise: nil)
                     }
-                    try await outbound.write(ByteBuffer(bytes: answer.body))
+                    // One copy while the write waits for a peer that reads slowly, not two.
+                    let body = ByteBuffer(bytes: answer.body)
+                    answer.body = []
+                    try await outbound.write(body)
                     let staysOpen = connections.endAnswer(connection.channel)
                     if let reason = answer.closeReason {
                         closeCode = errorCode ?? "answered-error"
