@@ -3,7 +3,6 @@ import LabCore
 import LabMessaging
 import LabNIO
 import LabResults
-import LabSwiftCrypto
 import LabTesting
 import LabWire
 import NIOCore
@@ -181,28 +180,7 @@ struct HostileLoginLoadTests {
     /// The fetch pipeliners' request stream: 20 `fetch`es of mallory's 5 MiB chat with bob.
     static func largeChat(port: Int) async throws -> ByteBuffer {
         let (client, endpoint) = try await Self.client(port: port, from: "127.0.0.3")
-        var quiet = NoStepRecorder()
-        var mallory = MessagingUser(username: "mallory", password: "mallory's password")
-        var bob = MessagingUser(username: "bob", password: "bob's password")
-        try await mallory.register(client, recorder: &quiet).orThrow()
-        try await bob.register(client, recorder: &quiet).orThrow()
-        try await mallory.logIn(client, recorder: &quiet)
-        var side = ChatSide(user: mallory, peer: "bob", provider: SwiftCryptoProvider())
-        try await side.open(client, recorder: &quiet).orThrow()
-        for number in 0..<78 {
-            _ = try await side.send([UInt8](repeating: UInt8(number), count: MsgLimits.ciphertextBytes - 28), client, recorder: &quiet)
-        }
-        var plist = PropertyListDictionary()
-        plist.set(MsgKey.op, string: "fetch")
-        plist.set(MsgKey.token, string: try #require(mallory.token))
-        plist.set(MsgKey.with, string: "bob")
-        plist.set(MsgKey.after, integer: 0)
-        let body = try plist.encoded()
-        var requests = ByteBuffer()
-        for _ in 0..<20 {
-            requests.writeInteger(UInt32(body.count), endianness: .big)
-            requests.writeBytes(body)
-        }
+        let requests = try await LargeChat.make(client, writer: "mallory", peer: "bob").pipelinedFetches()
         await client.connection.close()
         await endpoint.shutdown()
         return requests

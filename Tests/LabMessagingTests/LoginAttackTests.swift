@@ -119,20 +119,40 @@ struct LoginAttackTests {
             "--kdf", "scrypt", "--scrypt-log-n", "12", "--kdf-workers", "1", "--kdf-queue", "8",
         ])
         defer { served.cleanUp() }
-        let (ownerClient, ownerEndpoint) = try await Self.connect(served, from: Self.owner)
+        let (shapes, counts) = try await Self.ownerLogsInDuringFlood(
+            served,
+            owner: Self.owner,
+            attackers: Array(repeating: Self.attacker, count: 80),
+            logins: 10
+        )
+        #expect(shapes == Array(repeating: "ok", count: 10), "\(shapes)")
+        #expect((counts["busy"] ?? 0) > 0 && (counts["badCredentials"] ?? 0) > 0, "\(counts)")
+        try await served.stop()
+    }
+}
+
+extension LoginAttackTests {
+    /// The owner registers from `owner`; one connection from each of `attackers` logs in as
+    /// names that do not exist, a new login as soon as the last is answered (bounded: 2,000
+    /// each, until the owner is done); once an attacker has been answered `busy` (the queue
+    /// is full), the owner logs in `logins` times. The owner's answers and the attackers'.
+    static func ownerLogsInDuringFlood(
+        _ served: MsgInteropTests.Served,
+        owner: String,
+        attackers: [String],
+        logins: Int
+    ) async throws -> (owner: [String], attackers: [String: Int]) {
+        let (ownerClient, ownerEndpoint) = try await Self.connect(served, from: owner)
         var quiet = NoStepRecorder()
         var alice = MessagingUser(username: "alice", password: "correct horse")
         try await alice.register(ownerClient, recorder: &quiet).orThrow()
-        let attackers = 80
         let flooding = Flood()
-        let ownerLogins = 10
-        var ownerShapes: [String] = []
+        var shapes: [String] = []
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<attackers {
+            for (index, address) in attackers.enumerated() {
                 group.addTask {
-                    let (client, endpoint) = try await Self.connect(served, from: Self.attacker)
+                    let (client, endpoint) = try await Self.connect(served, from: address)
                     try await withEndpoint(endpoint) { _ in
-                        // Bounded: at most 2,000 tries each, and it stops once the owner is done.
                         for attempt in 0..<2_000 where !flooding.isOver {
                             let answer = try await Self.attempt(client, name: "ghost\(index)x\(attempt)", password: "guess")
                             flooding.count(Self.shape(answer))
@@ -141,21 +161,17 @@ struct LoginAttackTests {
                     }
                 }
             }
-            // The owner starts once the flood holds the queue: some attacker has been refused busy.
             try await flooding.busy(within: .seconds(60))
             try await withEndpoint(ownerEndpoint) { _ in
-                for _ in 0..<ownerLogins {
-                    ownerShapes.append(Self.shape(try await Harness.attempt(&alice, ownerClient, password: "correct horse")))
+                for _ in 0..<logins {
+                    shapes.append(Self.shape(try await Harness.attempt(&alice, ownerClient, password: "correct horse")))
                 }
                 await ownerClient.connection.close()
             }
             flooding.end()
             try await group.waitForAll()
         }
-        #expect(ownerShapes == Array(repeating: "ok", count: ownerLogins), "\(ownerShapes)")
-        let counts = flooding.counts
-        #expect((counts["busy"] ?? 0) > 0 && (counts["badCredentials"] ?? 0) > 0, "\(counts)")
-        try await served.stop()
+        return (shapes, flooding.counts)
     }
 }
 
@@ -171,42 +187,16 @@ extension LoginAttackTests {
             "--kdf", "scrypt", "--scrypt-log-n", "12", "--kdf-workers", "1", "--kdf-queue", "8",
         ])
         defer { served.cleanUp() }
-        let (ownerClient, ownerEndpoint) = try await Self.connect(served, from: "127.1.0.1")
-        var quiet = NoStepRecorder()
-        var alice = MessagingUser(username: "alice", password: "correct horse")
-        try await alice.register(ownerClient, recorder: &quiet).orThrow()
         // Twice the queue's places and its worker: a newcomer compared by address alone never
         // finds a place.
-        let addresses = (0..<20).map { "127.0.0.\(10 + $0)" }
-        let flooding = Flood()
-        let ownerLogins = 8
-        var ownerShapes: [String] = []
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for (index, address) in addresses.enumerated() {
-                group.addTask {
-                    let (client, endpoint) = try await Self.connect(served, from: address)
-                    try await withEndpoint(endpoint) { _ in
-                        // Bounded: at most 2,000 tries each, and it stops once the owner is done.
-                        for attempt in 0..<2_000 where !flooding.isOver {
-                            let answer = try await Self.attempt(client, name: "ghost\(index)x\(attempt)", password: "guess")
-                            flooding.count(Self.shape(answer))
-                        }
-                        await client.connection.close()
-                    }
-                }
-            }
-            try await flooding.busy(within: .seconds(60))
-            try await withEndpoint(ownerEndpoint) { _ in
-                for _ in 0..<ownerLogins {
-                    ownerShapes.append(Self.shape(try await Harness.attempt(&alice, ownerClient, password: "correct horse")))
-                }
-                await ownerClient.connection.close()
-            }
-            flooding.end()
-            try await group.waitForAll()
-        }
-        #expect(ownerShapes == Array(repeating: "ok", count: ownerLogins), "\(ownerShapes)")
-        #expect((flooding.counts["busy"] ?? 0) > 0, "the attackers filled the queue: \(flooding.counts)")
+        let (shapes, counts) = try await Self.ownerLogsInDuringFlood(
+            served,
+            owner: "127.1.0.1",
+            attackers: (0..<20).map { "127.0.0.\(10 + $0)" },
+            logins: 8
+        )
+        #expect(shapes == Array(repeating: "ok", count: 8), "\(shapes)")
+        #expect((counts["busy"] ?? 0) > 0, "the attackers filled the queue: \(counts)")
         try await served.stop()
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
 import LabCore
 import LabMessaging
+import LabTesting
 import Testing
 
 /// Issue 51, break 7: the throttle's book of name-and-source pairs, filled with held-back
 /// pairs. Before, past `capacity` the book dropped a tenth, held-back pairs too once none was
 /// free: an attacker postponed for 30 minutes who failed on 110,000 more pairs was checked
 /// again at once.
-@Suite struct LoginBookTests {
+@Suite(.tier(.unit)) struct LoginBookTests {
     static let policy = LockoutPolicy.default
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 

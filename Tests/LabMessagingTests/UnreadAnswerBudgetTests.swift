@@ -1,7 +1,6 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabSwiftCrypto
 import LabTesting
 import LabWire
 import NIOCore
@@ -27,31 +26,9 @@ struct UnreadAnswerBudgetTests {
         let stated = try await served.server.line(startingWith: "connections: at most", timeout: .seconds(5))
         #expect(stated.contains("unread answers: at most \(Self.budget) bytes held; fetch pages being made: at most \(Self.budget) bytes"), "\(stated)")
         let (client, endpoint) = try await ServeMsgTests.connect(served)
-        var quiet = NoStepRecorder()
-        var alice = MessagingUser(username: "alice", password: "alice's password")
-        var bob = MessagingUser(username: "bob", password: "bob's password")
-        try await alice.register(client, recorder: &quiet).orThrow()
-        try await bob.register(client, recorder: &quiet).orThrow()
-        try await alice.logIn(client, recorder: &quiet)
-        try await bob.logIn(client, recorder: &quiet)
-        var side = ChatSide(user: alice, peer: "bob", provider: SwiftCryptoProvider())
-        try await side.open(client, recorder: &quiet).orThrow()
-        // 78 messages of 64 KiB: a chat of about 5 MiB, one page of a fetch.
-        for number in 0..<78 {
-            _ = try await side.send([UInt8](repeating: UInt8(number), count: MsgLimits.ciphertextBytes - 28), client, recorder: &quiet)
-        }
+        var chat = try await LargeChat.make(client, writer: "alice", peer: "bob")
         let before = try ProcessFigures.peakResident(served.server.pid)
-        var plist = PropertyListDictionary()
-        plist.set(MsgKey.op, string: "fetch")
-        plist.set(MsgKey.token, string: try #require(alice.token))
-        plist.set(MsgKey.with, string: "bob")
-        plist.set(MsgKey.after, integer: 0)
-        let body = try plist.encoded()
-        var requests = ByteBuffer()
-        for _ in 0..<20 {
-            requests.writeInteger(UInt32(body.count), endianness: .big)
-            requests.writeBytes(body)
-        }
+        let requests = try chat.pipelinedFetches()
         // 40 readers that never read: 40 × 16 MiB before, past 600 MiB.
         var channels: [any Channel] = []
         defer { for channel in channels { channel.close(promise: nil) } }
@@ -78,8 +55,9 @@ struct UnreadAnswerBudgetTests {
         print("unread answers: peak resident grew \(growth >> 20) MiB under a \(Self.budget >> 20) MiB bound")
         for channel in channels { try? await channel.close() }
         // An honest reader is served the whole chat afterwards.
-        let texts = try await side.fetch(client, fromStart: true, recorder: &quiet)
-        #expect(texts.count == 78)
+        var quiet = NoStepRecorder()
+        let texts = try await chat.side.fetch(client, fromStart: true, recorder: &quiet)
+        #expect(texts.count == LargeChat.messages)
         await client.connection.close()
         await endpoint.shutdown()
         try await served.stop()

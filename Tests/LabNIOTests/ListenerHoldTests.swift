@@ -119,15 +119,17 @@ struct ListenerHoldTests {
         }
         let holders = opened
         defer { for holder in holders { holder.close() } }
-        let holding = try await ProcessFigures.until(.seconds(20)) { holders.allSatisfy { $0.answers >= 1 } }
-        #expect(holding, "\(holders.filter { $0.answers >= 1 }.count) of 16 holders answered")
+        // Asking from the start: on a loaded machine the wait below can pass the listener's
+        // 10 s request timeout, which would close a holder that had gone quiet meanwhile.
         let asking = Task {
             while !Task.isCancelled {
-                for holder in holders where !holder.isClosed { await holder.send(Self.get("/metrics")) }
                 try? await Task.sleep(for: .seconds(2))
+                for holder in holders where !holder.isClosed { await holder.send(Self.get("/metrics")) }
             }
         }
         defer { asking.cancel() }
+        let holding = try await ProcessFigures.until(.seconds(20)) { holders.allSatisfy { $0.answers >= 1 } }
+        #expect(holding, "\(holders.filter { $0.answers >= 1 }.count) of 16 holders answered")
         // 20 scrapes, one after another, each on a new connection as Prometheus's first is.
         var served = 0
         for _ in 0..<20 {
