@@ -41,9 +41,14 @@ struct ListenerHoldTests {
         /// How many answers have begun (status lines).
         var answers: Int { self.text.components(separatedBy: "HTTP/1.1 200 OK").count - 1 }
 
+        /// The peers' own event loop: the process's shared one also carries other tests'
+        /// floods (hundreds of MiB pipelined at a server), which in the full suite delayed the
+        /// holders' requests past the listener's 10 s request timeout.
+        static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
         static func open(port: Int, receiveBuffer: Int? = nil) async throws -> Peer {
             let peer = Peer()
-            var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            var bootstrap = ClientBootstrap(group: Self.group)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(peer) }
                 }
@@ -58,6 +63,11 @@ struct ListenerHoldTests {
         func send(_ text: String) async {
             guard let channel = self.channel.withLock({ $0 }) else { return }
             try? await channel.writeAndFlush(ByteBuffer(string: text))
+        }
+
+        /// Sends `text` without waiting for it to be written.
+        func sendNow(_ text: String) {
+            self.channel.withLock { $0 }?.writeAndFlush(ByteBuffer(string: text), promise: nil)
         }
 
         func stopReading() async throws {
@@ -110,24 +120,23 @@ struct ListenerHoldTests {
         let line = try await server.line(startingWith: "metrics on http://", timeout: .seconds(10))
         let port = Int(line.split(separator: ":").last!.prefix { $0.isNumber })!
         // The trial's holders: each keeps its connection with a request every 2 s, well within
-        // the request timeout, so none is ever quiet long enough for it.
-        var opened: [Peer] = []
+        // the request timeout, so none is ever quiet long enough for it. Each asks from the
+        // moment it opens, on the peers' own event loop: in the full suite the process's task
+        // threads are busy with other tests for seconds at a time, and opening the 16 took
+        // long enough that the first, waiting for the others before asking again, went quiet
+        // past the listener's 10 s request timeout.
+        let asking = Mutex<[Peer]>([])
+        let repeated = Peer.group.next().scheduleRepeatedTask(initialDelay: .seconds(2), delay: .seconds(2)) { _ in
+            for holder in asking.withLock({ $0 }) where !holder.isClosed { holder.sendNow(Self.get("/metrics")) }
+        }
+        defer { repeated.cancel() }
         for _ in 0..<16 {
             let holder = try await Peer.open(port: port)
             await holder.send(Self.get("/metrics"))
-            opened.append(holder)
+            asking.withLock { $0.append(holder) }
         }
-        let holders = opened
+        let holders = asking.withLock { $0 }
         defer { for holder in holders { holder.close() } }
-        // Asking from the start: on a loaded machine the wait below can pass the listener's
-        // 10 s request timeout, which would close a holder that had gone quiet meanwhile.
-        let asking = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(2))
-                for holder in holders where !holder.isClosed { await holder.send(Self.get("/metrics")) }
-            }
-        }
-        defer { asking.cancel() }
         let holding = try await ProcessFigures.until(.seconds(20)) { holders.allSatisfy { $0.answers >= 1 } }
         #expect(holding, "\(holders.filter { $0.answers >= 1 }.count) of 16 holders answered")
         // 20 scrapes, one after another, each on a new connection as Prometheus's first is.
