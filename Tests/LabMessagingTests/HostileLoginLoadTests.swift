@@ -16,9 +16,11 @@ import Testing
 /// logins for names that do not exist from 40 addresses of 127.0.0.0/24 (issue 51, break 1),
 /// peers that pipeline requests and never read, peers that pipeline `fetch`es of a 5 MiB chat
 /// and never read (break 3), and a flood of silent metrics connections — while honest cx/1
-/// clients and the owner, from 127.1.0.1 (another network), do their work. Every honest
-/// exchange and every one of the owner's logins succeeds, the server's descriptors stay
-/// within the open files it states at start, and its memory within the bounds it states.
+/// clients and the owner, from 127.1.0.1 (another network), do their work, and a rogue cx/1
+/// server feeds a `lab run` that writes report.html. Every honest exchange and every one of
+/// the owner's logins succeeds, the server's descriptors stay within the open files it
+/// states at start and its memory within the bounds it states, and report.html, opened in
+/// Chromium, runs no script and fetches nothing.
 @Suite(.tier(.hostileLoginLoad), .serialized)
 struct HostileLoginLoadTests {
     static let attacker = "127.0.0.2"
@@ -80,7 +82,9 @@ struct HostileLoginLoadTests {
         return (MessagingClient(connection: try await endpoint.connect(recorder: &quiet)), endpoint)
     }
 
-    @Test("breaks 1–5 at once: honest exchanges and the owner's logins all succeed; descriptors within the stated limit")
+    @Test(
+        "issue 37's and 51's attacks at once: honest work and the owner's logins succeed; descriptors and memory within what the server states; a rogue server's report.html inert"
+    )
     func honestWorkSucceedsUnderLoginAttacks() async throws {
         let server = try ServerProcess(
             URL(fileURLWithPath: "/usr/bin/prlimit"),
@@ -113,7 +117,7 @@ struct HostileLoginLoadTests {
         let quietPeak = try ProcessFigures.peakResident(server.pid)
         let seen = Seen()
         var ownerAnswers: [String] = []
-        let honest = try await withThrowingTaskGroup(of: RunResult?.self) { group in
+        let (honest, rogue) = try await withThrowingTaskGroup(of: RunResult?.self) { group in
             // The server's descriptors, every 50 ms, until the attack is over.
             group.addTask {
                 while !seen.isOver {
@@ -134,18 +138,28 @@ struct HostileLoginLoadTests {
             try await withDeadline(.seconds(120), "the keeper throttled the owner's name") {
                 while seen.count(.throttleKeeper, "postponed") == 0 { try await Task.sleep(for: .milliseconds(50)) }
             }
+            // A rogue server feeds a `lab run` that writes report.html, on the same machine.
+            let rogue = Task { try await Self.rogueRun() }
             let run = try await Self.honestRun(port: port)
             for _ in 0..<Self.ownerLogins {
                 let answer = try await Harness.attempt(&owner, ownerClient, password: "the owner's own password")
                 ownerAnswers.append(LoginAttackShape.of(answer))
             }
+            let rogueRun = try await rogue.value
             seen.over.store(true, ordering: .relaxed)
             try await group.waitForAll()
-            return run
+            return (run, rogueRun)
         }
         await ownerClient.connection.close()
         await ownerEndpoint.shutdown()
 
+        // The rogue server's strings: text in report.html opened in Chromium (no script ran,
+        // the title stands, nothing fetched) and no control on the run's terminal.
+        #expect(rogue.terminal.contains("pwned-title"), "the rogue server's text reached the run")
+        #expect(!rogue.terminal.unicodeScalars.contains { [0x1B, 0x07, 0x9B, 0x9D].contains($0.value) }, "controls on the terminal")
+        #expect(rogue.requests.isEmpty && rogue.exceptions == 0, "report.html requested \(rogue.requests), threw \(rogue.exceptions)")
+        #expect(rogue.title == "hostile-server — crypto-lab", "a script set the title: \(rogue.title ?? "none")")
+        #expect(rogue.fetched.isEmpty, "the page fetched from the attacker: \(rogue.fetched)")
         #expect(honest.errorCount == 0, "honest exchanges: errors \(honest.groups.map(\.errors))")
         #expect(honest.completedIterations == Self.honestClients * 2)
         #expect(ownerAnswers == Array(repeating: "ok", count: Self.ownerLogins), "the owner's logins: \(ownerAnswers)")
@@ -175,6 +189,67 @@ struct HostileLoginLoadTests {
         #expect(growth <= 3 * Self.bufferedBytes + (96 << 20), "peak resident grew \(growth >> 20) MiB under attack")
         print("hostile login load: peak resident +\(growth >> 20) MiB")
         print("hostile login load: peak descriptors \(peak) of \(stated); attackers saw \(answers.sorted { $0.key < $1.key })")
+    }
+
+    /// What a `lab run` against a rogue cx/1 server (Tests/Interop/rogue_server.py: error
+    /// codes, messages and serverStats strings that are markup and terminal controls) showed:
+    /// its terminal output, and what report.html did in headless Chromium.
+    struct RogueRun: Sendable {
+        var terminal: String
+        /// What report.html requested, the exceptions it threw, and its title.
+        var requests: [String]
+        var exceptions: Int
+        var title: String?
+        /// What the attacker's listener was fetched.
+        var fetched: [String]
+    }
+
+    /// The rogue run of the combined load (issue 51): the same rules as `HostileServerTests`,
+    /// on a machine the attacks on `lab serve` keep busy.
+    static func rogueRun() async throws -> RogueRun {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-rogue-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let script = RepositoryPaths.root.appendingPathComponent("Tests/Interop/rogue_server.py")
+        let rogue = try BackgroundProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path])
+        defer { rogue.terminate() }
+        let cx = try await rogue.waitForLine(timeout: .seconds(30)) { $0.hasPrefix("cx on ") }.dropFirst("cx on ".count)
+        let http = try await rogue.waitForLine(timeout: .seconds(30)) { $0.hasPrefix("http on ") }
+            .dropFirst("http on ".count)
+        let scenario = folder.appendingPathComponent("rogue.json")
+        try Data(
+            """
+            {
+              "name": "hostile-server",
+              "server": { "transport": "tcp", "address": "\(cx)" },
+              "clients": { "count": 1 },
+              "load": { "model": "closed", "iterations": 4, "warmupIterations": 0 },
+              "flows": [ { "flow": "cx", "suite": "x25519" } ]
+            }
+            """.utf8
+        ).write(to: scenario)
+        let out = folder.appendingPathComponent("out")
+        let run = try await ChildProcess.run(LabProcess.executable, ["run", scenario.path, "--out", out.path])
+        let page = try await Browser.run([
+            "report", out.appendingPathComponent("report.html").absoluteString, "--screenshots",
+            folder.appendingPathComponent("shots").path, "--widths", "1280",
+        ])
+        // The attacker's listener answers one request at a time: once our own /canary is
+        // printed, any fetch the page made was printed before it.
+        let canary = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", "-c", "import urllib.request; urllib.request.urlopen('http://\(http)/canary').read()"]
+        )
+        guard canary.status == 0 else { throw LabError(.connectFailed, "the canary fetch failed: \(canary.errors)") }
+        try await rogue.waitForOutput(containing: "fetched /canary", timeout: .seconds(30))
+        let fetched = rogue.output.split(separator: "\n").filter { $0.hasPrefix("fetched ") && $0 != "fetched /canary" }
+        return RogueRun(
+            terminal: run.output + run.errors,
+            requests: ((page["requests"] as? [Any]) ?? []).map { "\($0)" },
+            exceptions: ((page["exceptions"] as? [Any]) ?? []).count,
+            title: (page["page"] as? [String: Any])?["title"] as? String,
+            fetched: fetched.map(String.init)
+        )
     }
 
     /// The fetch pipeliners' request stream: 20 `fetch`es of mallory's 5 MiB chat with bob.

@@ -18,15 +18,7 @@ import Testing
 
     /// Runs `browser.py ARGUMENTS` and decodes what it prints.
     static func browser(_ arguments: [String]) async throws -> [String: Any] {
-        let script = RepositoryPaths.root.appendingPathComponent("Tests/Interop/browser.py")
-        let outcome = try await ChildProcess.run(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            ["python3", script.path] + arguments,
-            in: RepositoryPaths.root
-        )
-        try #require(outcome.status == 0, "browser.py failed: \(outcome.errors)")
-        let object = try JSONSerialization.jsonObject(with: Data(outcome.output.utf8))
-        return try #require(object as? [String: Any], "\(outcome.output)")
+        try await Browser.run(arguments)
     }
 
     /// The quickstart as shipped, run once for the suite's tests (in a temporary folder).
