@@ -210,45 +210,20 @@ struct HostileLoginLoadTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-rogue-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let script = RepositoryPaths.root.appendingPathComponent("Tests/Interop/rogue_server.py")
-        let rogue = try BackgroundProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path])
+        let rogue = try await RogueServer.start()
         defer { rogue.terminate() }
-        let cx = try await rogue.waitForLine(timeout: .seconds(30)) { $0.hasPrefix("cx on ") }.dropFirst("cx on ".count)
-        let http = try await rogue.waitForLine(timeout: .seconds(30)) { $0.hasPrefix("http on ") }
-            .dropFirst("http on ".count)
-        let scenario = folder.appendingPathComponent("rogue.json")
-        try Data(
-            """
-            {
-              "name": "hostile-server",
-              "server": { "transport": "tcp", "address": "\(cx)" },
-              "clients": { "count": 1 },
-              "load": { "model": "closed", "iterations": 4, "warmupIterations": 0 },
-              "flows": [ { "flow": "cx", "suite": "x25519" } ]
-            }
-            """.utf8
-        ).write(to: scenario)
-        let out = folder.appendingPathComponent("out")
-        let run = try await ChildProcess.run(LabProcess.executable, ["run", scenario.path, "--out", out.path])
+        let (run, out) = try await rogue.run(in: folder)
         let page = try await Browser.run([
             "report", out.appendingPathComponent("report.html").absoluteString, "--screenshots",
             folder.appendingPathComponent("shots").path, "--widths", "1280",
         ])
-        // The attacker's listener answers one request at a time: once our own /canary is
-        // printed, any fetch the page made was printed before it.
-        let canary = try await ChildProcess.run(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            ["python3", "-c", "import urllib.request; urllib.request.urlopen('http://\(http)/canary').read()"]
-        )
-        guard canary.status == 0 else { throw LabError(.connectFailed, "the canary fetch failed: \(canary.errors)") }
-        try await rogue.waitForOutput(containing: "fetched /canary", timeout: .seconds(30))
-        let fetched = rogue.output.split(separator: "\n").filter { $0.hasPrefix("fetched ") && $0 != "fetched /canary" }
+        let fetched = try await rogue.fetched()
         return RogueRun(
             terminal: run.output + run.errors,
             requests: ((page["requests"] as? [Any]) ?? []).map { "\($0)" },
             exceptions: ((page["exceptions"] as? [Any]) ?? []).count,
             title: (page["page"] as? [String: Any])?["title"] as? String,
-            fetched: fetched.map(String.init)
+            fetched: fetched
         )
     }
 

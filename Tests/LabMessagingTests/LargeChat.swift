@@ -1,8 +1,10 @@
 import LabCore
 import LabMessaging
+import LabProcesses
 import LabSwiftCrypto
 import LabWire
 import NIOCore
+import NIOPosix
 import Testing
 
 /// A chat of about 5 MiB, one page of a `fetch` under the default frame limit (78 messages of
@@ -49,5 +51,22 @@ struct LargeChat {
             requests.writeBytes(body)
         }
         return requests
+    }
+
+    /// `count` connections to `address` that send `requests` each and never read: what they
+    /// hold open, for the caller to close.
+    static func neverReaders(_ count: Int, to address: ListeningAddress, sending requests: ByteBuffer) async throws
+        -> [any Channel]
+    {
+        var channels: [any Channel] = []
+        for _ in 0..<count {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.autoRead, value: false)
+                .connect(host: address.host, port: address.port)
+                .get()
+            channel.writeAndFlush(requests, promise: nil)
+            channels.append(channel)
+        }
+        return channels
     }
 }

@@ -43,16 +43,8 @@ struct PipelinedFrameBudgetTests {
             requests.writeBytes(body)
         }
         let before = try ProcessFigures.peakResident(served.server.pid)
-        var channels: [any Channel] = []
+        let channels = try await LargeChat.neverReaders(24, to: served.address, sending: requests)
         defer { for channel in channels { channel.close(promise: nil) } }
-        for _ in 0..<24 {
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .channelOption(.autoRead, value: false)
-                .connect(host: served.address.host, port: served.address.port)
-                .get()
-            channel.writeAndFlush(requests, promise: nil)
-            channels.append(channel)
-        }
         // Every connection ends: past a bound at once (frames: `busy`; answers: not read), the
         // rest at the idle timeout. Reading nothing, the peers cannot see it; the log says.
         try await served.server.errors(described: "24 connections closed", timeout: .seconds(120)) {

@@ -30,16 +30,8 @@ struct UnreadAnswerBudgetTests {
         let before = try ProcessFigures.peakResident(served.server.pid)
         let requests = try chat.pipelinedFetches()
         // 40 readers that never read: 40 × 16 MiB before, past 600 MiB.
-        var channels: [any Channel] = []
+        let channels = try await LargeChat.neverReaders(40, to: served.address, sending: requests)
         defer { for channel in channels { channel.close(promise: nil) } }
-        for _ in 0..<40 {
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .channelOption(.autoRead, value: false)
-                .connect(host: served.address.host, port: served.address.port)
-                .get()
-            channel.writeAndFlush(requests, promise: nil)
-            channels.append(channel)
-        }
         // Past the bound the connections holding most are closed (their peers, reading
         // nothing, cannot see it), long before the 60 s idle timeout: 40 connections holding
         // two 5 MiB answers each is six times the bound.

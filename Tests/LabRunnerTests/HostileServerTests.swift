@@ -20,27 +20,9 @@ import Testing
     func rogueServerIsText() async throws {
         let folder = try CLITests.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let script = RepositoryPaths.root.appendingPathComponent("Tests/Interop/rogue_server.py")
-        let rogue = try BackgroundProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path])
+        let rogue = try await RogueServer.start()
         defer { rogue.terminate() }
-        let cx = try await rogue.waitForLine(timeout: .seconds(30)) { $0.hasPrefix("cx on ") }.dropFirst("cx on ".count)
-        let http = try await rogue.waitForLine(timeout: .seconds(30)) { $0.hasPrefix("http on ") }
-            .dropFirst("http on ".count)
-
-        let scenario = folder.appendingPathComponent("hostile-server.json")
-        try Data(
-            """
-            {
-              "name": "hostile-server",
-              "server": { "transport": "tcp", "address": "\(cx)" },
-              "clients": { "count": 1 },
-              "load": { "model": "closed", "iterations": 4, "warmupIterations": 0 },
-              "flows": [ { "flow": "cx", "suite": "x25519" } ]
-            }
-            """.utf8
-        ).write(to: scenario)
-        let out = folder.appendingPathComponent("out")
-        let run = try await CLITests.lab(["run", scenario.path, "--out", out.path])
+        let (run, out) = try await rogue.run(in: folder)
         let terminal = run.output + run.errors
         // The server's text reached the run (else nothing below is tested) ...
         #expect(terminal.contains("pwned-title"), "\(terminal)")
@@ -74,16 +56,8 @@ import Testing
         let title = (shown["page"] as? [String: Any])?["title"] as? String
         #expect(title == "hostile-server — crypto-lab", "a script set the title: \(title ?? "none")")
 
-        // The attacker's listener: fetch /canary and await its line; it answers one request at
-        // a time, so any fetch the page made was printed before it.
-        let canary = try await ChildProcess.run(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            ["python3", "-c", "import urllib.request; urllib.request.urlopen('http://\(http)/canary').read()"],
-            in: RepositoryPaths.root
-        )
-        try #require(canary.status == 0, "\(canary.errors)")
-        try await rogue.waitForOutput(containing: "fetched /canary", timeout: .seconds(30))
-        let fetched = rogue.output.split(separator: "\n").filter { $0.hasPrefix("fetched ") && $0 != "fetched /canary" }
+        // The attacker's listener, after a fetch of our own that it answers in turn.
+        let fetched = try await rogue.fetched()
         #expect(fetched.isEmpty, "the page fetched from the attacker: \(fetched)")
     }
 }
