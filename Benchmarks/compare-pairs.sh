@@ -7,25 +7,31 @@
 #   slowed  the second run with the openssl groups' exchange work 15% slower
 #           (--test-slowdown exchange.work=15% --test-slowdown-provider openssl): a row of an
 #           openssl group flagged slower, named so, and no row of another group flagged.
+#   interleaved  the slowed series' question, each side as PARTS short runs alternated with
+#           the other's (ABBA: a b b a a b …) and merged (`lab merge`): the randomised
+#           interleaved design the verdict names for a host whose speed moves between runs.
 # A pair the lab does not judge (the machine changed: a busy neighbour, or the host's speed by
 # the runs' reference operations) says so; in the slowed series it counts apart, neither a
 # hit nor a miss. Prints each pair's outcome and each series' counts; exit 1 if any pair
 # misses.
 #
-#   bash Benchmarks/compare-pairs.sh [PAIRS] [SERIES...]   (default 20; quiet busy slowed)
+#   bash Benchmarks/compare-pairs.sh [PAIRS] [SERIES...]   (default 20; quiet busy slowed interleaved)
+#   KEEP=folder …                                         (keep every run there)
+#   PARTS=3 …                                             (parts per side in interleaved)
 #   LAB=path/to/lab bash Benchmarks/compare-pairs.sh       (another build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-20}
 shift || true
 series=("$@")
-[ ${#series[@]} -gt 0 ] || series=(quiet busy slowed)
+[ ${#series[@]} -gt 0 ] || series=(quiet busy slowed interleaved)
 [ -n "${LAB:-}" ] || bash scripts/build-release.sh --product lab >/dev/null
 lab=${LAB:-.build/release/lab}
-work=$(mktemp -d)
+work=${KEEP:-$(mktemp -d)}
+mkdir -p "$work"
 busy=""
 stop_busy() { if [ -n "$busy" ]; then kill "$busy" 2>/dev/null || true; wait "$busy" 2>/dev/null || true; busy=""; fi; }
-trap 'stop_busy; rm -rf "$work"' EXIT
+trap 'stop_busy; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 cores=$(nproc)
 run() { "$lab" run Scenarios/quickstart.json --quiet --out "$@" >/dev/null; }
 failed=0
@@ -34,7 +40,7 @@ for kind in "${series[@]}"; do
     unjudged=0
     for index in $(seq 1 "$pairs"); do
         pair="$work/$kind-$index"
-        run "$pair/a"
+        [ "$kind" = interleaved ] || run "$pair/a"
         case "$kind" in
             quiet) run "$pair/b" ;;
             busy)
@@ -45,6 +51,19 @@ for kind in "${series[@]}"; do
                 stop_busy
                 ;;
             slowed) run "$pair/b" --test-slowdown exchange.work=15% --test-slowdown-provider openssl ;;
+            interleaved)
+                for part in $(seq 1 "${PARTS:-3}"); do
+                    # ABBA: the side that ran last runs first in the next block.
+                    if [ $((part % 2)) -eq 1 ]; then order="a b"; else order="b a"; fi
+                    for side in $order; do
+                        if [ "$side" = a ]; then run "$pair/a$part"; else
+                            run "$pair/b$part" --test-slowdown exchange.work=15% --test-slowdown-provider openssl
+                        fi
+                    done
+                done
+                "$lab" merge "$pair"/a[0-9]* --out "$pair/a" --quiet >/dev/null 2>&1
+                "$lab" merge "$pair"/b[0-9]* --out "$pair/b" --quiet >/dev/null 2>&1
+                ;;
             *) echo "unknown series: $kind" >&2; exit 1 ;;
         esac
         "$lab" compare "$pair/a" "$pair/b" --quiet --out "$pair/compare" || true

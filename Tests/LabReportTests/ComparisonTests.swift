@@ -162,6 +162,29 @@ import FoundationXML
         #expect(Set(strict.changes(candidate: 0).map(\.step)) == [.encrypt, .verify])
     }
 
+    @Test("A step of two modes whose p50 jumps from one to the other is no change; the whole distribution shifted is")
+    func twoModes() {
+        // ML-DSA signing's rejection loop gives a step several modes; a p50 near the middle
+        // falls in one or the other as their shares move by a point or two.
+        func modes(_ share: Double, seed: UInt64, scale: Double = 1) -> Histogram<UInt64> {
+            var histogram = Self.timings(Int(40_000 * share), median: 1_000_000, seed: seed, scale: scale)
+            histogram.add(Self.timings(40_000 - Int(40_000 * share), median: 2_000_000, seed: seed + 1, scale: scale))
+            return histogram
+        }
+        let base = Self.run("base", [.sign: modes(0.49, seed: 30), .encrypt: Self.timings(2000, median: 300_000, seed: 31)])
+        let jumped = Self.run("jumped", [.sign: modes(0.52, seed: 40), .encrypt: Self.timings(2000, median: 300_000, seed: 41)])
+        let comparison = Comparison(baseline: base, candidates: [jumped])
+        let sign = comparison.rows.first { $0.step == .sign }!.cells[0]
+        // The p50 moved by more than the floor, significantly, and the distribution did not.
+        #expect((sign.p50Ratio ?? 1) < 0.9 && (sign.pValue ?? 1) < 0.001, "\(sign)")
+        #expect(abs(log(sign.shiftRatio ?? 0)) < log(1.05), "\(sign)")
+        #expect(sign.verdict == .noChange)
+        // Every sample 15% slower: flagged, with the p50's ratio.
+        let slowed = Self.run("slowed", [.sign: modes(0.49, seed: 50, scale: 1.15), .encrypt: Self.timings(2000, median: 300_000, seed: 51)])
+        let slower = Comparison(baseline: base, candidates: [slowed]).rows.first { $0.step == .sign }!.cells[0]
+        #expect(slower.verdict == .slower && slower.moves.first?.ratio == slower.p50Ratio, "\(slower)")
+    }
+
     @Test("A short step (under 100 µs) is held to the wider floor: 15% is noise there, 40% is not")
     func shortSteps() {
         let base = Self.run(
