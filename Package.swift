@@ -44,6 +44,7 @@ let package = Package(
         .library(name: "LabCLI", targets: ["LabCLI"]),
         .library(name: "LabTestKit", targets: ["LabTestKit"]),
         .executable(name: "two-host", targets: ["TwoHost"]),
+        .executable(name: "link-delay", targets: ["LinkDelay"]),
         // For the benchmark package in Benchmarks/: its cases, built and tested here.
         .library(name: "LabBenchmarks", targets: ["LabBenchmarks"]),
         // For the fuzz package in Fuzz/: one fuzz target each (the tests use LabFuzzing).
@@ -298,6 +299,14 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
+        ),
+        // `link-delay`: delay and jitter for the two-host link where the kernel has no netem,
+        // holding each packet iptables' NFQUEUE hands it until its due time (C, on
+        // libnetfilter_queue; two-host-net.sh starts one at each end of the link).
+        .executableTarget(
+            name: "LinkDelay",
+            path: "Sources/LinkDelay",
+            linkerSettings: [.linkedLibrary("netfilter_queue")]
         ),
         // The test kit, for the lab's tests and for plugin authors: Wycheproof's files run
         // against any provider, the Python peer, the transport conformance suite, a provider

@@ -12,6 +12,8 @@ apt_packages=(
   iproute2                        # ip: scripts/services.sh turns on multicast on lo; tc shapes two-host links
   nftables                        # nft: two-host drops (where the kernel has no netem) and counts the link's packets
   ethtool                         # two-host turns segmentation offloads off, so a shaped link carries real packets
+  iptables                        # two-host hands a link's packets to link-delay (NFQUEUE) where the kernel has no netem
+  libnetfilter-queue-dev          # link-delay, the holding program behind that delay: libnetfilter_queue
   libjemalloc-dev                 # allocation statistics
   valgrind                        # counted runs (lab run --counted) and valgrind/callgrind.h, which the build includes
   binutils                        # objcopy: counted runs strip the debug information Valgrind 3.19 cannot read

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # The network half of the two-host lab, run as root by its tool (Sources/TwoHost; docs/several-hosts.md):
 #   probe                       what can shape a link here, tried in a namespace of its own that it
-#                               removes: prints `netem yes|no`, `tbf ...`, `nft ...`, `ethtool ...`
+#                               removes: prints `netem yes|no`, `tbf ...`, `nft ...`, `ethtool ...`,
+#                               `nfqueue ...` (iptables can send a link's packets to NFQUEUE)
 #   up RUN WORK                 network namespaces lab-a-RUN and lab-b-RUN joined by a veth pair
 #                               (veth-a-RUN 10.203.X.1/24, veth-b-RUN 10.203.X.2/24), lo up in each,
 #                               shaped on both ends as LINK_DELAY, LINK_JITTER (e.g. 20ms), LINK_LOSS
 #                               (percent), LINK_RATE (e.g. 100mbit) and LINK_MTU say: netem where the
-#                               kernel has it, else nftables drops and tbf; offloads off when shaped;
+#                               kernel has it, else nftables drops and tbf; the delay and jitter by
+#                               LINK_DELAY_BY: `netem`, or `queue`: LINK_DELAYER (link-delay) holds
+#                               each packet arriving at each end, given by iptables' NFQUEUE
+#                               (LINK_REORDER=yes lets jitter reorder); offloads off when shaped;
 #                               each end's delivered packets counted where nft is; prints an
 #                               `applied: ...` line per mechanism, then `link: ...`
-#   counters RUN                each end's packets: `counters SIDE SENT DROPPED DELIVERED`
+#   counters RUN [WORK]         each end's packets: `counters SIDE SENT DROPPED DELIVERED`, and the
+#                               segments its TCP received out of order: `tcp SIDE ofo N`; with the
+#                               queue, each end's holder's figures so far: `delayer SIDE held N ...`
 #   host NAME IFACE DIR         inside one namespace, under `unshare --mount`: a D-Bus system bus and
 #                               avahi-daemon of its own (tmpfs over /run/dbus and /run/avahi-daemon:
 #                               the machine's never meet them); prints `ready`, then anchors the host
@@ -20,6 +26,7 @@ set -euo pipefail
 up() {
   local run=$1 work=$2 subnet="10.203.$(($1 % 250 + 1))" dir
   local delay=${LINK_DELAY:-} jitter=${LINK_JITTER:-} loss=${LINK_LOSS:-} rate=${LINK_RATE:-} mtu=${LINK_MTU:-}
+  local delay_by=${LINK_DELAY_BY:-netem}
   # `ip netns add` bind-mounts /run/netns the first time on a machine: the last run removes it.
   mountpoint -q /run/netns 2>/dev/null || : >/run/lab-two-host.netns-mount
   for dir in /run/dbus /run/avahi-daemon; do # mount points of the hosts' tmpfs
@@ -45,6 +52,15 @@ up() {
     echo "applied: segmentation offloads off on both ends (ethtool -K tso gso gro off), mtu ${mtu:-1500}"
     shaping="mtu ${mtu:-1500}, offloads off"
   fi
+  if [ -n "$delay" ] && [ "$delay_by" = queue ]; then
+    hold "$run" "$work" "$delay" "$jitter" || return 1
+    shaping="$shaping, delay $delay${jitter:+ jitter $jitter} by link-delay on arrival at each end (NFQUEUE)"
+    local order="order kept"
+    [ -z "${LINK_REORDER:-}" ] || order="jitter may reorder"
+    echo "applied: link-delay holds each packet arriving at each end $delay${jitter:+ ± $jitter (uniform)}, $order (iptables NFQUEUE, raw PREROUTING; no sch_netem)"
+    delay=""
+    jitter=""
+  fi
   [ -z "$delay" ] || netem+=(delay "$delay" ${jitter:+"$jitter"})
   [ -z "$loss" ] || netem+=(loss "$loss%")
   [ -z "$rate" ] || netem+=(rate "$rate")
@@ -69,7 +85,40 @@ up() {
   elif command -v nft >/dev/null; then
     count "$run" || echo "nftables could not count the link's packets: loss not measured" >&2
   fi
+  # What paces and recovers the hosts' TCP: a new namespace takes the kernel's default.
+  echo "applied: TCP congestion control $(ip netns exec "lab-a-$run" sysctl -n net.ipv4.tcp_congestion_control) on both hosts (the kernel's default)"
   echo "link: veth-a-$run $subnet.1/24 <-> veth-b-$run $subnet.2/24, $shaping"
+}
+
+# Starts LINK_DELAYER in each end's namespace, holding the packets that arrive on its veth
+# (NFQUEUE queue 0 of that namespace) for delay $3 ± jitter $4; waits for its `ready` line,
+# then sends the veth's arrivals to it. Its output is WORK/link-delay-SIDE.out (`held ...` on
+# SIGUSR1 and at its exit); `down` stops it with the namespace's other processes.
+hold() {
+  local run=$1 work=$2 delay=$3 jitter=$4 side args pid i
+  [ -x "${LINK_DELAYER:-}" ] || { echo "LINK_DELAYER '${LINK_DELAYER:-}' is not a program" >&2 && return 1; }
+  args=(--queue 0 --delay "$delay")
+  [ -z "$jitter" ] || args+=(--jitter "$jitter")
+  [ -z "${LINK_REORDER:-}" ] || args+=(--reorder)
+  for side in a b; do
+    ip netns exec "lab-$side-$run" "$LINK_DELAYER" "${args[@]}" \
+      </dev/null >"$work/link-delay-$side.out" 2>"$work/link-delay-$side.err" &
+    pid=$!
+    echo "$pid" >"$work/link-delay-$side.pid"
+    for ((i = 0; i < 100; i++)); do
+      grep -q '^ready' "$work/link-delay-$side.out" 2>/dev/null && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.05
+    done
+    grep -q '^ready' "$work/link-delay-$side.out" 2>/dev/null || {
+      echo "link-delay did not start on side $side: $(cat "$work/link-delay-$side.err")" >&2
+      return 1
+    }
+    ip netns exec "lab-$side-$run" iptables -t raw -A PREROUTING -i "veth-$side-$run" -j NFQUEUE --queue-num 0 || {
+      echo "iptables could not send veth-$side-$run's packets to NFQUEUE" >&2
+      return 1
+    }
+  done
 }
 
 # Counts the packets each end's veth delivers to its host (nftables' netdev ingress hook: real
@@ -109,6 +158,25 @@ counters() {
         awk '/packets/ { for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1) }')"
     done
     echo "counters $side$values"
+    # Segments this host's TCP received out of order and queued (TcpExt TCPOFOQueue).
+    ip netns exec "lab-$side-$run" awk -v side="$side" '/^TcpExt:/ { if (!names) { for (i = 2; i <= NF; i++) name[i] = $i; names = 1 } else for (i = 2; i <= NF; i++) if (name[i] == "TCPOFOQueue") print "tcp " side " ofo " $i }' /proc/net/netstat 2>/dev/null || true
+  done
+  # The holders' figures so far: each prints a `held ...` line on SIGUSR1.
+  local work=${2:-} lines pid i
+  [ -n "$work" ] || return 0
+  for side in a b; do
+    [ -f "$work/link-delay-$side.pid" ] || continue
+    pid=$(cat "$work/link-delay-$side.pid")
+    lines=$(grep -c '^held' "$work/link-delay-$side.out" 2>/dev/null || true)
+    if ! kill -USR1 "$pid" 2>/dev/null; then
+      echo "delayer $side gone: $(tail -n 3 "$work/link-delay-$side.err" 2>/dev/null | tr '\n' ' ')"
+      continue
+    fi
+    for ((i = 0; i < 40; i++)); do
+      (($(grep -c '^held' "$work/link-delay-$side.out" 2>/dev/null || true) > lines)) && break
+      sleep 0.05
+    done
+    echo "delayer $side $(grep '^held' "$work/link-delay-$side.out" | tail -n 1)"
   done
 }
 
@@ -135,6 +203,12 @@ probe() {
     echo "nft no"
   fi
   if command -v ethtool >/dev/null; then echo "ethtool yes"; else echo "ethtool no"; fi
+  if command -v iptables >/dev/null &&
+    ip netns exec "$ns" iptables -t raw -A PREROUTING -i probe0 -j NFQUEUE --queue-num 0 2>/dev/null; then
+    echo "nfqueue yes"
+  else
+    echo "nfqueue no"
+  fi
 }
 
 # Adds the root qdisc `$@` on both ends of the link of run $run; removes it again if one fails.
@@ -243,5 +317,5 @@ command=${1:-}
 shift || true
 case $command in
   probe | up | counters | host | down | stale) "$command" "$@" ;;
-  *) echo "usage: two-host-net.sh probe | up RUN WORK | counters RUN | host NAME IFACE DIR | down RUN WORK | stale" >&2; exit 2 ;;
+  *) echo "usage: two-host-net.sh probe | up RUN WORK | counters RUN [WORK] | host NAME IFACE DIR | down RUN WORK | stale" >&2; exit 2 ;;
 esac

@@ -13,12 +13,22 @@ public struct MatrixChart {
         public var label: String
         /// The values, one per x of the chart, in its order.
         public var values: [Double?]
+        /// The palette's colour (`SVG.colour`), nil for the series' own place: series that
+        /// belong together (one suite at two RTTs) share one.
+        public var colour: Int?
+        /// The line's dash pattern (`stroke-dasharray`), nil for a solid line.
+        public var dash: String?
 
         /// A line through `values`.
-        public init(label: String, values: [Double?]) {
+        public init(label: String, values: [Double?], colour: Int? = nil, dash: String? = nil) {
             self.label = label
             self.values = values
+            self.colour = colour
+            self.dash = dash
         }
+
+        /// Its colour, as the palette has it, for series `index` of the chart.
+        func stroke(_ index: Int) -> String { SVG.colour(self.colour ?? index) }
     }
 
     /// The chart's heading.
@@ -54,7 +64,11 @@ public struct MatrixChart {
     /// The document.
     public func render() -> String {
         let (left, right, top, bottom) = (90.0, 700.0, 56.0, 380.0)
-        let legend = Legend(coloured: self.series.map(\.label), x: right + 16, y: top)
+        let legend = Legend(
+            self.series.enumerated().map { Legend.Entry(colour: $1.stroke($0), dash: $1.dash, label: $1.label) },
+            x: right + 16,
+            y: top
+        )
         var svg = SVG(width: right + legend.width, height: bottom + 60)
         svg.text(self.title, x: left, y: 28, size: 15, bold: true)
         let (x, logX) = self.xAxis(from: left, to: right, at: bottom)
@@ -89,10 +103,11 @@ public struct MatrixChart {
             let xs = zip(self.xs, series.values).filter { $0.1 != nil }.map(\.0).joined(separator: ",")
             svg.polyline(
                 points,
-                stroke: SVG.colour(index),
+                stroke: series.stroke(index),
+                dash: series.dash,
                 attributes: [("id", "matrix-\(SVG.slug([series.label]))"), ("data-x", xs)]
             )
-            for point in points { svg.circle(x: point.x, y: point.y, radius: 3, fill: SVG.colour(index)) }
+            for point in points { svg.circle(x: point.x, y: point.y, radius: 3, fill: series.stroke(index)) }
             legend.draw(index, into: &svg)
         }
         return svg.rendered(title: self.title)
@@ -119,7 +134,7 @@ public struct MatrixChart {
                     x: x.position(tick.value) + offset,
                     y: y.position(value),
                     radius: 5,
-                    fill: SVG.colour(index),
+                    fill: series.stroke(index),
                     attributes: [("data-series", series.label), ("data-x", name)]
                 )
             }

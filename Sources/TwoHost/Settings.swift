@@ -12,6 +12,12 @@ struct Settings: Sendable {
     var conditions: LinkConditions
     /// The losses a sweep runs at (`--sweep-loss`), in order; empty for one run.
     var sweepLosses: [Double]
+    /// The delays (each end's) a sweep runs at (`--sweep-delay`), in order; empty for one run.
+    var sweepDelays: [Double]
+    /// Whether this is a sweep.
+    var sweeps: Bool { !self.sweepLosses.isEmpty || !self.sweepDelays.isEmpty }
+    /// `link-delay`, beside this tool: what holds packets where netem cannot delay them.
+    var delayer: URL
     /// TLS handshakes per group at each sweep point (`--handshakes`), or nil for sweep-tls.json's.
     var handshakes: Int?
     /// The repository: `Scenarios/two-host/*.json` and `scripts/two-host-net.sh`.
@@ -44,20 +50,35 @@ struct Settings: Sendable {
         self.conditions = try LinkConditions(
             delay: given(options.delay, "TWO_HOST_DELAY"),
             jitter: given(options.jitter, "TWO_HOST_JITTER"),
+            reorder: options.reorder,
+            delayBy: given(options.delayBy, "TWO_HOST_DELAY_BY"),
             loss: given(options.loss, "TWO_HOST_LOSS"),
             rate: given(options.rate, "TWO_HOST_RATE"),
             mtu: given(options.mtu, "TWO_HOST_MTU")
         )
         self.sweepLosses = try options.sweepLoss.map(Self.losses) ?? []
+        self.sweepDelays = try options.sweepDelay.map(Self.delays) ?? []
+        if !self.sweepDelays.isEmpty {
+            if self.conditions.delay != nil { throw Failure("--sweep-delay sets the delay of each run: give it without --delay") }
+            if self.conditions.jitter != nil {
+                throw Failure("--jitter needs one --delay: a sweep of delays runs without jitter")
+            }
+            let points = self.sweepDelays.count * max(self.sweepLosses.count, 1)
+            guard points <= 24 else {
+                throw Failure("--sweep-delay with --sweep-loss makes \(points) points: at most 24 (each takes up to a minute)")
+            }
+        }
         if let handshakes = options.handshakes {
-            guard !self.sweepLosses.isEmpty else { throw Failure("--handshakes is for a sweep: give --sweep-loss too") }
+            guard !self.sweepLosses.isEmpty || !self.sweepDelays.isEmpty else {
+                throw Failure("--handshakes is for a sweep: give --sweep-loss or --sweep-delay too")
+            }
             guard (1...1000).contains(handshakes) else { throw Failure("--handshakes: expected 1 to 1000, found \(handshakes)") }
         }
         self.handshakes = options.handshakes
         if !self.sweepLosses.isEmpty, self.conditions.loss != nil {
             throw Failure("--sweep-loss sets the loss of each run: give it without --loss")
         }
-        let shaped = !self.conditions.isEmpty || !self.sweepLosses.isEmpty
+        let shaped = !self.conditions.isEmpty || !self.sweepLosses.isEmpty || !self.sweepDelays.isEmpty
         let missing = (Self.tools + (shaped ? ["tc"] : [])).filter { Self.which($0) == nil }
         guard missing.isEmpty else {
             throw Failure(
@@ -71,6 +92,7 @@ struct Settings: Sendable {
             fileURLWithPath: options.lab ?? tool.deletingLastPathComponent().appendingPathComponent("lab").path
         )
         .standardizedFileURL.resolvingSymlinksInPath()
+        self.delayer = tool.deletingLastPathComponent().appendingPathComponent("link-delay")
         guard FileManager.default.isExecutableFile(atPath: self.lab.path) else {
             throw Failure("no lab binary at '\(self.lab.path)' (swift build --product lab, or --lab PATH)")
         }
@@ -95,6 +117,17 @@ struct Settings: Sendable {
         let values = try text.split(separator: ",").map { try LinkConditions.share(String($0), option: "--sweep-loss") }
         guard !values.isEmpty, values.count <= 12, Set(values).count == values.count, values == values.sorted() else {
             throw Failure("--sweep-loss '\(text)': expected 1 to 12 distinct losses in increasing order, e.g. 0%,1%,5%")
+        }
+        return values
+    }
+
+    /// `0ms,15ms`: at most 8 distinct delays, each as `--delay` takes it, in increasing order.
+    static func delays(_ text: String) throws -> [Double] {
+        let values = try text.split(separator: ",").map {
+            try LinkConditions.duration(String($0), option: "--sweep-delay")
+        }
+        guard !values.isEmpty, values.count <= 8, Set(values).count == values.count, values == values.sorted() else {
+            throw Failure("--sweep-delay '\(text)': expected 1 to 8 distinct delays in increasing order, e.g. 0ms,15ms")
         }
         return values
     }

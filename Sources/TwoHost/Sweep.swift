@@ -50,8 +50,13 @@ struct SweepPoint: Sendable {
     }
 
     var loss: Double
+    /// The delay on each end (seconds), when the sweep set one (`--sweep-delay`), 0 for none.
+    var delay: Double? = nil
     var measured: [MeasuredLoss]
     var groups: [Figures]
+
+    /// The round trip the link was given: twice each end's delay (nil when not swept).
+    var configuredRTT: Double? { self.delay.map { $0 * 2 } }
 
     /// The smallest RTT the point's connections saw (the link's, from `TCP_INFO`), in ns.
     var rtt: Double? {
@@ -59,8 +64,17 @@ struct SweepPoint: Sendable {
         return rtts.min().map { $0 * 1000 }
     }
 
-    /// `5%`, `0.5%`.
-    var label: String { String(format: "%g", self.loss * 100) + "%" }
+    /// `5%`, `0.5%`; `RTT 30 ms, 5%` when the delay was swept.
+    var label: String {
+        let loss = String(format: "%g", self.loss * 100) + "%"
+        return self.configuredRTT.map { "RTT \(String(format: "%g", $0 * 1000)) ms, \(loss)" } ?? loss
+    }
+
+    /// The point's folder: `loss-5%/`, or `delay-15ms-loss-5%/` when the delay was swept.
+    var folder: String {
+        let loss = "loss-" + String(format: "%g", self.loss * 100) + "%/"
+        return self.delay.map { "delay-\(LinkConditions.milliseconds($0))-" + loss } ?? loss
+    }
 
     /// The client groups' figures of `step` in `results` (a results.json), each named by
     /// `label` of its suite: `exchange` with the clients' and the server's packets per
@@ -100,9 +114,10 @@ extension TwoHostRun {
     /// How long a whole sweep may take; a point that would start after it is not run.
     static let sweepLimit = Duration.seconds(540)
 
-    /// `--sweep-loss`: for each loss, a fresh link (with the other conditions) and fresh
-    /// hosts, sweep.json across it, the loss measured; then `<out>/sweep.md`, `sweep.csv` and
-    /// `sweep.svg` (each suite's exchange p50 and p95). Each point's reports are in `<out>/loss-P%/`.
+    /// `--sweep-loss` and `--sweep-delay`: for each delay and loss, a fresh link (with the
+    /// other conditions) and fresh hosts, sweep.json and sweep-tls.json across it, the loss
+    /// and the holders' figures measured; then `<out>/sweep.md`, `sweep.csv` and the charts.
+    /// Each point's reports are in its folder (`SweepPoint.folder`).
     func sweep() async throws {
         let kernel = try await self.probe()
         try await self.prepare()
@@ -111,43 +126,64 @@ extension TwoHostRun {
         let deadline = ContinuousClock.now + Self.sweepLimit
         var points: [SweepPoint] = []
         var baseline: [SweepPoint.Figures] = []
-        for loss in self.settings.sweepLosses {
-            var conditions = self.settings.conditions
-            conditions.loss = loss
-            let folder = "loss-" + String(format: "%g", loss * 100) + "%/"
-            guard ContinuousClock.now < deadline else {
-                throw Failure("the sweep ran past \(Self.sweepLimit) before \(folder.dropLast()); the points done are in their folders")
-            }
-            let link = try await self.linkUp(conditions)
-            self.output.say("\(folder.dropLast()): namespaces \(self.namespace("a")) \(self.namespace("b")), link \(link.description)")
-            let (a, b) = try await self.hostsUp()
-            _ = try await self.twoHosts(
-                a,
-                b,
-                link: link.description,
-                scenario: self.settings.sweepScenario,
-                folder: folder,
-                conditions: conditions
-            )
-            try await self.tlsHosts(a, b, link: link.description, folder: folder, conditions: conditions)
-            let measured = try await self.measuredLoss()
-            for direction in measured { self.output.say("  measured: \(direction)") }
-            try self.writeLink(link, kernel: kernel, measured: measured, conditions: conditions, folder: folder)
-            if points.isEmpty {
-                // The baseline, once: the same load on host B alone, over loopback.
-                _ = try await self.singleHost(
-                    b,
-                    scenario: self.settings.sweepSingleHostScenario,
-                    port: self.settings.sweepBaselinePort
+        let delays: [Double?] = self.settings.sweepDelays.isEmpty ? [nil] : self.settings.sweepDelays
+        let losses = self.settings.sweepLosses.isEmpty ? [self.settings.conditions.loss ?? 0] : self.settings.sweepLosses
+        for delay in delays {
+            for loss in losses {
+                var conditions = self.settings.conditions
+                conditions.loss = loss
+                if let delay { conditions.delay = delay > 0 ? delay : nil }
+                conditions = conditions.resolved(on: kernel)
+                var point = SweepPoint(loss: loss, delay: delay, measured: [], groups: [])
+                let folder = point.folder
+                guard ContinuousClock.now < deadline else {
+                    throw Failure(
+                        "the sweep ran past \(Self.sweepLimit) before \(folder.dropLast()); the points done are in their folders"
+                    )
+                }
+                let link = try await self.linkUp(conditions)
+                self.output.say(
+                    "\(folder.dropLast()): namespaces \(self.namespace("a")) \(self.namespace("b")), link \(link.description)"
                 )
-                try await self.tlsSingleHost(b)
-                baseline = try self.pointFigures(single: true, folder: "")
+                let (a, b) = try await self.hostsUp()
+                _ = try await self.twoHosts(
+                    a,
+                    b,
+                    link: link.description,
+                    scenario: self.settings.sweepScenario,
+                    folder: folder,
+                    conditions: conditions
+                )
+                try await self.tlsHosts(a, b, link: link.description, folder: folder, conditions: conditions)
+                let figures = try await self.linkFigures()
+                for direction in figures.loss { self.output.say("  measured: \(direction)") }
+                for holder in figures.delayers { self.output.say("  delayed: \(holder)") }
+                point.measured = figures.loss
+                point.groups = try self.pointFigures(single: false, folder: folder)
+                try self.writeLink(
+                    link,
+                    kernel: kernel,
+                    figures: figures,
+                    conditions: conditions,
+                    folder: folder,
+                    rtt: point.rtt
+                )
+                if points.isEmpty {
+                    // The baseline, once: the same load on host B alone, over loopback.
+                    _ = try await self.singleHost(
+                        b,
+                        scenario: self.settings.sweepSingleHostScenario,
+                        port: self.settings.sweepBaselinePort
+                    )
+                    try await self.tlsSingleHost(b)
+                    baseline = try self.pointFigures(single: true, folder: "")
+                }
+                await self.tearDownHosts()
+                points.append(point)
             }
-            await self.tearDownHosts()
-            points.append(SweepPoint(loss: loss, measured: measured, groups: try self.pointFigures(single: false, folder: folder)))
         }
         try self.writeSweep(points, baseline: baseline)
-        self.output.say("sweep in \(self.settings.out.path): sweep.md, sweep.csv, sweep.svg; each point in loss-P%/")
+        self.output.say("sweep in \(self.settings.out.path): sweep.md, sweep.csv, sweep.svg; each point in its folder")
         self.output.say("done in \(seconds(since: self.started)) s")
     }
 }

@@ -17,7 +17,8 @@ struct TwoHost: AsyncParsableCommand {
         discussion: """
             Needs: ip and tc (iproute2), unshare, nsenter and mountpoint (util-linux), \
             dbus-daemon and dbus-send (dbus), avahi-daemon, timeout (coreutils); to shape the \
-            link, ethtool, and nft (nftables) where the kernel has no netem. A condition this \
+            link, ethtool, and where the kernel has no netem nft (nftables) for loss and \
+            iptables with link-delay (built beside this tool) for delay. A condition this \
             machine cannot apply is refused before anything is made, naming what it lacks.
             Exit status: 0 success; 1 failure (the reason is on stderr); 2 bad usage; \
             128+N interrupted by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP), 141 when \
@@ -34,11 +35,24 @@ struct TwoHost: AsyncParsableCommand {
     @Flag(help: "Also keep the daemons' and lab's logs in <out>/logs (always kept on failure).")
     var keepLogs = false
 
-    @Option(help: "One-way delay on each end, e.g. 20ms; needs tc's netem (environment: TWO_HOST_DELAY).")
+    @Option(
+        help: "Delay on each end, e.g. 20ms (a round trip meets it twice): netem, else link-delay (environment: TWO_HOST_DELAY)."
+    )
     var delay: String?
 
-    @Option(help: "Jitter of that delay, e.g. 2ms; needs --delay and netem (environment: TWO_HOST_JITTER).")
+    @Option(help: "Jitter of that delay, e.g. 5ms: each packet's delay uniform in delay ± jitter (environment: TWO_HOST_JITTER).")
     var jitter: String?
+
+    @Flag(help: "Let jitter reorder packets, as netem's does (default: the link keeps their order).")
+    var reorder = false
+
+    @Option(
+        help: ArgumentHelp(
+            "What delays packets: netem, or queue (link-delay behind iptables' NFQUEUE); default netem where the kernel has it and order allows (environment: TWO_HOST_DELAY_BY).",
+            valueName: "netem|queue"
+        )
+    )
+    var delayBy: String?
 
     @Option(
         help: "Packets lost at random on each end, e.g. 5%: netem, else nftables (environment: TWO_HOST_LOSS)."
@@ -62,6 +76,17 @@ struct TwoHost: AsyncParsableCommand {
         )
     )
     var sweepLoss: String?
+
+    @Option(
+        help: ArgumentHelp(
+            """
+            Sweep the delay (each end's, so the RTT is twice it), alone or with --sweep-loss (every delay \
+            at every loss), a fresh link per point, e.g. 0ms,15ms.
+            """,
+            valueName: "delays"
+        )
+    )
+    var sweepDelay: String?
 
     @Option(help: "With --sweep-loss: TLS handshakes per group at each point, 1 to 1000 (default: sweep-tls.json's 300).")
     var handshakes: Int?
@@ -102,7 +127,7 @@ struct TwoHost: AsyncParsableCommand {
         let end = await withTaskGroup(of: RunEnd.self) { group in
             group.addTask {
                 do {
-                    if settings.sweepLosses.isEmpty { try await run.perform() } else { try await run.sweep() }
+                    if settings.sweeps { try await run.sweep() } else { try await run.perform() }
                     return .finished
                 } catch {
                     return .failed("\(error)")

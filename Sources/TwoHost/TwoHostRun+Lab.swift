@@ -21,9 +21,17 @@ extension TwoHostRun {
         let hosts = seconds(since: hostsStart)
         self.output.say("hosts lab-a and lab-b ready in \(hosts) s: each with its own dbus-daemon and avahi-daemon")
         let two = try await self.twoHosts(a, b, link: link.description, scenario: self.settings.twoHostScenario)
-        let measured = try await self.measuredLoss()
-        for direction in measured { self.output.say("  measured: \(direction)") }
-        try self.writeLink(link, kernel: kernel, measured: measured)
+        let figures = try await self.linkFigures()
+        for direction in figures.loss { self.output.say("  measured: \(direction)") }
+        for holder in figures.delayers { self.output.say("  delayed: \(holder)") }
+        let rtt = try? SweepPoint.figures(in: self.settings.out.appendingPathComponent("two-host/results.json"))
+            .compactMap { $0.requests?.minRTTMicroseconds }.filter { $0 > 0 }.min().map { $0 * 1000 }
+        if let delay = self.conditions.delay, let rtt = rtt ?? nil {
+            self.output.say(
+                "  round trip: \(LinkConditions.milliseconds(delay * 2)) asked, \(String(format: "%.3f", rtt / 1e6)) ms the smallest the run's connections saw"
+            )
+        }
+        try self.writeLink(link, kernel: kernel, figures: figures, rtt: rtt ?? nil)
         let single = try await self.singleHost(b)
         let compareStart = ContinuousClock.now
         try await self.compare()
@@ -68,8 +76,8 @@ extension TwoHostRun {
             scenario,
             report: "\(folder)two-host",
             log: "b/run-two-host\(suffix)",
-            tags: ["link=\(conditions ?? self.settings.conditions)", "link.applied=\(link)"],
-            thresholdsAreData: (conditions ?? self.settings.conditions).losesPackets
+            tags: ["link=\(conditions ?? self.conditions)", "link.applied=\(link)"],
+            thresholdsAreData: (conditions ?? self.conditions).losesPackets
         )
         let took = seconds(since: start)
         let stopped = try await self.stopServer(server, "lab serve on host A")

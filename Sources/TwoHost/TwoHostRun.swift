@@ -25,6 +25,11 @@ final class TwoHostRun: Sendable {
     }
 
     private let made = Mutex(Made())
+    /// What the kernel can shape a link with, once probed.
+    private let kernel = Mutex<Kernel?>(nil)
+
+    /// The run's conditions, with what delays the packets chosen for this kernel.
+    var conditions: LinkConditions { self.settings.conditions.resolved(on: self.kernel.withLock { $0 }) }
 
     init(_ settings: Settings, output: Output) {
         self.settings = settings
@@ -68,10 +73,19 @@ final class TwoHostRun: Sendable {
     func probe() async throws -> Kernel? {
         var conditions = self.settings.conditions
         if let highest = self.settings.sweepLosses.max() { conditions.loss = highest }
+        if let longest = self.settings.sweepDelays.max(), longest > 0 { conditions.delay = longest }
         guard !conditions.isEmpty else { return nil }
         let kernel = Kernel(probe: try await self.script(["probe"]).output)
         let problems = conditions.problems(on: kernel)
         guard problems.isEmpty else { throw Failure(problems.joined(separator: "\n")) }
+        if conditions.delayMechanism(on: kernel) == .queue,
+            !FileManager.default.isExecutableFile(atPath: self.settings.delayer.path)
+        {
+            throw Failure(
+                "the delay needs link-delay (no netem here), and there is none at \(self.settings.delayer.path): swift build --product link-delay"
+            )
+        }
+        self.kernel.withLock { $0 = kernel }
         return kernel
     }
 
@@ -81,7 +95,10 @@ final class TwoHostRun: Sendable {
         self.made.withLock { $0.network = true }
         let up = try await self.script(
             ["up", "\(self.id)", self.work.path],
-            environment: (conditions ?? self.settings.conditions).environment
+            environment: (conditions ?? self.conditions).environment.merging(
+                ["LINK_DELAYER": self.settings.delayer.path],
+                uniquingKeysWith: { $1 }
+            )
         )
         let lines = up.output.split(separator: "\n").map(String.init)
         guard let link = lines.first(where: { $0.hasPrefix("link: ") }) else {
@@ -209,34 +226,60 @@ final class TwoHostRun: Sendable {
 }
 
 extension TwoHostRun {
-    /// The loss each direction met so far (nothing where nftables does not count).
-    func measuredLoss() async throws -> [MeasuredLoss] {
-        MeasuredLoss.parse(try await self.script(["counters", "\(self.id)"]).output)
+    /// The loss each direction met so far (nothing where nftables does not count), and what
+    /// each end's `link-delay` did (nothing where the link is not delayed by it). Throws if a
+    /// holder is gone: its end then dropped every packet since.
+    func linkFigures() async throws -> LinkFigures {
+        let output = try await self.script(["counters", "\(self.id)", self.work.path]).output
+        if let gone = output.split(separator: "\n").first(where: { $0.hasPrefix("delayer ") && $0.contains(" gone") }) {
+            throw Failure("link-delay ended during the run (its end of the link dropped every packet since): \(gone)")
+        }
+        return LinkFigures(output)
     }
 
     /// `<out>/link.json`: the conditions asked for, how each was applied, what the kernel
-    /// could do, and the loss measured over the two-host run.
+    /// could do, the loss measured over the two-host run, and, with a delay, the round trip
+    /// asked for against the smallest the run's connections saw (`rtt`, ns, from `TCP_INFO`)
+    /// and what each end's holder did; the segments each host's TCP received out of order.
     func writeLink(
         _ link: (description: String, applied: [String]),
         kernel: Kernel?,
-        measured: [MeasuredLoss],
+        figures: LinkFigures,
         conditions: LinkConditions? = nil,
-        folder: String = ""
+        folder: String = "",
+        rtt: Double? = nil
     ) throws {
+        let conditions = conditions ?? self.conditions
         var document: [String: Any] = [
-            "configured": (conditions ?? self.settings.conditions).description,
+            "configured": conditions.description,
             "link": link.description,
             "applied": link.applied,
-            "measured": measured.map {
+            "measured": figures.loss.map {
                 [
                     "direction": $0.direction, "sent": $0.sent, "delivered": $0.delivered, "dropped": $0.dropped,
                     "loss": $0.loss,
                 ] as [String: Any]
             },
         ]
+        if let delay = conditions.delay {
+            var delayed: [String: Any] = [
+                "mechanism": conditions.delayBy?.rawValue ?? "netem",
+                "eachEndMilliseconds": delay * 1000,
+                "configuredRoundTripMilliseconds": delay * 2000,
+                "holders": figures.delayers.map(\.json),
+            ]
+            if let jitter = conditions.jitter { delayed["jitterMilliseconds"] = jitter * 1000 }
+            if let rtt {
+                delayed["measuredMinRoundTripMilliseconds"] = rtt / 1e6
+                delayed["measuredOverConfigured"] = rtt / 1e6 / (delay * 2000)
+            }
+            document["delay"] = delayed
+        }
+        if !figures.outOfOrder.isEmpty { document["outOfOrderSegments"] = figures.outOfOrder }
         if let kernel {
             document["kernel"] = [
                 "netem": kernel.netem, "tbf": kernel.tbf, "nftables": kernel.nftables, "ethtool": kernel.ethtool,
+                "nfqueue": kernel.nfqueue,
             ]
         }
         let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])

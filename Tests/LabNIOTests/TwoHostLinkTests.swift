@@ -37,9 +37,21 @@ extension TwoHostTests {
             (["--rate", "fast"], ["--rate 'fast'", "100mbit"]),
             (["--mtu", "100"], ["--mtu '100'", "576 to 9000"]),
             (["--jitter", "2ms"], ["--jitter needs --delay"]),
+            (["--delay=-5ms"], ["--delay '-5ms'", "a duration from 0 to 10 s"]),
+            (["--delay", "20ms", "--jitter", "5 furlongs"], ["--jitter '5 furlongs'", "a duration"]),
+            (["--delay", "5ms", "--jitter", "10ms"], ["--jitter 10ms is more than --delay 5ms"]),
+            (["--delay", "20ms", "--reorder"], ["--reorder needs --jitter"]),
+            (["--delay", "20ms", "--delay-by", "carrier-pigeon"], ["--delay-by 'carrier-pigeon'", "netem or queue"]),
+            (["--sweep-delay", "15ms,0ms"], ["--sweep-delay '15ms,0ms'", "increasing order"]),
+            (["--sweep-delay", "0ms,15ms", "--delay", "5ms"], ["--sweep-delay sets the delay of each run"]),
         ]
         if Self.kernel["netem"] != true {
-            cases.append((["--delay", "20ms"], ["--delay 20ms needs tc's netem (sch_netem), which this kernel lacks"]))
+            cases.append(
+                (["--delay", "20ms", "--delay-by", "netem"], ["--delay-by netem needs tc's netem (sch_netem), which this kernel lacks"])
+            )
+        }
+        if Self.kernel["netem"] != true, Self.kernel["nfqueue"] != true {
+            cases.append((["--delay", "20ms"], ["--delay 20ms needs tc's netem (sch_netem)", "NFQUEUE"]))
         }
         let before = try await Self.labNamespaces()
         for (arguments, said) in cases {
@@ -167,11 +179,11 @@ extension TwoHostTests {
         let page = try String(contentsOf: out.appendingPathComponent("report.html"), encoding: .utf8)
         #expect(page.components(separatedBy: "<svg").count - 1 == 2 && !page.contains("<img"), "both charts inline")
         #expect(page.contains(">10%</td>") && page.contains("<table"), "the table, as HTML")
-        // The single-host baseline: at 0% loss each suite's p50 within it plus the RTT plus the
-        // baseline's own p95 − p50 (at least 1 ms): an allowance the sweep measured.
-        // (The p95, the third-worst of 60, is reported, not asserted: a scheduler slice moves it.)
+        // The single-host baseline: at 0% loss each suite's p50 within it plus the RTT plus 2 ms.
+        // (The p95, the third-worst of 60 TLS handshakes here, is reported, not asserted: a
+        // scheduler slice moves it.)
         let baseline = markdown.split(separator: "\n").filter { line in expected.contains { line.hasPrefix("| \($0) |") } }
-        #expect(baseline.count == 4 && baseline.allSatisfy { $0.split(separator: "|")[3].trimmingCharacters(in: .whitespaces) == "yes" }, "\(markdown)")
+        #expect(baseline.count == 4 && baseline.allSatisfy { $0.split(separator: "|")[4].trimmingCharacters(in: .whitespaces) == "yes" }, "\(markdown)")
         #expect(try await Self.labNamespaces().isEmpty, "no namespace left")
         let after = try await HostState.now()
         #expect(after.mounts.subtracting(before.mounts).isEmpty, "no mount added")
@@ -180,13 +192,16 @@ extension TwoHostTests {
 
 extension TwoHostTests {
     @Test(
-        "A 20 ms delay on each end: the link's RTT 40 ms; TCP connect and a cx exchange one round trip, TLS connect two",
-        .enabled(if: Self.kernel["netem"] == true, "this kernel has no sch_netem: the link cannot be delayed")
+        "A 20 ms delay on each end: the link's RTT 40 ms; TCP connect, a cx exchange and a TLS handshake each one round trip",
+        .enabled(
+            if: Self.kernel["netem"] == true || Self.kernel["nfqueue"] == true,
+            "neither sch_netem nor iptables' NFQUEUE: the link cannot be delayed"
+        )
     )
     func delayShowsAsRoundTrips() async throws {
         let out = try Self.temporaryFolder("lab-two-host-delay")
         defer { try? FileManager.default.removeItem(at: out) }
-        let tool = try Self.launch(out: out, ["--sweep-loss", "0%", "--delay", "20ms"])
+        let tool = try Self.launch(out: out, ["--sweep-loss", "0%", "--delay", "20ms", "--handshakes", "60"])
         defer { tool.terminate() }
         let status = try await Self.stoppingOnFailure(tool) { try await tool.stop(signal: 0, timeout: .seconds(400)) }
         #expect(status == 0, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
@@ -204,15 +219,80 @@ extension TwoHostTests {
             let rtt = (packets?["minRTTMicroseconds"] as? NSNumber)?.doubleValue ?? 0
             return (try #require((statistics["p50"] as? NSNumber)?.doubleValue) / 1e6, rtt / 1000)
         }
-        // netem delays each end's egress: a round trip meets the delay twice.
+        // Each end delays what arrives (link-delay) or what leaves (netem): a round trip meets
+        // the delay twice. Each figure within 10% + 1 ms of what it should be.
+        let rtt = 40.0
+        func near(_ value: Double, _ expected: Double) -> Bool { abs(value - expected) <= expected * 0.1 + 1 }
         let tcpConnect = try step("two-host", "x25519", "connect")
-        #expect((40...45).contains(tcpConnect.rtt), "the kernel's min RTT \(tcpConnect.rtt) ms")
-        let rtt = tcpConnect.rtt
-        func roundTrips(_ milliseconds: Double) -> Int { Int((milliseconds / rtt).rounded()) }
-        #expect(roundTrips(tcpConnect.p50) == 1, "TCP connect p50 \(tcpConnect.p50) ms, RTT \(rtt) ms")
+        #expect(near(tcpConnect.rtt, rtt), "the kernel's min RTT \(tcpConnect.rtt) ms against \(rtt) ms asked")
+        #expect(near(tcpConnect.p50, rtt), "TCP connect p50 \(tcpConnect.p50) ms: one round trip of \(rtt) ms")
         let exchange = try step("two-host", "x25519", "exchange")
-        #expect(roundTrips(exchange.p50) == 1, "cx exchange p50 \(exchange.p50) ms, RTT \(rtt) ms")
+        #expect(near(exchange.p50, rtt), "cx exchange p50 \(exchange.p50) ms: one round trip")
         let tlsConnect = try step("tls-x25519", "x25519", "connect")
-        #expect(roundTrips(tlsConnect.p50) == 2, "TLS connect (TCP, then TLS 1.3) p50 \(tlsConnect.p50) ms, RTT \(rtt) ms")
+        let handshake = try step("tls-x25519", "x25519", "handshake")
+        #expect(near(handshake.p50, rtt), "TLS 1.3 handshake p50 \(handshake.p50) ms: one round trip")
+        #expect(near(tlsConnect.p50 - handshake.p50, rtt), "TLS connect \(tlsConnect.p50) ms: TCP's round trip, then the handshake's")
+        // link.json: how the delay was applied, the round trip asked against the one measured.
+        let link = try Self.json(out.appendingPathComponent("loss-0%/link.json"))
+        let delay = try #require(link["delay"] as? [String: Any], "\(link)")
+        #expect(delay["mechanism"] as? String == (Self.kernel["netem"] == true ? "netem" : "queue"), "\(delay)")
+        #expect(delay["configuredRoundTripMilliseconds"] as? Double == rtt, "\(delay)")
+        let measured = try #require(delay["measuredMinRoundTripMilliseconds"] as? Double, "\(delay)")
+        #expect(near(measured, rtt), "\(delay)")
+        if Self.kernel["netem"] != true {
+            let holders = try #require(delay["holders"] as? [[String: Any]], "\(delay)")
+            #expect(holders.count == 2 && holders.allSatisfy { ($0["held"] as? Int ?? 0) > 100 }, "\(holders)")
+            #expect(holders.allSatisfy { $0["reordered"] as? Int == 0 }, "no jitter: nothing reordered: \(holders)")
+        }
+        // Nothing left behind: the holders went with their namespaces.
+        #expect(try await Self.labNamespaces().isEmpty, "no namespace left")
+        let holders = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-af", "link-delay --queue"])
+        #expect(holders.output.isEmpty, "no link-delay left: \(holders.output)")
+    }
+}
+
+extension TwoHostTests {
+    @Test(
+        "Jitter of 5 ms on a 20 ms delay widens the TLS handshakes' p50–p95; in order unless --reorder, by the hosts' own TCP counts",
+        .enabled(if: Self.kernel["nfqueue"] == true, "no iptables NFQUEUE here: link-delay cannot hold the packets")
+    )
+    func jitterSpreadsAndKeepsOrder() async throws {
+        /// One sweep point at 0% loss: the TLS X25519 handshakes' p50 and p95 (ms: one round
+        /// trip each, little else; cx's exchanges also wait for the server's pq work), and link.json.
+        func point(_ extra: [String]) async throws -> (p50: Double, p95: Double, link: [String: Any]) {
+            let out = try Self.temporaryFolder("lab-two-host-jitter")
+            defer { try? FileManager.default.removeItem(at: out) }
+            let tool = try Self.launch(
+                out: out,
+                ["--sweep-loss", "0%", "--delay", "20ms", "--delay-by", "queue", "--handshakes", "100"] + extra
+            )
+            defer { tool.terminate() }
+            let status = try await Self.stoppingOnFailure(tool) { try await tool.stop(signal: 0, timeout: .seconds(400)) }
+            #expect(status == 0, "stdout:\n\(tool.output)\nstderr:\n\(tool.errors)")
+            let csv = try String(contentsOf: out.appendingPathComponent("sweep.csv"), encoding: .utf8)
+            let row = try #require(csv.split(separator: "\n").first { $0.split(separator: ",")[3] == "tls x25519" }, "\(csv)")
+            let cells = row.split(separator: ",", omittingEmptySubsequences: false)
+            return (Double(cells[6]) ?? 0, Double(cells[8]) ?? 0, try Self.json(out.appendingPathComponent("loss-0%/link.json")))
+        }
+        func counts(_ link: [String: Any]) -> (reordered: Int, outOfOrder: Int) {
+            let holders = (link["delay"] as? [String: Any])?["holders"] as? [[String: Any]] ?? []
+            let ofo = (link["outOfOrderSegments"] as? [String: Int] ?? [:]).values.reduce(0, +)
+            return (holders.map { $0["reordered"] as? Int ?? 0 }.reduce(0, +), ofo)
+        }
+        let steady = try await point([])
+        let jittery = try await point(["--jitter", "5ms"])
+        let reordering = try await point(["--jitter", "5ms", "--reorder"])
+        // Each end's delay uniform in 15–25 ms: a round trip anywhere in 30–50 ms (kept in
+        // order, a packet never leaves before the one ahead of it, which lifts the low
+        // draws), so the spread between p50 and p95 grows by milliseconds where the steady
+        // link's is a fraction of one.
+        let spreads = (steady: steady.p95 - steady.p50, jittery: jittery.p95 - jittery.p50)
+        #expect(spreads.jittery >= spreads.steady + 2, "steady p50 \(steady.p50) p95 \(steady.p95), jittery p50 \(jittery.p50) p95 \(jittery.p95) ms")
+        // In order: no holder let a packet pass one that arrived before it, and neither host's
+        // TCP queued a segment out of order. With --reorder both happen.
+        #expect(counts(steady.link) == (0, 0) && counts(jittery.link) == (0, 0), "\(jittery.link)")
+        let reordered = counts(reordering.link)
+        #expect(reordered.reordered > 0 && reordered.outOfOrder > 0, "\(reordering.link)")
+        #expect(try await Self.labNamespaces().isEmpty, "no namespace left")
     }
 }
