@@ -218,6 +218,8 @@ let package = Package(
         ),
         // C library calls the Swift overlay leaves out (getrandom); headers only.
         .systemLibrary(name: "CLabSystem"),
+        // prctl(2) for the two-host tool (variadic in C, so not imported by Swift).
+        .systemLibrary(name: "CLabTwoHost"),
         // Callgrind's client requests (valgrind/callgrind.h) for counted runs, each thread's CPU
         // time and context switches, and the `sigsuspend` that lets Valgrind 3.19 run the lab.
         .target(name: "CLabCounting"),
@@ -294,7 +296,7 @@ let package = Package(
         .executableTarget(
             name: "TwoHost",
             dependencies: [
-                "LabProcesses", "LabCharts", "LabReport",
+                "LabProcesses", "LabCharts", "LabReport", "CLabTwoHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],

@@ -22,8 +22,8 @@ extension TwoHostRun {
         let swept = points.contains { $0.delay != nil }
         var table = [
             "| loss | measured a→b | measured b→a | suite | exchanges | errors | p50 | p95 | p99 | segments: client | segments: server | client sent again | server sent again | met one at either end | min RTT |"
-                + (swept ? " RTT asked |" : ""),
-            "|--:|--:|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|" + (swept ? "--:|" : ""),
+                + (swept ? " RTT asked | p50 in round trips |" : ""),
+            "|--:|--:|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|" + (swept ? "--:|--:|" : ""),
         ]
         func share(_ packets: SweepPoint.Packets?) -> String {
             packets.map { String(format: "%.1f", $0.retransmittedShare * 100) } ?? ""
@@ -48,7 +48,7 @@ extension TwoHostRun {
                     + [times[0], times[2], times[3]].map { "\($0) ms" } + packets.prefix(2).map { $0.isEmpty ? "–" : $0 }
                     + packets.suffix(2).map { $0.isEmpty ? "–" : "\($0)%" }
                     + [bounds[0].isEmpty ? "–" : "\(bounds[0])–\(bounds[1])%", rtt.isEmpty ? "–" : "\(rtt) ms"]
-                    + (swept ? [asked[1].isEmpty ? "–" : "\(asked[1]) ms"] : [])
+                    + (swept ? [asked[1].isEmpty ? "–" : "\(asked[1]) ms", Self.roundTrips(group.p50, rtt: point.rtt)] : [])
                 table.append("| " + cells.joined(separator: " | ") + " |")
             }
         }
@@ -172,6 +172,13 @@ extension TwoHostRun {
         let counts = points.compactMap { point in point.groups.first { $0.suite == suite }?.count }
         guard let low = counts.min(), let high = counts.max() else { return "none" }
         return (low == high ? "\(low)" : "\(low)–\(high)") + " a point"
+    }
+
+    /// `p50` in round trips of `rtt` (ns), to a tenth: a cx exchange or a TLS handshake is one;
+    /// "–" where the link has no distance (an RTT under 1 ms).
+    static func roundTrips(_ p50: Double, rtt: Double?) -> String {
+        guard let rtt, rtt >= 1e6 else { return "–" }
+        return String(format: "%.1f", p50 / rtt)
     }
 
     /// Line styles for the RTTs of a sweep of delays, in order: solid, dashed, dotted, …

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLabTwoHost
 import Foundation
 import UnixSignals
 
@@ -113,6 +114,9 @@ struct TwoHost: AsyncParsableCommand {
         // A write to a reader that is gone must fail (and end the run with its teardown),
         // not kill the process.
         signal(SIGPIPE, SIG_IGN)
+        // The link's holders outlive the script that starts them: they become this tool's
+        // children, which it reaps at teardown (`TwoHostRun.reapHolders`).
+        _ = c_lab_become_subreaper()
         let (readerGone, reportGone) = AsyncStream<Int32>.makeStream()
         let output = Output { reportGone.yield(SIGPIPE) }
         let settings: Settings

@@ -186,6 +186,7 @@ final class TwoHostRun: Sendable {
             } catch {
                 self.output.warn("\(error)")
             }
+            if let work = made.work { await Self.reapHolders(in: work) }
         }
         if let work = made.work {
             for (log, process) in made.processes {
@@ -213,6 +214,26 @@ final class TwoHostRun: Sendable {
             try? FileManager.default.removeItem(at: work)
         }
         self.output.say("torn down in \(seconds(since: start)) s")
+    }
+
+    /// Reaps the link's holders, which `down` stopped: `two-host-net.sh up` started them and
+    /// exited, so they are this tool's children (`TwoHost.perform` makes it their
+    /// subreaper) and would stay zombies where PID 1 does not reap (as in this sandbox).
+    /// Waits up to 5 s for each.
+    static func reapHolders(in work: URL) async {
+        for side in ["a", "b"] {
+            let file = work.appendingPathComponent("link-delay-\(side).pid")
+            guard let text = try? String(contentsOf: file, encoding: .utf8),
+                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            else { continue }
+            for _ in 0..<100 {
+                var status: Int32 = 0
+                let reaped = waitpid(pid, &status, WNOHANG)
+                if reaped != 0 { break }  // reaped, or not ours (-1)
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            try? FileManager.default.removeItem(at: file)
+        }
     }
 
     /// Stops every process still running: SIGTERM, then SIGKILL after 10 s.

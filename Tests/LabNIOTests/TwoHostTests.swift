@@ -152,14 +152,15 @@ struct TwoHostTests {
         #expect(tool.errors.contains("interrupted by SIGINT"))
     }
 
-    @Test("A sweep interrupted with SIGINT in its TLS runs: exit 130, and nothing is left behind")
+    @Test("A delayed sweep interrupted with SIGINT in its TLS runs: exit 130, and nothing is left behind, link-delay included")
     func interruptedSweepCleansUp() async throws {
         let before = try await HostState.now()
         let out = try Self.temporaryFolder("lab-two-host-sweep-int")
         defer { try? FileManager.default.removeItem(at: out) }
-        // The first point's TLS part: lab serve --tls on A, host B's first group running.
+        // The first point's TLS part: lab serve --tls on A, host B's first group running, a
+        // holder on each end of the link where the kernel has no netem.
         let tool = try await Self.interrupt(
-            ["--sweep-loss", "0%,20%"],
+            ["--sweep-loss", "0%,20%", "--delay", "2ms"],
             at: "two-host: running sweep-tls.json on host B",
             point: "loss-0%",
             before: before,
@@ -167,6 +168,8 @@ struct TwoHostTests {
         )
         #expect(tool.errors.contains("interrupted by SIGINT"))
         #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("sweep.md").path), "no sweep written")
+        let holders = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-af", "link-delay --queue"])
+        #expect(holders.output.isEmpty, "no link-delay left: \(holders.output)")
     }
 
     @Test("single-host.json is two-host.json with a static address instead of discovery: the same load")
