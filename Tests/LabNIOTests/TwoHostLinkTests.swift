@@ -179,7 +179,9 @@ extension TwoHostTests {
         let page = try String(contentsOf: out.appendingPathComponent("report.html"), encoding: .utf8)
         #expect(page.components(separatedBy: "<svg").count - 1 == 2 && !page.contains("<img"), "both charts inline")
         #expect(page.contains(">10%</td>") && page.contains("<table"), "the table, as HTML")
-        // The single-host baseline: at 0% loss each suite's p50 within it plus the RTT plus 2 ms.
+        // The single-host baseline: at 0% loss each suite's p50 within it plus the RTT plus 2 ms,
+        // or the baseline's own p95 − p50 where that is more (beside a busy loop, 4 clients'
+        // exchanges wait 2.5–2.7 ms more across the link: the machine's queueing).
         // (The p95, the third-worst of 60 TLS handshakes here, is reported, not asserted: a
         // scheduler slice moves it.)
         let baseline = markdown.split(separator: "\n").filter { line in expected.contains { line.hasPrefix("| \($0) |") } }
