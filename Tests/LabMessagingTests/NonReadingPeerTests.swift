@@ -35,16 +35,8 @@ struct NonReadingPeerTests {
         ])
         defer { server.terminate() }
         let requests = try Self.pipelined(75_000)
-        var channels: [any Channel] = []
-        for _ in 0..<limit {
-            // Never reads: the answers pile up in the kernel's buffers, then in the server's.
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .channelOption(.autoRead, value: false)
-                .connect(host: address.host, port: address.port)
-                .get()
-            channel.writeAndFlush(requests, promise: nil)
-            channels.append(channel)
-        }
+        // Never read: the answers pile up in the kernel's buffers, then in the server's.
+        let channels = try await LargeChat.neverReaders(limit, to: address, sending: requests)
         defer { for channel in channels { channel.close(promise: nil) } }
         // Each is timed out, as the log says: for not reading ("read none of its answers"), or,
         // if every answer had left the server by then, as silent. Bounded: the old server
