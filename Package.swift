@@ -28,19 +28,23 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lab", targets: ["lab"]),
-        // The lab as a library (docs/architecture.md, "A plugin outside the repository"): the
-        // plugin protocols, the runner, the reporters and the built-in plugins (LabKit); the
-        // command line as a function, `LabCLI.main(catalog:)`, so that a package's own
-        // executable is the `lab` with its plugins added (LabCLI); and what proves a plugin the
-        // way the built-in ones are proven: Wycheproof, the Python peer, the transport
-        // conformance suite, the faulty provider (LabTestKit).
-        .library(
-            name: "LabKit",
-            targets: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabRunner", "LabCharts", "LabReport",
-                "LabPlugins", "LabProviders", "LabSwiftCrypto", "LabOpenSSL", "LabNIO", "LabMessaging", "LabDiscovery",
-            ]
-        ),
+        // The lab as a library (docs/architecture.md, "Modules and products"). LabKit is the
+        // plugin API, one module that links no OpenSSL, avahi or Argon2: the plugin protocols,
+        // the scenario, the results, the runner, the charts and the reporters, `PluginCatalog`.
+        .library(name: "LabKit", targets: ["LabKit"]),
+        // The plugins that ship with the lab, each a product of its own, and the catalog that
+        // lists them all (LabPlugins, which a package's own `lab` extends).
+        .library(name: "LabSwiftCrypto", targets: ["LabSwiftCrypto"]),
+        .library(name: "LabOpenSSL", targets: ["LabOpenSSL"]),
+        .library(name: "LabCrypto", targets: ["LabCrypto"]),
+        .library(name: "LabNIO", targets: ["LabNIO"]),
+        .library(name: "LabMessaging", targets: ["LabMessaging"]),
+        .library(name: "LabDiscovery", targets: ["LabDiscovery"]),
+        .library(name: "LabPlugins", targets: ["LabPlugins"]),
+        // The command line as a function, `LabCLI.main(catalog:)`, so that a package's own
+        // executable is the `lab` with its plugins added; and what proves a plugin the way the
+        // built-in ones are proven: Wycheproof, the Python peer, the transport conformance
+        // suite, the faulty provider (LabTestKit).
         .library(name: "LabCLI", targets: ["LabCLI"]),
         .library(name: "LabTestKit", targets: ["LabTestKit"]),
         .executable(name: "two-host", targets: ["TwoHost"]),
@@ -110,17 +114,11 @@ let package = Package(
         ),
         // The `openssl` provider.
         .target(name: "LabOpenSSL", dependencies: ["LabCore", "CLabOpenSSL"], swiftSettings: swiftSettings),
-        // The providers that ship with the lab, listed once.
-        .target(
-            name: "LabProviders",
-            dependencies: ["LabCore", "LabSwiftCrypto", "LabOpenSSL"],
-            swiftSettings: swiftSettings
-        ),
         // The micro-benchmarks' cases: Benchmarks/ times them, this package's tests run each once.
         .target(
             name: "LabBenchmarks",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabProviders", "LabMessaging",
+                "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabPlugins", "LabMessaging",
             ],
             swiftSettings: swiftSettings
         ),
@@ -138,12 +136,14 @@ let package = Package(
         ),
         .target(
             name: "LabFuzzCX",
-            dependencies: ["LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabProviders"],
+            dependencies: ["LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabPlugins"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "LabFuzzMsg",
-            dependencies: ["LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabMessaging"],
+            dependencies: [
+                "LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabMessaging", "LabPlugins",
+            ],
             swiftSettings: swiftSettings
         ),
         // `lab validate`'s registries: the providers, cx/1's and the messaging flows (LabMessaging,
@@ -151,7 +151,7 @@ let package = Package(
         .target(
             name: "LabFuzzScenario",
             dependencies: [
-                "LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabProviders", "LabMessaging", "LabScenario",
+                "LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabMessaging", "LabScenario",
                 "LabRunner",
             ],
             swiftSettings: swiftSettings
@@ -259,11 +259,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The built-in plugin lists, shared by the CLI and the tests.
+        // The plugin API in one module (re-exports), and `PluginCatalog`.
+        .target(
+            name: "LabKit",
+            dependencies: ["LabCore", "LabScenario", "LabResults", "LabWire", "LabRunner", "LabCharts", "LabReport"],
+            swiftSettings: swiftSettings
+        ),
+        // The built-in plugins, listed once (`BuiltInPlugins`), and the server's composition root.
         .target(
             name: "LabPlugins",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabOpenSSL", "LabProviders",
+                "LabKit", "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL",
                 "LabRunner", "LabReport", "LabNIO", "LabDiscovery", "LabMessaging",
             ],
             swiftSettings: swiftSettings
@@ -272,7 +278,7 @@ let package = Package(
         .target(
             name: "LabCLI",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
+                "LabKit", "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
                 "LabNIO", "LabDiscovery", "LabMessaging", "LabMemory", "LabBuild",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -333,7 +339,7 @@ let package = Package(
         .executableTarget(
             name: "StallingServer",
             dependencies: [
-                "LabCore", "LabMessaging", "LabNIO",
+                "LabCore", "LabMessaging", "LabNIO", "LabPlugins",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

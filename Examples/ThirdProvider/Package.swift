@@ -1,8 +1,9 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// A package outside the lab that adds a crypto provider on Botan 2 (Debian's libbotan-2-dev)
-// and a reporter, and builds its own `lab` with them: `swift run third-lab list`.
+// A package outside the lab that adds a crypto provider on Botan 2 (Debian's libbotan-2-dev),
+// a reporter, and a flow with the protocol `lab serve` serves it with, and builds its own
+// `lab` with them: `swift run third-lab list`.
 // docs/architecture.md, "A plugin outside the repository", walks through it.
 let swiftSettings: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -24,6 +25,12 @@ let package = Package(
             dependencies: ["CBotan", .product(name: "LabKit", package: "crypto-lab")],
             swiftSettings: swiftSettings
         ),
+        // A flow and the protocol `lab serve` serves it with (derive/1), beside cx/1 and msg/1.
+        .target(
+            name: "LabDerive",
+            dependencies: [.product(name: "LabKit", package: "crypto-lab")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "LabOpenMetrics",
             dependencies: [.product(name: "LabKit", package: "crypto-lab")],
@@ -32,9 +39,10 @@ let package = Package(
         .executableTarget(
             name: "ThirdLab",
             dependencies: [
-                "LabBotan", "LabOpenMetrics",
+                "LabBotan", "LabDerive", "LabOpenMetrics",
                 .product(name: "LabCLI", package: "crypto-lab"),
                 .product(name: "LabKit", package: "crypto-lab"),
+                .product(name: "LabPlugins", package: "crypto-lab"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -43,6 +51,7 @@ let package = Package(
             dependencies: [
                 "LabBotan", "LabOpenMetrics",
                 .product(name: "LabKit", package: "crypto-lab"),
+                .product(name: "LabPlugins", package: "crypto-lab"),
                 .product(name: "LabTestKit", package: "crypto-lab"),
             ],
             swiftSettings: swiftSettings

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds this package against the lab beside it and shows that every command of its own
 # `lab` (third-lab) sees the botan provider and the openmetrics reporter: list, validate,
-# run in process and over tcp, serve (and a run against it), merge. Then its tests:
+# run in process and over tcp, serve (and a run against it), merge; its derive flow, in process
+# and against its `lab serve`, which serves derive/1 beside cx/1. Then its tests:
 # Wycheproof and the Python peer, through the lab's test kit. Exit 0 only if all holds.
 #
 # LAB_SCRATCH: the build folder; scripts/test passes the lab's own (.build), whose modules
@@ -58,6 +59,32 @@ address=$(sed -n 's/^listening on //p' "$out/serve.txt" | head -1)
 grep -q 'provider botan' "$out/serve.txt" || fail "the server does not say it runs on botan"
 "$lab" run Scenarios/three-backends.json --set "server.address=\"$address\"" --set 'server.transport="tcp"' \
     --set 'server.provider=null' --set 'flows[8]=null' --set load.iterations=50 --out "$out/remote" --quiet
+kill -INT "$server_pid"; wait "$server_pid" || true; server_pid=
+
+echo "== the derive flow: in process, then served by lab serve (derive/1 beside cx/1) over tcp"
+"$lab" run Scenarios/derive.json --out "$out/derive" --quiet
+grep -q 'flow="derive-2",suite="-",provider="botan→swift-crypto"' "$out/derive/metrics.prom" || fail "the derive run has no derive group"
+"$lab" serve --provider botan --port 0 --no-messaging > "$out/serve-derive.txt" 2> "$out/serve-derive.log" &
+server_pid=$!
+for _ in $(seq 100); do grep -q '^listening on' "$out/serve-derive.txt" && break; sleep 0.1; done
+address=$(sed -n 's/^listening on //p' "$out/serve-derive.txt" | head -1)
+[ -n "$address" ] || fail "lab serve did not start: $(cat "$out/serve-derive.log")"
+grep -q '^protocols: cx/1, derive/1$' "$out/serve-derive.txt" \
+    || fail "lab serve does not say it serves derive/1: $(cat "$out/serve-derive.txt")"
+# Both sides' providers differ from the server's (botan): every answer is checked on another.
+"$lab" run Scenarios/derive.json --set "server.address=\"$address\"" --set 'server.transport="tcp"' \
+    --set 'server.provider=null' --set 'flows[0].clientProvider=null' --set 'flows[0].provider="openssl"' \
+    --out "$out/derive-remote" --quiet
+python3 - "$out/derive-remote/results.json" <<'PY'
+import json, sys
+document = json.load(open(sys.argv[1]))
+groups = [g for g in document["groups"] if g["key"]["flow"].startswith("derive")]
+assert len(groups) == 2, [g["key"] for g in document["groups"]]
+for group in groups:
+    assert group["outcomes"].get("agreed") == group["iterations"] > 0, group["key"]
+    assert not group["errors"], group["errors"]
+    assert any(step["step"] == "exchange" for step in group["steps"]), group["key"]
+PY
 kill -INT "$server_pid"; wait "$server_pid" || true; server_pid=
 
 echo "== merge --format openmetrics"

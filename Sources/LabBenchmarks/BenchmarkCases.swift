@@ -2,7 +2,7 @@ import LabCore
 import LabCrypto
 import LabMessaging
 import LabOpenSSL
-import LabProviders
+import LabPlugins
 import LabSwiftCrypto
 import LabWire
 import Synchronization
@@ -31,7 +31,7 @@ public struct BenchmarkCase: Sendable {
 public enum BenchmarkCases {
     /// Every primitive cx/1 uses, per provider, timed alone: the lab's own cost floor.
     public static func primitives() throws -> [BenchmarkCase] {
-        try BuiltInProviders.registry.makeAll().flatMap { try Self.primitives($0) }
+        try BuiltInPlugins.providers.makeAll().flatMap { try Self.primitives($0) }
     }
 
     /// What an exchange costs beyond its primitives: the cx/1 codec with its framing, one
@@ -39,17 +39,19 @@ public enum BenchmarkCases {
     /// KDFs.
     public static func exchange() throws -> [BenchmarkCase] {
         var cases = try Self.codec()
-        let swiftCrypto = SwiftCryptoProvider()
-        let openssl = try OpenSSLProvider()
-        let suites: [(String, any Suite)] = [
-            ("classic", try ClassicSuite()), ("classic@1024", try ClassicSuite(rsaBits: 1024)),
-            ("rsa-modern", try RSAModernSuite()), ("x25519", X25519Suite()), ("pq", PQSuite()),
-        ]
+        let providers = try BuiltInPlugins.providers.makeAll()
+        let registry = BuiltInPlugins.suites
+        var suites: [(String, any Suite)] = try registry.ids.map { ($0, try registry.make($0)) }
+        // classic at 1024 bits too: swift-crypto signs with RSA keys of 1024 bits and more, not
+        // the 2009 sample's 512.
+        if let classic = suites.firstIndex(where: { $0.0 == ClassicSuite.id }) {
+            suites.insert(("classic@1024", try registry.make(ClassicSuite.id, options: SuiteOptions(rsaBits: 1024))), at: classic + 1)
+        }
+        // Each suite on every provider that can do it (OpenSSL 3.0 has no ML-KEM or ML-DSA).
         for (name, suite) in suites {
-            // swift-crypto signs with RSA keys of 1024 bits and more: not the 2009 sample's 512.
-            if name != "classic" { cases.append(try Self.exchange(name, suite, swiftCrypto)) }
-            // OpenSSL 3.0 has no ML-KEM or ML-DSA.
-            if name != "pq" { cases.append(try Self.exchange(name, suite, openssl)) }
+            for provider in providers where suite.unsupportedReason(on: provider) == nil {
+                cases.append(try Self.exchange(name, suite, provider))
+            }
         }
         return cases + Self.kdfs()
     }

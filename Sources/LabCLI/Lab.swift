@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
 import LabCore
-public import LabPlugins
+public import LabKit
+import LabPlugins
 import LabResults
 import LabRunner
 import LabScenario
@@ -13,9 +14,11 @@ import Synchronization
 /// and a package that adds plugins builds its own `lab` by handing its catalog instead
 /// (docs/architecture.md, "A plugin outside the repository").
 public enum LabCLI {
-    /// The plugins every command reads: set once by `main(catalog:)`, before any parsing.
+    /// The plugins every command reads: the catalog `main(catalog:)` was handed, installed
+    /// before any parsing (ArgumentParser's commands are types, made by the parser, so a
+    /// command reads it here rather than from an argument).
     static var catalog: PluginCatalog { installed.withLock { $0 } }
-    private static let installed = Mutex(BuiltInPlugins.catalog)
+    private static let installed = Mutex(PluginCatalog.empty)
 
     /// Runs the command line with `catalog`'s plugins and exits.
     public static func main(catalog: PluginCatalog) async {

@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabCrypto
+import LabKit
 import LabMemory
 import LabNIO
 import LabPlugins

@@ -277,14 +277,14 @@ extension CXFlow {
         keyLifetime: KeyLifetime = .perRun,
         payload: [UInt8] = Payload.standard,
         others: [any CryptoProvider] = [],
-        knownSuites: [String] = SuiteRegistry.builtIn.ids,
+        knownSuites: [String]? = nil,
         recorder: inout R
     ) throws -> any FrameHandler {
         try Self.makeHandler(
             provider,
             options: CXServerOptions(suites: suites, keyLifetime: keyLifetime, payload: payload),
             others: others,
-            knownSuites: knownSuites,
+            knownSuites: knownSuites ?? suites.map(\.id),
             stall: nil,
             measuredStart: MeasuredStart(),
             recorder: &recorder

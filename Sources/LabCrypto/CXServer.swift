@@ -91,12 +91,13 @@ public struct CXServer<P: CryptoProvider>: Sendable {
     }
 
     /// Checks every suite against the provider and makes the per-run signing keys of the
-    /// configured sizes (`keygen.server`).
+    /// configured sizes (`keygen.server`). `knownSuites`: every suite id the catalog knows, so
+    /// that a request for one not offered is answered as such (nil: the offered ones).
     public init(
         provider: P,
         options: CXServerOptions,
         others: [any CryptoProvider] = [],
-        knownSuites: [String] = SuiteRegistry.builtIn.ids,
+        knownSuites: [String]? = nil,
         recorder: inout some StepRecorder
     ) throws {
         var suites: [String: any Suite] = [:]
@@ -117,7 +118,7 @@ public struct CXServer<P: CryptoProvider>: Sendable {
         self.suites = suites
         self.keys = keys
         self.madeKeys = madeKeys
-        self.knownSuites = Set(knownSuites)
+        self.knownSuites = Set(knownSuites ?? options.suites.map(\.id))
     }
 
     /// Answers one request body. Never throws: every failure becomes an error answer.

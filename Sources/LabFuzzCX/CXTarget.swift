@@ -1,7 +1,7 @@
 import LabCore
 import LabCrypto
 import LabFuzzSupport
-import LabProviders
+import LabPlugins
 import LabWire
 
 /// cx/1 from both ends: the server answering a request body, or a client opening a reply.
@@ -36,9 +36,9 @@ public enum CXTarget {
 
     private static let fixture: Fixture = {
         var fixture = Fixture(servers: [], clients: [])
-        let providers: [any CryptoProvider] = BuiltInProviders.registry.types.compactMap { try? $0.init() }
+        let providers: [any CryptoProvider] = BuiltInPlugins.providers.types.compactMap { try? $0.init() }
         for provider in providers {
-            let suites = SuiteRegistry.builtIn.ids.compactMap { try? SuiteRegistry.builtIn.make($0) }
+            let suites = BuiltInPlugins.suites.ids.compactMap { try? BuiltInPlugins.suites.make($0) }
                 .filter { $0.unsupportedReason(on: provider) == nil }
             do {
                 fixture.servers.append(

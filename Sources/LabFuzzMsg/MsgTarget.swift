@@ -3,6 +3,7 @@ import LabCore
 import LabCrypto
 import LabFuzzSupport
 import LabMessaging
+import LabPlugins
 import LabSwiftCrypto
 import LabWire
 
@@ -20,7 +21,7 @@ import LabWire
 /// `message`.
 public enum MsgTarget {
     private struct Fixture: Sendable {
-        var router: ProtocolRouter
+        var router: any FrameHandler
         var token: String
         var endpoint: any TransportEndpoint
         var folder: URL
@@ -90,17 +91,18 @@ public enum MsgTarget {
         }
         let folder = Self.folder.appendingPathComponent("\(generation)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let store = try MessagingStore(path: folder.appendingPathComponent("messaging.sqlite").path)
-        // The cheapest password hash: the fuzzer cannot open a sealed password anyway, and
-        // set-up logs in twice.
-        let service = MessagingService(store: store, options: MessagingOptions(kdf: .sha512Salted))
-        var keygen = NoStepRecorder()
-        let cx = try CXFlow.serverHandler(
-            provider: SwiftCryptoProvider(),
-            suites: [try SuiteRegistry.builtIn.make(X25519Suite.id)],
-            recorder: &keygen
+        // The server `lab serve` runs (cx/1 beside msg/1, the lab's own ops), assembled from the
+        // catalog; the cheapest password hash: the fuzzer cannot open a sealed password anyway,
+        // and set-up logs in twice.
+        var protocols = PluginExtensions()
+        protocols[MessagingServing.self] = MessagingSettings(
+            options: MessagingOptions(kdf: .sha512Salted),
+            store: folder.appendingPathComponent("messaging.sqlite").path
         )
-        let router = ProtocolRouter(cx: cx, msg: service)
+        let router = try ServerAssembly.assemble(
+            ServerSettings(provider: SwiftCryptoProvider.name, suites: [SuiteChoice(X25519Suite.id)], protocols: protocols),
+            plugins: BuiltInPlugins.all
+        ).handler
         let endpoint = try await InProcessTransport(options: TransportOptions()).serve(router)
         var recorder = NoStepRecorder()
         let client = MessagingClient(connection: try await endpoint.connect(recorder: &recorder))

@@ -3,26 +3,24 @@ import LabCore
 import LabCrypto
 import LabFuzzSupport
 import LabMessaging
-import LabProviders
+import LabPlugins
 import LabRunner
 import LabWire
 
 /// Scenario files: `lab run`'s and `lab validate`'s parser and checks, on any text.
 ///
-/// The plugins are the lab's providers and flows and the in-process transport; the socket
-/// transports live in LabNIO, which this target leaves out (a scenario naming `tcp` is
-/// reported as naming an unknown transport, through the same code path as any other name).
+/// The plugins are the catalog's, but for the transports that cross a socket, which a fuzzer
+/// must not open (a scenario naming `tcp` is reported as naming an unknown transport, through
+/// the same code path as any other name).
 ///
 /// Properties: a scenario is either a plan or at least one problem; every problem names a
 /// JSON path that starts at the root (`$`) and says what was expected.
 public enum ScenarioTarget {
-    private static let plugins = Plugins(
-        providers: BuiltInProviders.registry,
-        suites: .builtIn,
-        flows: FlowRegistry([CXFlow.self] + MessagingFlows.all),
-        transports: TransportRegistry([InProcessTransport.self]),
-        reporters: ["csv", "markdown", "json"]
-    )
+    private static let plugins: Plugins = {
+        var plugins = BuiltInPlugins.all
+        plugins.transports = TransportRegistry(plugins.transports.types.filter { !$0.usesNetwork })
+        return plugins
+    }()
 
     /// One input from libFuzzer (`Fuzz/Targets/scenario`), on libFuzzer's thread: no task, no
     /// allocation that outlives the input (libFuzzer takes one for a leak and runs LeakSanitizer).

@@ -53,7 +53,7 @@ public struct MessagingKinds: Sendable, PluginExtensionKey {
     public private(set) var clocks: [any ClockPlugin.Type]
 
     /// Kinds of these lists; names must be distinct within each, and the KDFs, policies and
-    /// captchas must each have exactly one default.
+    /// captchas must each have exactly one default unless the list is empty.
     public init(
         kdfs: [any PasswordKDFPlugin.Type],
         policies: [any LockoutPolicyPlugin.Type],
@@ -64,25 +64,21 @@ public struct MessagingKinds: Sendable, PluginExtensionKey {
         PluginLookup.requireDistinct(policies.map { $0.choice.name }, kind: "lockout policy")
         PluginLookup.requireDistinct(captchas.map { $0.choice.name }, kind: "captcha")
         PluginLookup.requireDistinct(clocks.map { $0.choice.name }, kind: "clock")
-        precondition(kdfs.filter { $0.choice.isDefault }.count == 1, "one KDF is the default")
-        precondition(policies.filter { $0.choice.isDefault }.count == 1, "one lockout policy is the default")
-        precondition(captchas.filter { $0.choice.isDefault }.count == 1, "one captcha is the default")
+        precondition(kdfs.isEmpty || kdfs.filter { $0.choice.isDefault }.count == 1, "one KDF is the default")
+        precondition(policies.isEmpty || policies.filter { $0.choice.isDefault }.count == 1, "one lockout policy is the default")
+        precondition(captchas.isEmpty || captchas.filter { $0.choice.isDefault }.count == 1, "one captcha is the default")
         self.kdfs = kdfs
         self.policies = policies
         self.captchas = captchas
         self.clocks = clocks
     }
 
-    /// The lab's own: four KDFs, two policies, two captchas, two clocks.
-    public static let builtIn = MessagingKinds(
-        kdfs: [SHA512SaltedKDF.self, PBKDF2SHA256KDF.self, ScryptKDF.self, Argon2idKDF.self],
-        policies: [ThrottlePolicy.self, SeedPolicy.self],
-        captchas: [CSPRNGCaptcha.self, MiddleSquareCaptcha.self],
-        clocks: [SystemClock.self, VirtualClock.self]
-    )
+    /// No kinds: a catalog that never set them has no msg/1 plugins (the lab's own are in
+    /// its catalog, `BuiltInPlugins`).
+    public static let none = MessagingKinds(kdfs: [], policies: [], captchas: [], clocks: [])
 
-    /// A catalog that never set them holds the built-in kinds.
-    public static var defaultValue: MessagingKinds { .builtIn }
+    /// A catalog that never set them holds none.
+    public static var defaultValue: MessagingKinds { .none }
 
     /// These kinds with one more KDF (its name must be new).
     public func adding(kdf: any PasswordKDFPlugin.Type) -> MessagingKinds {

@@ -64,7 +64,7 @@ public final class MessagingService: FrameHandler, Sendable {
     public init(
         store: MessagingStore,
         options: MessagingOptions = MessagingOptions(),
-        kinds: MessagingKinds = .builtIn,
+        kinds: MessagingKinds,
         clock: any LabClock = SystemClock(),
         logger: Logger = Logger(label: "lab.msg"),
         maxAnswerBytes: Int = TransportOptions().maxFrameBytes,

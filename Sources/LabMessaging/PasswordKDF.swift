@@ -96,14 +96,14 @@ public struct PasswordKDF: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The KDF called `name` in `kinds`, with its default parameters, or nil.
-    public init?(name: String, kinds: MessagingKinds = .builtIn) {
+    public init?(name: String, kinds: MessagingKinds) {
         guard let plugin = kinds.kdf(named: name) else { return nil }
         self.init(plugin.init())
     }
 
     /// Parses `description`'s form back with the plugin it names in `kinds`; nil if none
     /// reads it.
-    public init?(stored text: String, kinds: MessagingKinds = .builtIn) {
+    public init?(stored text: String, kinds: MessagingKinds) {
         guard let kdf = kinds.kdf(stored: text) else { return nil }
         self = kdf
     }

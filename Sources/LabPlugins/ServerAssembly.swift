@@ -1,6 +1,5 @@
 public import Foundation
 public import LabCore
-import LabCrypto
 public import LabMessaging
 public import LabNIO
 public import LabResults
@@ -47,23 +46,6 @@ public struct SuiteChoice: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// msg/1's service as a server runs it.
-public struct MessagingSettings: Sendable {
-    /// The KDF, policy, captchas and password-check pool.
-    public var options: MessagingOptions
-    /// The time its policies wait in.
-    public var clock: ClockKind
-    /// The SQLite file of its accounts and chats.
-    public var store: String
-
-    /// Settings.
-    public init(options: MessagingOptions = MessagingOptions(), clock: ClockKind = .system, store: String) {
-        self.options = options
-        self.clock = clock
-        self.store = store
-    }
-}
-
 /// A socket server, typed: everything `lab serve`'s options come down to, checked once where
 /// they are parsed. `ServerAssembly` builds the server from it.
 public struct ServerSettings: Sendable {
@@ -77,8 +59,9 @@ public struct ServerSettings: Sendable {
     public var suites: [SuiteChoice]?
     /// When the server makes its signing keys.
     public var keys: KeyLifetime
-    /// msg/1's service, or nil to serve cx/1 alone.
-    public var messaging: MessagingSettings?
+    /// Each served protocol's own settings, by its key (msg/1's under `MessagingServing`;
+    /// unset, msg/1 is not served).
+    public var protocols: PluginExtensions
     /// How long a graceful shutdown lets the answers in flight finish.
     public var drain: Duration
 
@@ -89,7 +72,7 @@ public struct ServerSettings: Sendable {
         provider: String = "swift-crypto",
         suites: [SuiteChoice]? = nil,
         keys: KeyLifetime = .perRun,
-        messaging: MessagingSettings? = nil,
+        protocols: PluginExtensions = PluginExtensions(),
         drain: Duration = .seconds(10)
     ) {
         self.transport = transport
@@ -97,7 +80,7 @@ public struct ServerSettings: Sendable {
         self.provider = provider
         self.suites = suites
         self.keys = keys
-        self.messaging = messaging
+        self.protocols = protocols
         self.drain = drain
     }
 }
@@ -110,17 +93,20 @@ public struct AssembledServer: Sendable {
     public let provider: any CryptoProvider
     /// The ids of the suites offered.
     public let suites: [String]
-    /// msg/1's service, if served.
-    public let messaging: MessagingService?
+    /// Each served protocol's name and handler, in the catalog's order.
+    public let served: [(name: String, handler: any FrameHandler)]
     /// Answers `serverStats`, and keeps the heap at the busiest moment.
     public let statistics: ServerStatsResponder
-    /// What the transport serves: cx/1, msg/1 and the lab's own ops, by `ProtocolRouter`.
+    /// What the transport serves: the served protocols and the lab's own ops, by `ProtocolRouter`.
     public let handler: any FrameHandler
     /// Where the transport records connections, closes and steps.
     public let recording: ServerRecording
 
-    /// The protocols it serves, for its DNS-SD TXT record: `cx/1`, and `msg/1` if served.
-    public var protocols: [String] { self.messaging == nil ? ["cx/1"] : ["cx/1", "msg/1"] }
+    /// The protocols it serves, for its DNS-SD TXT record, e.g. `cx/1` and `msg/1`.
+    public var protocols: [String] { self.served.map(\.name) }
+
+    /// msg/1's service, if served: `lab serve`'s metrics read its password checks.
+    public var messaging: MessagingService? { self.served.lazy.compactMap { $0.handler as? MessagingService }.first }
 }
 
 /// The composition root of a lab server: the one place that turns `ServerSettings` into a
@@ -128,35 +114,33 @@ public struct AssembledServer: Sendable {
 /// puts it on a transport. `lab serve` is this plus its lifetimes (`ServeServices`); tests
 /// build servers the same way, without a process.
 public enum ServerAssembly {
-    /// Builds the server `settings` describe, with the provider and suites of `plugins`.
-    /// `heap` reads the process's heap for `serverStats` (`HeapStats.current`, or nothing).
+    /// Builds the server `settings` describe, with the provider, suites and served protocols
+    /// of `plugins`. `heap` reads the process's heap for `serverStats` (`HeapStats.current`,
+    /// or nothing).
     public static func assemble(
         _ settings: ServerSettings,
-        plugins: Plugins = BuiltInPlugins.all,
+        plugins: Plugins,
         started: Date = Date(),
         heap: @escaping @Sendable () -> HeapSnapshot? = { nil }
     ) throws -> AssembledServer {
         let providers = try plugins.providers.makeAll()
         let provider = try plugins.providers.make(settings.provider)
-        let suites = try self.suites(settings.suites, in: plugins.suites, provider: provider, others: providers)
-        var keygen = NoStepRecorder()
-        let cx = try CXFlow.serverHandler(
+        let setup = ServingSetup(
             provider: provider,
-            suites: suites,
-            keyLifetime: settings.keys,
-            others: providers,
+            providers: providers,
+            suites: try self.suites(settings.suites, in: plugins.suites, provider: provider, others: providers),
             knownSuites: plugins.suites.ids,
-            recorder: &keygen
+            keys: settings.keys,
+            options: settings.options,
+            extensions: plugins.extensions,
+            settings: settings.protocols
         )
-        let messaging = try settings.messaging.map { messaging in
-            MessagingService(
-                store: try MessagingStore(path: messaging.store),
-                options: messaging.options,
-                kinds: plugins.extensions[MessagingKinds.self],
-                clock: messaging.clock.make(),
-                maxAnswerBytes: settings.options.maxFrameBytes,
-                maxPagesBytes: settings.options.maxBufferedBytes
-            )
+        var keygen = NoStepRecorder()
+        var served: [(name: String, requests: ServedRequests, handler: any FrameHandler)] = []
+        for type in plugins.served.types {
+            if let handler = try type.handler(for: setup, recorder: &keygen) {
+                served.append((type.name, type.requests, handler))
+            }
         }
         let recording = ServerRecording()
         let statistics = ServerStatsResponder(
@@ -170,10 +154,10 @@ public enum ServerAssembly {
         return AssembledServer(
             settings: settings,
             provider: provider,
-            suites: suites.map(\.id),
-            messaging: messaging,
+            suites: setup.suites.map(\.id),
+            served: served.map { ($0.name, $0.handler) },
             statistics: statistics,
-            handler: ProtocolRouter(cx: cx, msg: messaging, ops: [ServerStatsMessage.op: statistics]),
+            handler: ProtocolRouter(served.map { ($0.requests, $0.handler) }, ops: [ServerStatsMessage.op: statistics]),
             recording: recording
         )
     }
@@ -182,7 +166,7 @@ public enum ServerAssembly {
     /// that crosses a socket serves others through `Transport.listen`, so a plugin's does too.
     public static func listen(
         _ server: AssembledServer,
-        transports: TransportRegistry = BuiltInPlugins.transports
+        transports: TransportRegistry
     ) async throws -> any ListeningServer {
         let settings = server.settings
         guard let type = transports.type(named: settings.transport), type.usesNetwork else {

@@ -41,13 +41,6 @@ public struct ReporterRegistry: Sendable {
         self.types = types
     }
 
-    /// The built-in reporters: `csv`, `markdown`, `html`, `json`, and for other tools `junit`,
-    /// `github`, `bmf` (Bencher) and `hgrm` (HdrHistogram).
-    public static let builtIn = ReporterRegistry([
-        CSVReporter.self, MarkdownReporter.self, HTMLReporter.self, JSONReporter.self, JUnitReporter.self,
-        GitHubReporter.self, BMFReporter.self, HgrmReporter.self,
-    ])
-
     /// The registered names, in order.
     public var names: [String] { self.types.map { $0.name } }
 
@@ -84,11 +77,6 @@ public struct ReporterRegistry: Sendable {
         }
         return try reporters.flatMap { try $0.write(result, to: directory) }
     }
-}
-
-/// Writes the reports in `formats` with the built-in reporters into `directory`, creating it.
-public func writeReports(_ result: RunResult, formats: [String], charts: Bool, to directory: URL) throws -> [URL] {
-    try ReporterRegistry.builtIn.writeReports(result, formats: formats, charts: charts, to: directory)
 }
 
 /// Writes `text` as UTF-8 to `url`, atomically, as a `LabError` on failure: every report but

@@ -10,12 +10,14 @@ public struct Plugins: Sendable {
     public var flows: FlowRegistry
     /// Transports.
     public var transports: TransportRegistry
+    /// The protocols `lab serve` serves (cx/1, msg/1, a plugin's).
+    public var served: ServedProtocolRegistry
     /// Reporter names (the reporters themselves live in LabReport).
     public var reporters: [String]
     /// How `"discover"` finds a server, if the build has a way.
     public var discovery: (any Discovery)?
     /// The providers the calibration yardstick runs on, in order of preference, before every
-    /// other registered one (`Calibrator`); the lab's own choice is in `BuiltInPlugins`.
+    /// other registered one (`Calibrator`); the lab's own choice is its catalog's.
     public var calibrationProviders: [String]
     /// Values for plugins with kinds of their own (msg/1's KDFs, policies, captchas and
     /// clocks), handed to each flow in its `FlowSetup`.
@@ -27,6 +29,7 @@ public struct Plugins: Sendable {
         suites: SuiteRegistry,
         flows: FlowRegistry,
         transports: TransportRegistry,
+        served: ServedProtocolRegistry = ServedProtocolRegistry([]),
         reporters: [String],
         discovery: (any Discovery)? = nil,
         calibrationProviders: [String] = []
@@ -35,6 +38,7 @@ public struct Plugins: Sendable {
         self.suites = suites
         self.flows = flows
         self.transports = transports
+        self.served = served
         self.reporters = reporters
         self.discovery = discovery
         self.calibrationProviders = calibrationProviders

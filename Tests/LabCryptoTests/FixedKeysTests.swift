@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabPlugins
 import LabOpenSSL
 import LabSwiftCrypto
 import LabTesting
@@ -72,14 +73,14 @@ import LabCrypto
         let server = try CXServer(
             provider: provider,
             options: CXServerOptions(
-                suites: [try SuiteRegistry.builtIn.make("rsa-modern", options: SuiteOptions())],
+                suites: [try BuiltInPlugins.suites.make("rsa-modern", options: SuiteOptions())],
                 keyLifetime: .fixed
             ),
             recorder: &steps
         )
         var client = try CXClient(
             provider: provider,
-            options: CXClientOptions(suite: try SuiteRegistry.builtIn.make("rsa-modern", options: SuiteOptions(rsaBits: 3072))),
+            options: CXClientOptions(suite: try BuiltInPlugins.suites.make("rsa-modern", options: SuiteOptions(rsaBits: 3072))),
             recorder: &steps
         )
         let answer = server.respond(to: try client.makeRequest(recorder: &steps), recorder: &steps)
@@ -93,7 +94,7 @@ import LabCrypto
         lifetime: KeyLifetime,
         provider: some CryptoProvider
     ) throws -> (client: [UInt8], server: [UInt8]) {
-        let suite = try SuiteRegistry.builtIn.make(id, options: SuiteOptions())
+        let suite = try BuiltInPlugins.suites.make(id, options: SuiteOptions())
         var steps = StepTimings()
         let server = try CXServer(
             provider: provider,
@@ -122,7 +123,7 @@ import LabCrypto
         let fixed = try (0..<2).map { _ in try Self.keys(suite: suite, lifetime: .fixed, provider: provider) }
         #expect(fixed[0].client == fixed[1].client)
         #expect(fixed[0].server == fixed[1].server)
-        let spec = try SuiteRegistry.builtIn.make(suite, options: SuiteOptions()).clientKey
+        let spec = try BuiltInPlugins.suites.make(suite, options: SuiteOptions()).clientKey
         #expect(fixed[0].client == (try Self.publicKey(spec, on: provider)))
 
         let perRun = try (0..<2).map { _ in try Self.keys(suite: suite, lifetime: .perRun, provider: provider) }

@@ -16,6 +16,7 @@ import Testing
         return try CXServer(
             provider: try OpenSSLProvider(),
             options: CXServerOptions(suites: [try ClassicSuite(), try RSAModernSuite(), X25519Suite()]),
+            knownSuites: BuiltInPlugins.suites.ids,
             recorder: &steps
         )
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabPlugins
 import LabOpenSSL
 import LabSwiftCrypto
 import LabTesting
@@ -60,7 +61,7 @@ import LabCrypto
     ]
 
     static func suite(_ id: String, bits: Int) throws -> any Suite {
-        try SuiteRegistry.builtIn.make(id, options: SuiteOptions(rsaBits: bits))
+        try BuiltInPlugins.suites.make(id, options: SuiteOptions(rsaBits: bits))
     }
 
     static func response(_ body: [UInt8]) throws -> CXResponse {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import LabCore
+import LabPlugins
 import LabMessaging
 import LabNIO
 import LabTesting
@@ -321,7 +322,7 @@ import Testing
     @Test("a msg/1 body holding a container is answered badRequest with ok false, the connection kept open")
     func containerValuesAreBadRequests() async throws {
         let harness = try await Harness()
-        let router = ProtocolRouter(cx: CXStandIn(), msg: harness.service)
+        let router = ProtocolRouter([(.rest, CXStandIn()), (.otherOps, harness.service)])
         for (name, body) in try Self.bodies() {
             // On lab serve's port (the router) and where msg/1 is served alone (a scenario).
             for handler in [router, harness.service] as [any FrameHandler] {
@@ -351,7 +352,7 @@ import Testing
         var quiet = NoStepRecorder()
         let garbage = await harness.service.respond(to: Array("not a plist".utf8), recorder: &quiet)
         #expect(garbage.closeReason?.hasPrefix("badRequest") == true)
-        let router = ProtocolRouter(cx: CXStandIn(), msg: harness.service)
+        let router = ProtocolRouter([(.rest, CXStandIn()), (.otherOps, harness.service)])
         let data = try PropertyListSerialization.data(
             fromPropertyList: ["suite": ["x25519"]] as [String: Any],
             format: .binary,

@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabMessaging
+import LabPlugins
 import LabWire
 
 /// A messaging service on a fresh SQLite file, served in process, with a virtual clock.
@@ -39,6 +40,7 @@ struct Harness {
                 maxSessions: maxSessions,
                 maxSessionsPerAccount: maxSessionsPerAccount
             ),
+            kinds: BuiltInPlugins.messagingKinds,
             clock: self.clock
         )
         self.endpoint = try await InProcessTransport(options: TransportOptions()).serve(self.service)

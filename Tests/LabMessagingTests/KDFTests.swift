@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabPlugins
 import LabTesting
 import Testing
 
@@ -137,17 +138,17 @@ import LabMessaging
         for kdf: PasswordKDF in [
             .sha512Salted, .pbkdf2SHA256(iterations: 600_000), .scrypt(logN: 17, r: 8, p: 1), .defaultArgon2id,
         ] {
-            #expect(PasswordKDF(stored: kdf.description) == kdf)
+            #expect(PasswordKDF(stored: kdf.description, kinds: BuiltInPlugins.messagingKinds) == kdf)
         }
         #expect(PasswordKDF.defaultArgon2id.description == "argon2id:19456:2:1")
-        #expect(PasswordKDF(name: "argon2id") == .argon2id(memoryKiB: 19_456, iterations: 2, parallelism: 1))
+        #expect(PasswordKDF(name: "argon2id", kinds: BuiltInPlugins.messagingKinds) == .argon2id(memoryKiB: 19_456, iterations: 2, parallelism: 1))
         for bad in [
             "", "scrypt", "pbkdf2-sha256:0", "scrypt:40:8:1", "md5", "sha512-salted:1", "argon2id", "argon2id:32:2:1",
             "argon2id:19456:0:1", "argon2id:64:2:9", "argon2id:19456:2",
         ] {
-            #expect(PasswordKDF(stored: bad) == nil, "\(bad)")
+            #expect(PasswordKDF(stored: bad, kinds: BuiltInPlugins.messagingKinds) == nil, "\(bad)")
         }
         #expect(PasswordKDF.default == .scrypt(logN: 17, r: 8, p: 1))
-        #expect(PasswordKDF(name: "pbkdf2-sha256") == .pbkdf2SHA256(iterations: 600_000))
+        #expect(PasswordKDF(name: "pbkdf2-sha256", kinds: BuiltInPlugins.messagingKinds) == .pbkdf2SHA256(iterations: 600_000))
     }
 }

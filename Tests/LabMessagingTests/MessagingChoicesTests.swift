@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabPlugins
 import LabMessaging
 import LabTesting
 import Testing
@@ -10,7 +11,7 @@ import Testing
 @Suite(.tier(.unit)) struct MessagingChoicesTests {
     @Test("Each kind's marked default is what a service with no options runs")
     func defaultsAreTheServices() throws {
-        let kinds = MessagingKinds.builtIn
+        let kinds = BuiltInPlugins.messagingKinds
         let service = ServiceSpec()
         #expect(kinds.defaultKDF.choice.name == service.options.kdf.name)
         #expect(kinds.defaultPolicy.choice.name == service.options.policy.name)
@@ -29,7 +30,7 @@ import Testing
         let lines = outcome.output.split(separator: "\n").map(String.init)
         let start = try #require(lines.firstIndex { $0.hasPrefix("Messaging service (msg/1") }, "\(outcome.output)")
         let section = lines[start...].prefix { !$0.isEmpty }
-        for (kind, choices) in MessagingKinds.builtIn.all {
+        for (kind, choices) in BuiltInPlugins.messagingKinds.all {
             #expect(section.contains("  \(kind):"), "\(kind) in: \(section)")
             for choice in choices {
                 #expect(

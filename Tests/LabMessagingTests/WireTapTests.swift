@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabMessaging
+import LabPlugins
 import LabNIO
 import LabResults
 import LabRunner
@@ -20,6 +21,7 @@ import Testing
         let service = MessagingService(
             store: store,
             options: MessagingOptions(kdf: .pbkdf2SHA256(iterations: 1000)),
+            kinds: BuiltInPlugins.messagingKinds,
             clock: VirtualClock()
         )
         let endpoint = try await TCPTransport(options: TransportOptions()).serve(service)

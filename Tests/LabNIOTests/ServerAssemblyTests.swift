@@ -25,18 +25,18 @@ import Testing
 @Suite(.tier(.unit)) struct ServerAssemblyTests {
     @Test("with no suite list, every suite the provider can do: openssl offers no pq, swift-crypto no classic@512")
     func defaultSuites() throws {
-        let openssl = try ServerAssembly.assemble(ServerSettings(provider: "openssl"))
+        let openssl = try ServerAssembly.assemble(ServerSettings(provider: "openssl"), plugins: BuiltInPlugins.all)
         #expect(openssl.suites == ["classic", "rsa-modern", "x25519"])
         #expect(openssl.protocols == ["cx/1"])
         // classic at its default 512 bits is below what swift-crypto does.
-        let swiftCrypto = try ServerAssembly.assemble(ServerSettings(provider: "swift-crypto"))
+        let swiftCrypto = try ServerAssembly.assemble(ServerSettings(provider: "swift-crypto"), plugins: BuiltInPlugins.all)
         #expect(swiftCrypto.suites == ["rsa-modern", "x25519", "pq"])
     }
 
     @Test("a suite the provider cannot do is refused, naming the provider that can")
     func unsupportedSuite() throws {
         let error = #expect(throws: LabError.self) {
-            try ServerAssembly.assemble(ServerSettings(provider: "openssl", suites: [SuiteChoice("pq")]))
+            try ServerAssembly.assemble(ServerSettings(provider: "openssl", suites: [SuiteChoice("pq")]), plugins: BuiltInPlugins.all)
         }
         #expect(error?.code == .unsupported)
         #expect(error?.message.contains("swift-crypto") == true, "\(String(describing: error))")
@@ -45,9 +45,9 @@ import Testing
     @Test("an RSA size reaches the suite: classic@512 on swift-crypto is refused, @1024 is served")
     func rsaSize() throws {
         #expect(throws: LabError.self) {
-            try ServerAssembly.assemble(ServerSettings(suites: [SuiteChoice("classic", rsaBits: 512)]))
+            try ServerAssembly.assemble(ServerSettings(suites: [SuiteChoice("classic", rsaBits: 512)]), plugins: BuiltInPlugins.all)
         }
-        let server = try ServerAssembly.assemble(ServerSettings(suites: [SuiteChoice("classic", rsaBits: 1024)]))
+        let server = try ServerAssembly.assemble(ServerSettings(suites: [SuiteChoice("classic", rsaBits: 1024)]), plugins: BuiltInPlugins.all)
         #expect(server.suites == ["classic"])
     }
 }
@@ -61,11 +61,14 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         var messaging = MessagingSettings(store: folder.appendingPathComponent("m.sqlite").path)
         messaging.options.kdf = .pbkdf2SHA256(iterations: 1_000)
+        var protocols = PluginExtensions()
+        protocols[MessagingServing.self] = messaging
         let server = try ServerAssembly.assemble(
-            ServerSettings(suites: [SuiteChoice("x25519")], messaging: messaging)
+            ServerSettings(suites: [SuiteChoice("x25519")], protocols: protocols),
+            plugins: BuiltInPlugins.all
         )
         #expect(server.protocols == ["cx/1", "msg/1"])
-        let socket = try await ServerAssembly.listen(server)
+        let socket = try await ServerAssembly.listen(server, transports: BuiltInPlugins.transports)
         #expect(socket.announcement.isEmpty, "tcp presents no certificate")
         try await withCleanup({ await socket.shutdown(grace: .zero) }) {
             let result = try await TestPlan.run(

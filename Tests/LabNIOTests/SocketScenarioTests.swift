@@ -32,7 +32,7 @@ import Testing
             "lab-\(transport)-\(UUID().uuidString)"
         )
         defer { try? FileManager.default.removeItem(at: folder) }
-        _ = try writeReports(result, formats: ["csv"], charts: false, to: folder)
+        _ = try BuiltInPlugins.reporters.writeReports(result, formats: ["csv"], charts: false, to: folder)
         let rows = try String(contentsOf: folder.appendingPathComponent("results.csv"), encoding: .utf8)
             .split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
         for group in result.groups {

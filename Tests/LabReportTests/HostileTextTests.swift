@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import LabCore
+import LabPlugins
 import LabReport
 import LabResults
 import LabTesting
@@ -94,9 +95,9 @@ import Testing
     static func reports(charts: Bool = true) throws -> [String: String] {
         let folder = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let written = try ReporterRegistry.builtIn.writeReports(
+        let written = try BuiltInPlugins.reporters.writeReports(
             Self.hostileRun(),
-            formats: ReporterRegistry.builtIn.names,
+            formats: BuiltInPlugins.reporters.names,
             charts: charts,
             to: folder
         )

@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabPlugins
 import LabReport
 import LabResults
 import LabTesting
@@ -122,7 +123,7 @@ import Testing
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let directory = root.appendingPathComponent("out")
-        let files = try writeReports(Self.result(), formats: ["csv", "markdown", "json"], charts: false, to: directory)
+        let files = try BuiltInPlugins.reporters.writeReports(Self.result(), formats: ["csv", "markdown", "json"], charts: false, to: directory)
         #expect(files.map(\.lastPathComponent) == ["results.csv", "outcomes.csv", "report.md", "results.json"])
         #expect(
             Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))

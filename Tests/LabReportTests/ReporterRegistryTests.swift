@@ -1,5 +1,6 @@
 import Foundation
 import LabCore
+import LabPlugins
 import LabReport
 import LabTesting
 import Testing
@@ -7,16 +8,16 @@ import Testing
 @Suite(.tier(.unit)) struct ReporterRegistryTests {
     @Test func listsTheBuiltInReporters() throws {
         #expect(
-            ReporterRegistry.builtIn.names == ["csv", "markdown", "html", "json", "junit", "github", "bmf", "hgrm"]
+            BuiltInPlugins.reporters.names == ["csv", "markdown", "html", "json", "junit", "github", "bmf", "hgrm"]
         )
-        #expect(try ReporterRegistry.builtIn.make("csv") is CSVReporter)
-        #expect(try ReporterRegistry.builtIn.make("json") is JSONReporter)
-        let markdown = try ReporterRegistry.builtIn.make("markdown", options: ReportOptions(charts: false))
+        #expect(try BuiltInPlugins.reporters.make("csv") is CSVReporter)
+        #expect(try BuiltInPlugins.reporters.make("json") is JSONReporter)
+        let markdown = try BuiltInPlugins.reporters.make("markdown", options: ReportOptions(charts: false))
         #expect((markdown as? MarkdownReporter)?.charts == false)
     }
 
     @Test func rejectsAnUnknownName() throws {
-        let error = try #require(throws: LabError.self) { try ReporterRegistry.builtIn.make("xml") }
+        let error = try #require(throws: LabError.self) { try BuiltInPlugins.reporters.make("xml") }
         #expect(error.code == .unknownPlugin)
         #expect(
             error.message
@@ -28,7 +29,7 @@ import Testing
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let directory = root.appendingPathComponent("Reports/report-fixture/20260101T000000Z")
-        let files = try writeReports(
+        let files = try BuiltInPlugins.reporters.writeReports(
             Fixture.result(),
             formats: ["csv", "markdown", "json", "csv"],
             charts: true,
@@ -49,7 +50,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: root) }
         let directory = root.appendingPathComponent("out")
         #expect(throws: LabError.self) {
-            try writeReports(Fixture.result(), formats: ["csv", "xml"], charts: false, to: directory)
+            try BuiltInPlugins.reporters.writeReports(Fixture.result(), formats: ["csv", "xml"], charts: false, to: directory)
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path))
     }

@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabCrypto
+import LabKit
 import LabPlugins
 import LabReport
 import LabRunner
@@ -28,6 +29,7 @@ import Testing
         let plugins = Self.catalog.plugins
         let names =
             plugins.providers.names + plugins.suites.ids + plugins.flows.names + plugins.transports.names
+            + plugins.served.names
             + Self.catalog.reporters.names
         let words = Set(listed.output.split(whereSeparator: { " \n,:()".contains($0) }).map(String.init))
         let missing = names.filter { !words.contains($0) }

@@ -19,7 +19,7 @@ extension SuiteChoice {
 
     /// The built-in suite this names.
     public func make() throws -> any Suite {
-        try self.make(.builtIn)
+        try self.make(BuiltInPlugins.suites)
     }
 }
 

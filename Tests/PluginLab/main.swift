@@ -1,4 +1,5 @@
 import LabCLI
+import LabKit
 import LabPlugins
 
 // Test support: the `lab` with plugins this target defines, none of them in the lab's

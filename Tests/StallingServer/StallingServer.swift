@@ -4,6 +4,7 @@ import GRDB
 import LabCore
 import LabMessaging
 import LabNIO
+import LabPlugins
 import Synchronization
 
 /// Test support for `RekeyCrashTests`: the msg/1 service that `lab serve` runs, over TCP on
@@ -37,7 +38,11 @@ import Synchronization
         let stall = RekeyStall(after: self.stallAfter, seconds: self.seconds)
         store.add(transactionObserver: stall)
         // Passwords cheap to check: the test registers and logs in four times.
-        let service = MessagingService(store: store, options: MessagingOptions(kdf: .pbkdf2SHA256(iterations: 1000)))
+        let service = MessagingService(
+            store: store,
+            options: MessagingOptions(kdf: .pbkdf2SHA256(iterations: 1000)),
+            kinds: BuiltInPlugins.messagingKinds
+        )
         let server = try await TCPTransport(options: TransportOptions(host: "127.0.0.1", port: 0))
             .listen(service, recorder: nil)
         RekeyStall.say("listening on \(server.host):\(server.port)")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import LabCore
 import LabCrypto
+import LabKit
 import LabMessaging
 import LabPlugins
 import LabReport
@@ -22,6 +23,10 @@ struct List: AsyncParsableCommand {
             print("\nFlows:")
             for flow in LabCLI.catalog.plugins.flows.types {
                 print("  \(flow.name.padding(12))\(flow.summary)")
+            }
+            print("\nServed by lab serve:")
+            for served in LabCLI.catalog.plugins.served.types {
+                print("  \(served.name.padding(12))\(served.summary)")
             }
             print("\nTransports: \(LabCLI.catalog.plugins.transports.names.joined(separator: ", "))")
             print("Reporters: \(LabCLI.catalog.reporters.names.joined(separator: ", "))")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LabCore
+import LabKit
 import LabPlugins
 import LabReport
 import LabResults

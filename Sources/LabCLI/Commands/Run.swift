@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LabCore
 import LabNIO
+import LabKit
 import LabPlugins
 import LabReport
 import LabResults

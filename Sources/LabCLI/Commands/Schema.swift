@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LabCore
 import LabMessaging
+import LabKit
 import LabPlugins
 import LabReport
 import LabRunner

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LabCore
 import LabDiscovery
+import LabKit
 import LabMemory
 import LabMessaging
 import LabNIO
@@ -129,6 +130,7 @@ struct Serve: AsyncParsableCommand {
             let socket = try await ServerAssembly.listen(server, transports: LabCLI.catalog.plugins.transports)
             var lines = ["listening on \(socket.address)"]
             lines.append("suites: \(server.suites.joined(separator: ", ")) (provider \(server.provider.name))")
+            lines.append("protocols: \(server.protocols.joined(separator: ", "))")
             lines.append(
                 "connections: at most \(settings.options.maxConnections) (open files: \(files.soft)); frames arriving: at most \(settings.options.maxBufferedBytes) bytes held; unread answers: at most \(settings.options.maxBufferedBytes) bytes held; fetch pages being made: at most \(settings.options.maxBufferedBytes) bytes"
                     + (freedPagesReturned ? "; freed pages returned at once" : "")
@@ -261,9 +263,16 @@ struct Serve: AsyncParsableCommand {
             provider: self.provider,
             suites: self.suites?.choices,
             keys: self.keys,
-            messaging: self.messagingSettings(),
+            protocols: self.protocolSettings(),
             drain: self.listener.drain
         )
+    }
+
+    /// Each served protocol's own settings: msg/1's, unless `--no-messaging`.
+    func protocolSettings() -> PluginExtensions {
+        var settings = PluginExtensions()
+        settings[MessagingServing.self] = self.messagingSettings()
+        return settings
     }
 
     /// msg/1's settings, unless `--no-messaging`. Without `--db` or `--report`, the store is in

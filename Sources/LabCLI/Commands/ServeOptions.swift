@@ -1,5 +1,6 @@
 import ArgumentParser
 import LabCore
+import LabKit
 import LabPlugins
 import LabRunner
 import LabMessaging
@@ -188,7 +189,7 @@ struct MessagingServeOptions: ParsableArguments {
     var db: String?
 
     @Option(help: "msg/1's password KDF.")
-    var kdf = ChoiceName<KDFChoices>(MessagingKinds.builtIn.defaultKDF.choice.name)
+    var kdf = ChoiceName<KDFChoices>.catalogDefault
 
     @Option(help: "PBKDF2 iterations, with --kdf pbkdf2-sha256.")
     var pbkdf2Iterations = PasswordKDF.defaultPBKDF2Iterations
@@ -203,13 +204,13 @@ struct MessagingServeOptions: ParsableArguments {
     var argon2MemoryKiB = 19_456
 
     @Option(help: "msg/1's lockout policy, with its default thresholds.")
-    var policy = ChoiceName<PolicyChoices>(MessagingKinds.builtIn.defaultPolicy.choice.name)
+    var policy = ChoiceName<PolicyChoices>.catalogDefault
 
     @Option(help: "With --policy seed: how long the 3rd failure postpones the account, e.g. \"1 s\" (default 30 min).")
     var postponeFor: TimeSpan?
 
     @Option(help: "msg/1's captcha generator.")
-    var captcha = ChoiceName<CaptchaChoices>(MessagingKinds.builtIn.defaultCaptcha.choice.name)
+    var captcha = ChoiceName<CaptchaChoices>.catalogDefault
 
     @Option(
         name: .customLong("msg-option"),
@@ -310,21 +311,30 @@ struct MsgOption: ExpressibleByArgument {
 /// `--help` lists its names, and a name not on it is refused with the list.
 protocol ChoiceList {
     static var names: [String] { get }
+    /// The catalog's default, or nil for a list without one (clocks).
+    static var defaultName: String? { get }
+}
+
+extension ChoiceList {
+    static var defaultName: String? { nil }
 }
 
 /// The catalog's KDFs.
 enum KDFChoices: ChoiceList {
     static var names: [String] { LabCLI.catalog.messagingKinds.kdfs.map { $0.choice.name } }
+    static var defaultName: String? { LabCLI.catalog.messagingKinds.kdfs.first { $0.choice.isDefault }?.choice.name }
 }
 
 /// The catalog's lockout policies.
 enum PolicyChoices: ChoiceList {
     static var names: [String] { LabCLI.catalog.messagingKinds.policies.map { $0.choice.name } }
+    static var defaultName: String? { LabCLI.catalog.messagingKinds.policies.first { $0.choice.isDefault }?.choice.name }
 }
 
 /// The catalog's captcha generators.
 enum CaptchaChoices: ChoiceList {
     static var names: [String] { LabCLI.catalog.messagingKinds.captchas.map { $0.choice.name } }
+    static var defaultName: String? { LabCLI.catalog.messagingKinds.captchas.first { $0.choice.isDefault }?.choice.name }
 }
 
 /// The catalog's clocks.
@@ -337,6 +347,9 @@ struct ChoiceName<List: ChoiceList>: ExpressibleByArgument {
     let name: String
 
     init(_ name: String) { self.name = name }
+
+    /// The catalog's default choice (empty for a catalog without msg/1's kinds).
+    static var catalogDefault: ChoiceName { ChoiceName(List.defaultName ?? "") }
 
     init?(argument: String) {
         guard List.names.contains(argument) else { return nil }

@@ -1,5 +1,5 @@
 import CBotan
-import LabCore
+import LabKit
 
 /// Botan's FFI returns 0 for success and a negative code with a description for a failure.
 enum Botan {

@@ -1,5 +1,5 @@
 import CBotan
-public import LabCore
+public import LabKit
 
 /// A Botan private key (`botan_privkey_t`) of one `KeyType`, freed when it goes. Botan's keys
 /// are not changed by the operations made from them, so one may serve many threads.

@@ -1,5 +1,5 @@
 import CBotan
-public import LabCore
+public import LabKit
 
 extension BotanProvider {
     public func rsaEncrypt(_ plaintext: [UInt8], for publicKey: BotanPublicKey, padding: RSAEncryptionPadding) throws -> [UInt8] {

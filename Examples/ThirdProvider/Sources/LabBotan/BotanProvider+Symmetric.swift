@@ -1,5 +1,5 @@
 import CBotan
-import LabCore
+import LabKit
 
 extension BotanProvider {
     public func aesCBCEncrypt(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8], padding: Bool) throws -> [UInt8] {

@@ -1,5 +1,5 @@
 import CBotan
-public import LabCore
+public import LabKit
 
 /// The `botan` provider: Botan 2 (Debian's `libbotan-2-dev`) through its C API, `botan/ffi.h`.
 ///

@@ -1,7 +1,5 @@
 public import Foundation
-import LabCore
-public import LabReport
-public import LabResults
+public import LabKit
 
 /// `openmetrics`: writes `metrics.prom`, the run's step latencies in the Prometheus text
 /// format, for node_exporter's textfile collector (or any tool that scrapes that format):

@@ -1,5 +1,6 @@
 import LabBotan
 import LabCore
+import LabPlugins
 import LabCrypto
 import LabTestKit
 import Testing
@@ -36,7 +37,7 @@ import Testing
 
     static func suite(_ text: String) throws -> any Suite {
         let parts = text.split(separator: "@")
-        return try SuiteRegistry.builtIn.make(String(parts[0]), options: SuiteOptions(rsaBits: parts.count > 1 ? Int(parts[1]) : nil))
+        return try BuiltInPlugins.suites.make(String(parts[0]), options: SuiteOptions(rsaBits: parts.count > 1 ? Int(parts[1]) : nil))
     }
 
     @Test("The Python client opens a Botan server's response", arguments: suites)
