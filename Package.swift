@@ -16,7 +16,7 @@ let swiftSettings: [SwiftSetting] = [
 // Without jemalloc the lab reports no heap figures.
 let withoutJemalloc = ProcessInfo.processInfo.environment["LAB_WITHOUT_JEMALLOC"] == "1"
 
-// The tests' own code (the test targets and LabTesting) is compiled without optimisation in
+// The tests' own code (the test targets and LabTestSupport) is compiled without optimisation in
 // the release build the suite runs: the lab's modules they call keep `-O`, and the test code
 // builds in less time than optimised (scripts/test: one release build of the lab and its
 // tests). No product contains these targets, so a package that depends on the lab never
@@ -33,14 +33,14 @@ let package = Package(
         // the scenario, the results, the runner, the charts and the reporters, `PluginCatalog`.
         .library(name: "LabKit", targets: ["LabKit"]),
         // The plugins that ship with the lab, each a product of its own, and the catalog that
-        // lists them all (LabPlugins, which a package's own `lab` extends).
+        // lists them all (LabBuiltIns, which a package's own `lab` extends).
         .library(name: "LabSwiftCrypto", targets: ["LabSwiftCrypto"]),
         .library(name: "LabOpenSSL", targets: ["LabOpenSSL"]),
-        .library(name: "LabCrypto", targets: ["LabCrypto"]),
-        .library(name: "LabNIO", targets: ["LabNIO"]),
+        .library(name: "LabCX", targets: ["LabCX"]),
+        .library(name: "LabTransports", targets: ["LabTransports"]),
         .library(name: "LabMessaging", targets: ["LabMessaging"]),
         .library(name: "LabDiscovery", targets: ["LabDiscovery"]),
-        .library(name: "LabPlugins", targets: ["LabPlugins"]),
+        .library(name: "LabBuiltIns", targets: ["LabBuiltIns"]),
         // The command line as a function, `LabCLI.main(catalog:)`, so that a package's own
         // executable is the `lab` with its plugins added; and what proves a plugin the way the
         // built-in ones are proven: Wycheproof, the Python peer, the transport conformance
@@ -51,7 +51,7 @@ let package = Package(
         .executable(name: "link-delay", targets: ["LinkDelay"]),
         // For the benchmark package in Benchmarks/: its cases, built and tested here.
         .library(name: "LabBenchmarks", targets: ["LabBenchmarks"]),
-        // For the fuzz package in Fuzz/: one fuzz target each (the tests use LabFuzzing).
+        // For the fuzz package in Fuzz/: one fuzz target each (the tests use all four).
         .library(name: "LabFuzzFrame", targets: ["LabFuzzFrame"]),
         .library(name: "LabFuzzCX", targets: ["LabFuzzCX"]),
         .library(name: "LabFuzzMsg", targets: ["LabFuzzMsg"]),
@@ -87,14 +87,15 @@ let package = Package(
             dependencies: ["LabCore", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: swiftSettings
         ),
-        // Framing and the cx/1 property-list codec, shared by server and client.
+        // The lab's wire vocabulary: the bplist codec, the `busy` answer, `serverStats`, and the
+        // router that gives each request to the protocol that claims it.
         .target(
             name: "LabWire",
             dependencies: ["LabCore", "LabResults"],
             swiftSettings: swiftSettings
         ),
-        // The cx/1 suites and exchange, written once over the CryptoProvider protocol.
-        .target(name: "LabCrypto", dependencies: ["LabCore", "LabWire"], swiftSettings: swiftSettings),
+        // cx/1: its messages, the suites and the exchange, written once over CryptoProvider.
+        .target(name: "LabCX", dependencies: ["LabCore", "LabWire", "LabFraming"], swiftSettings: swiftSettings),
         // The `swift-crypto` provider (BoringSSL inside).
         .target(
             name: "LabSwiftCrypto",
@@ -118,14 +119,14 @@ let package = Package(
         .target(
             name: "LabBenchmarks",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabPlugins", "LabMessaging",
+                "LabCore", "LabFraming", "LabWire", "LabCX", "LabSwiftCrypto", "LabOpenSSL", "LabBuiltIns", "LabMessaging",
             ],
             swiftSettings: swiftSettings
         ),
         // The fuzz targets and their properties, a module each (and LabFuzzSupport, what they
         // share), so that each fuzzer in Fuzz/ links, instruments and scans only what its target
         // reaches: `frame` neither swift-crypto nor GRDB, none of them NIO but `frame`.
-        // LabFuzzing gathers the four for the tests over the committed corpus.
+        // The tests replay the committed corpus through all four (LabFuzzingTests).
         .target(name: "LabFuzzSupport", swiftSettings: swiftSettings),
         .target(
             name: "LabFuzzFrame",
@@ -136,13 +137,14 @@ let package = Package(
         ),
         .target(
             name: "LabFuzzCX",
-            dependencies: ["LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabPlugins"],
+            dependencies: ["LabFuzzSupport", "LabCore", "LabWire", "LabCX", "LabBuiltIns"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "LabFuzzMsg",
             dependencies: [
-                "LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabMessaging", "LabPlugins",
+                "LabFuzzSupport", "LabCore", "LabWire", "LabCX", "LabSwiftCrypto", "LabMessaging", "LabBuiltIns", "LabServer",
+                "LabTransports",
             ],
             swiftSettings: swiftSettings
         ),
@@ -151,14 +153,9 @@ let package = Package(
         .target(
             name: "LabFuzzScenario",
             dependencies: [
-                "LabFuzzSupport", "LabCore", "LabWire", "LabCrypto", "LabPlugins", "LabMessaging", "LabScenario",
+                "LabFuzzSupport", "LabCore", "LabWire", "LabCX", "LabBuiltIns", "LabMessaging", "LabScenario",
                 "LabRunner",
             ],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "LabFuzzing",
-            dependencies: ["LabFuzzFrame", "LabFuzzCX", "LabFuzzMsg", "LabFuzzScenario"],
             swiftSettings: swiftSettings
         ),
         // Avahi's Bonjour-compatible dns_sd API.
@@ -173,15 +170,16 @@ let package = Package(
             dependencies: ["LabCore", "CLabDNSSD", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        // The NIO frame codec, on its own so that the fuzzer builds it without TLS.
+        // Framing, all of it: the frame formats, the incremental parser and the NIO codec, on
+        // its own so that the fuzzer builds it without TLS.
         .target(
             name: "LabFraming",
-            dependencies: ["LabCore", "LabWire", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["LabCore", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
         // The tcp and tls transports on SwiftNIO: the server's listener and limits, the client, pinning.
         .target(
-            name: "LabNIO",
+            name: "LabTransports",
             dependencies: [
                 "LabCore", "LabResults", "LabWire", "LabFraming", "CLabSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -265,12 +263,26 @@ let package = Package(
             dependencies: ["LabCore", "LabScenario", "LabResults", "LabWire", "LabRunner", "LabCharts", "LabReport"],
             swiftSettings: swiftSettings
         ),
-        // The built-in plugins, listed once (`BuiltInPlugins`), and the server's composition root.
+        // The built-in plugins, listed once (`BuiltInPlugins`).
         .target(
-            name: "LabPlugins",
+            name: "LabBuiltIns",
             dependencies: [
-                "LabKit", "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL",
-                "LabRunner", "LabReport", "LabNIO", "LabDiscovery", "LabMessaging",
+                "LabKit", "LabCore", "LabScenario", "LabResults", "LabWire", "LabCX", "LabSwiftCrypto", "LabOpenSSL",
+                "LabRunner", "LabReport", "LabTransports", "LabDiscovery", "LabMessaging",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A lab server's composition root (`ServerAssembly`: the catalog's served protocols on a
+        // transport), what it reports of itself (`serverStats`, metrics, report), its lifetimes,
+        // and a run's live view.
+        .target(
+            name: "LabServer",
+            dependencies: [
+                "LabKit", "LabCore", "LabResults", "LabWire", "LabRunner", "LabReport", "LabTransports", "LabDiscovery",
+                "LabMessaging", "LabMemory",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -278,8 +290,8 @@ let package = Package(
         .target(
             name: "LabCLI",
             dependencies: [
-                "LabKit", "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
-                "LabNIO", "LabDiscovery", "LabMessaging", "LabMemory", "LabBuild",
+                "LabKit", "LabFraming", "LabCore", "LabScenario", "LabResults", "LabWire", "LabRunner", "LabReport", "LabServer",
+                "LabTransports", "LabDiscovery", "LabMessaging", "LabMemory", "LabBuild",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -290,7 +302,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The command-line tool: LabCLI with the built-in plugins.
-        .executableTarget(name: "lab", dependencies: ["LabCLI", "LabPlugins"], swiftSettings: swiftSettings),
+        .executableTarget(name: "lab", dependencies: ["LabCLI", "LabBuiltIns"], swiftSettings: swiftSettings),
         // What this build is: version, git commit, toolchain, package versions (written at
         // build time by Plugins/LabBuildInfo).
         .target(name: "LabBuild", swiftSettings: swiftSettings, plugins: ["LabBuildInfo"]),
@@ -321,17 +333,18 @@ let package = Package(
         // that corrupts what it is told to.
         .target(
             name: "LabTestKit",
-            dependencies: ["LabCore", "LabCrypto", "LabWire", "LabProcesses"],
+            dependencies: ["LabCore", "LabFraming", "LabCX", "LabWire", "LabProcesses"],
             swiftSettings: swiftSettings
         ),
         // Test support shared by the test targets: tiers, fixtures, processes; the test kit too.
         .target(
-            name: "LabTesting",
+            name: "LabTestSupport",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner",
+                "LabServer",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCX", "LabBuiltIns", "LabRunner",
                 "LabProcesses", "LabTestKit",
             ],
-            path: "Tests/LabTesting",
+            path: "Tests/LabTestSupport",
             swiftSettings: testSettings
         ),
         // Test support: a msg/1 server whose rekeys stall halfway, for RekeyCrashTests to kill
@@ -339,7 +352,7 @@ let package = Package(
         .executableTarget(
             name: "StallingServer",
             dependencies: [
-                "LabCore", "LabMessaging", "LabNIO", "LabPlugins",
+                "LabCore", "LabMessaging", "LabTransports", "LabBuiltIns",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -350,36 +363,37 @@ let package = Package(
         // module of the lab, added through the catalog (PluginCLITests runs it).
         .executableTarget(
             name: "PluginLab",
-            dependencies: ["LabCLI", "LabPlugins", "LabCore", "LabCrypto", "LabNIO", "LabMessaging"],
+            dependencies: ["LabCLI", "LabBuiltIns", "LabCore", "LabCX", "LabTransports", "LabMessaging"],
             path: "Tests/PluginLab",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "LabCoreTests",
-            dependencies: ["LabCore", "CLabCounting", "LabTesting"],
+            dependencies: ["LabCore", "CLabCounting", "LabTestSupport"],
             swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabResultsTests",
             dependencies: [
-                "LabCore", "LabResults", "LabTesting", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "LabCore", "LabResults", "LabTestSupport", .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabWireTests",
-            dependencies: ["LabCore", "LabWire", "LabTesting"],
+            dependencies: ["LabCore", "LabWire", "LabTestSupport"],
             swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabFuzzingTests",
-            dependencies: ["LabCore", "LabFuzzing", "LabTesting"],
+            dependencies: ["LabCore", "LabFuzzFrame", "LabFuzzCX", "LabFuzzMsg", "LabFuzzScenario", "LabTestSupport"],
             swiftSettings: testSettings
         ),
         .testTarget(
-            name: "LabCryptoTests",
+            name: "LabCXTests",
             dependencies: [
-                "LabCore", "LabWire", "LabCrypto", "LabSwiftCrypto", "LabOpenSSL", "LabPlugins", "LabTesting",
+                "LabServer",
+                "LabCore", "LabWire", "LabCX", "LabSwiftCrypto", "LabOpenSSL", "LabBuiltIns", "LabTestSupport",
                 "LabBenchmarks",
             ],
             swiftSettings: testSettings
@@ -387,8 +401,9 @@ let package = Package(
         .testTarget(
             name: "LabRunnerTests",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
-                "LabTesting", "LabMemory", "LabSwiftCrypto", "LabTestKit",
+                "LabServer",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCX", "LabBuiltIns", "LabRunner", "LabReport",
+                "LabTestSupport", "LabMemory", "LabSwiftCrypto", "LabTestKit",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
@@ -397,7 +412,7 @@ let package = Package(
         .testTarget(
             name: "LabReportTests",
             dependencies: [
-                "LabCore", "LabResults", "LabReport", "LabRunner", "LabPlugins", "LabTesting",
+                "LabCore", "LabResults", "LabReport", "LabRunner", "LabBuiltIns", "LabTestSupport",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
@@ -405,10 +420,11 @@ let package = Package(
             swiftSettings: testSettings
         ),
         .testTarget(
-            name: "LabNIOTests",
+            name: "LabTransportsTests",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabNIO", "LabPlugins", "LabRunner",
-                "LabReport", "LabTesting",
+                "LabServer",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCX", "LabTransports", "LabBuiltIns", "LabRunner",
+                "LabReport", "LabTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -420,8 +436,8 @@ let package = Package(
         .testTarget(
             name: "LabMessagingTests",
             dependencies: [
-                "LabCore", "LabResults", "LabWire", "LabMessaging", "LabNIO", "LabPlugins", "LabRunner", "LabReport",
-                "LabTesting", "LabSwiftCrypto", "LabOpenSSL", "LabTestKit",
+                "LabCore", "LabResults", "LabWire", "LabMessaging", "LabTransports", "LabBuiltIns", "LabRunner", "LabReport",
+                "LabTestSupport", "LabSwiftCrypto", "LabOpenSSL", "LabTestKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -431,7 +447,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LabDiscoveryTests",
-            dependencies: ["LabCore", "LabDiscovery", "LabTesting"],
+            dependencies: ["LabCore", "LabDiscovery", "LabTestSupport"],
             swiftSettings: testSettings
         ),
     ]

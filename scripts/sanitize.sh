@@ -13,9 +13,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:suppressions
 bash scripts/setup.sh
 bash scripts/services.sh
 swift build --build-tests --sanitize=address --scratch-path .build/asan
-# The tiers of scripts/test's passes (Tests/LabTesting/TestTier.swift), less the suites
+# The tiers of scripts/test's passes (Tests/LabTestSupport/TestTier.swift), less the suites
 # that judge time or heap figures.
-timing='LabRunnerTests.CompareAcceptanceTests|LabRunnerTests.CheckAcceptanceTests|LabRunnerTests.RunnerTests|LabDiscoveryTests.DNSSDTests|MemoryTests|IdleMemoryTests|LabNIOTests.HostileLoadTests'
+timing='LabRunnerTests.CompareAcceptanceTests|LabRunnerTests.CheckAcceptanceTests|LabRunnerTests.RunnerTests|LabDiscoveryTests.DNSSDTests|MemoryTests|IdleMemoryTests|LabTransportsTests.HostileLoadTests'
 source scripts/test-pass.sh
 status=0
 export LAB_TEST_BINARY=.build/asan/debug/crypto-labPackageTests.xctest

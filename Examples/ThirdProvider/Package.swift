@@ -42,7 +42,7 @@ let package = Package(
                 "LabBotan", "LabDerive", "LabOpenMetrics",
                 .product(name: "LabCLI", package: "crypto-lab"),
                 .product(name: "LabKit", package: "crypto-lab"),
-                .product(name: "LabPlugins", package: "crypto-lab"),
+                .product(name: "LabBuiltIns", package: "crypto-lab"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -51,7 +51,7 @@ let package = Package(
             dependencies: [
                 "LabBotan", "LabOpenMetrics",
                 .product(name: "LabKit", package: "crypto-lab"),
-                .product(name: "LabPlugins", package: "crypto-lab"),
+                .product(name: "LabBuiltIns", package: "crypto-lab"),
                 .product(name: "LabTestKit", package: "crypto-lab"),
             ],
             swiftSettings: swiftSettings

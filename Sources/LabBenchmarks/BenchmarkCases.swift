@@ -1,8 +1,9 @@
 import LabCore
-import LabCrypto
+import LabCX
+import LabFraming
 import LabMessaging
 import LabOpenSSL
-import LabPlugins
+import LabBuiltIns
 import LabSwiftCrypto
 import LabWire
 import Synchronization

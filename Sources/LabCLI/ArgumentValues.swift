@@ -2,9 +2,9 @@ public import ArgumentParser
 import Foundation
 public import LabCore
 import LabMessaging
-import LabPlugins
 public import LabRunner
 import LabScenario
+import LabServer
 import LabWire
 import Logging
 

@@ -10,7 +10,7 @@ enum LogFormat: String, CaseIterable, Sendable {
 
 /// A log handler that writes one JSON object per line on stderr, for log collectors:
 /// `{"time": "2026-11-25T05:00:00.123Z", "level": "info", "label": "lab.serve",
-/// "message": "…", "metadata": {…}, "source": "LabNIO", "file": "…", "line": 42}`. The message
+/// "message": "…", "metadata": {…}, "source": "LabTransports", "file": "…", "line": 42}`. The message
 /// and the metadata's strings are shown as `MarkdownReporter.printable` shows them: a collector
 /// that prints a line prints no control a client sent.
 struct JSONLogHandler: LogHandler {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import LabCore
 public import LabKit
-import LabPlugins
+import LabMessaging
 import LabResults
 import LabRunner
 import LabScenario
@@ -19,6 +19,9 @@ public enum LabCLI {
     /// command reads it here rather than from an argument).
     static var catalog: PluginCatalog { installed.withLock { $0 } }
     private static let installed = Mutex(PluginCatalog.empty)
+
+    /// The catalog's msg/1 kinds: what `lab serve`'s msg/1 options, `lab list` and `lab schema` offer.
+    static var messagingKinds: MessagingKinds { Self.catalog.plugins.extensions[MessagingKinds.self] }
 
     /// Runs the command line with `catalog`'s plugins and exits.
     public static func main(catalog: PluginCatalog) async {

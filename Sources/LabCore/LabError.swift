@@ -123,7 +123,7 @@ extension LabError {
 
 /// An error that a failed iteration is counted by, under a stable name: `LabError`'s codes
 /// (`timedOut`, `connectionClosed`, …) and each protocol's own verdicts on an answer that
-/// arrived whole but did not check out (cx/1's `CXVerdict` in LabCrypto, msg/1's
+/// arrived whole but did not check out (cx/1's `CXVerdict` in LabCX, msg/1's
 /// `MsgVerdict` in LabMessaging). An iteration that fails with any other error counts as
 /// `other`.
 public protocol CodedError: Error, Sendable, CustomStringConvertible {

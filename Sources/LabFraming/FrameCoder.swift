@@ -1,5 +1,4 @@
 public import LabCore
-public import LabWire
 public import NIOCore
 import Synchronization
 

@@ -1,7 +1,7 @@
 import LabCore
-import LabCrypto
+import LabCX
 import LabFuzzSupport
-import LabPlugins
+import LabBuiltIns
 import LabWire
 
 /// cx/1 from both ends: the server answering a request body, or a client opening a reply.

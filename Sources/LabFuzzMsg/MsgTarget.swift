@@ -1,10 +1,12 @@
 import Foundation
 import LabCore
-import LabCrypto
+import LabCX
 import LabFuzzSupport
 import LabMessaging
-import LabPlugins
+import LabBuiltIns
+import LabServer
 import LabSwiftCrypto
+import LabTransports
 import LabWire
 
 /// msg/1 as `lab serve` answers it: the protocol router in front of a messaging service whose

@@ -1,9 +1,9 @@
 import Foundation
 import LabCore
-import LabCrypto
+import LabCX
 import LabFuzzSupport
 import LabMessaging
-import LabPlugins
+import LabBuiltIns
 import LabRunner
 import LabWire
 

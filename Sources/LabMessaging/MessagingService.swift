@@ -92,7 +92,7 @@ public final class MessagingService: FrameHandler, Sendable {
     /// The `busy` answer shared with cx/1 (docs/protocol.md §1.4): `ok` = false for msg/1's
     /// clients.
     public func busyAnswer(connectionLimit: Int) -> [UInt8]? {
-        CXErrorReply.busyAnswer(connectionLimit: connectionLimit)
+        BusyAnswer.body(connectionLimit: connectionLimit)
     }
 
     /// Answers one msg/1 request from a peer the transport cannot name.

@@ -1,6 +1,7 @@
 import Foundation
 public import LabCore
-import LabCrypto
+import LabCX
+import LabFraming
 import LabWire
 
 /// A provider against the independent cx/1 peer (`PythonPeer`, Python's `cryptography`): the

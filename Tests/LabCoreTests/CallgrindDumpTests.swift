@@ -1,6 +1,6 @@
 import Foundation
 import LabCore
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// How a counted run reads callgrind's dumps (`WorkCounter.parse`): the instructions, the

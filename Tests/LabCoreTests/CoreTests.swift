@@ -1,5 +1,5 @@
 import LabCore
-import LabTesting
+import LabTestSupport
 import Testing
 
 @Suite(.tier(.unit)) struct CoreTests {

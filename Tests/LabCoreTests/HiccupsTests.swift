@@ -1,7 +1,7 @@
 import CLabCounting
 import Foundation
 import LabCore
-import LabTesting
+import LabTestSupport
 import Synchronization
 import Testing
 

@@ -1,9 +1,9 @@
 import LabCore
-import LabTesting
+import LabTestSupport
 import Synchronization
 import Testing
 
-/// The scopes tests keep their servers in (`LabTesting/Scoped.swift`): the server is shut
+/// The scopes tests keep their servers in (`LabTestSupport/Scoped.swift`): the server is shut
 /// down once, after the body, also when the body throws.
 @Suite(.tier(.unit)) struct ScopedTests {
     /// An endpoint that counts its shutdowns and serves nothing.

@@ -1,5 +1,5 @@
 import LabCore
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// What a counted run's children are given (`StackPadding`): whatever the command line and

@@ -1,6 +1,6 @@
 import Foundation
 import LabCore
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// What `measure` records beside the time.

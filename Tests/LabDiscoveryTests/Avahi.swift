@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 
 /// Avahi's own command-line tools, the independent side of the discovery tests.
 enum Avahi {

@@ -1,6 +1,6 @@
 import Foundation
 import LabCore
-import LabTesting
+import LabTestSupport
 import Testing
 
 import LabDiscovery

@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabDiscovery
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Issue 8: `lab serve --advertise` survives avahi-daemon going away and coming back, and

@@ -1,6 +1,6 @@
 import LabCore
 import LabDiscovery
-import LabTesting
+import LabTestSupport
 import Testing
 
 @Suite(.tier(.unit)) struct TXTRecordTests {

@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabFuzzing
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The fuzz targets over the committed corpus and every input a fuzzer once found: a past

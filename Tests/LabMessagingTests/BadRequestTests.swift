@@ -1,10 +1,10 @@
 import Foundation
 import GRDB
 import LabCore
-import LabPlugins
+import LabBuiltIns
 import LabMessaging
-import LabNIO
-import LabTesting
+import LabTransports
+import LabTestSupport
 import LabWire
 import Testing
 

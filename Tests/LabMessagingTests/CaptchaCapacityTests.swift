@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Captchas asked for and never answered cannot grow the server: beyond its capacity the

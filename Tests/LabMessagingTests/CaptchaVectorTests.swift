@@ -1,6 +1,6 @@
 import Foundation
 import LabMessaging
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The middle-square captcha, pinned to vectors from an independent implementation:

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// msg/1 seals passwords and chat keys with HPKE whose AEAD is ChaCha20-Poly1305, which no

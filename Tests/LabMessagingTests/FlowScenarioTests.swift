@@ -5,7 +5,7 @@ import LabResults
 import LabRunner
 import LabSwiftCrypto
 import LabTestKit
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The messaging flows as scenarios: each runs with zero errors and counts the outcomes its

@@ -1,7 +1,8 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabPlugins
+import LabBuiltIns
+import LabTransports
 import LabWire
 
 /// A messaging service on a fresh SQLite file, served in process, with a virtual clock.

@@ -1,9 +1,9 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabNIO
+import LabTransports
 import LabResults
-import LabTesting
+import LabTestSupport
 import LabWire
 import NIOCore
 import NIOPosix

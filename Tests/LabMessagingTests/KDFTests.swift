@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
-import LabPlugins
-import LabTesting
+import LabBuiltIns
+import LabTestSupport
 import Testing
 
 import LabMessaging

@@ -2,8 +2,8 @@ import Foundation
 import LabCore
 import LabMessaging
 import LabSwiftCrypto
-import LabNIO
-import LabTesting
+import LabTransports
+import LabTestSupport
 import LabWire
 import Crypto
 import Testing

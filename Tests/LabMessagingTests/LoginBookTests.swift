@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Issue 51, break 7: the throttle's book of name-and-source pairs, filled with held-back

@@ -1,8 +1,8 @@
 import Foundation
 import LabCore
-import LabPlugins
+import LabBuiltIns
 import LabMessaging
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// msg/1's plugin kinds (`MessagingKinds`): each kind's default is the one the service

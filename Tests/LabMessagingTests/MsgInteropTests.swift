@@ -4,9 +4,9 @@ import GRDB
 import LabCore
 import LabMessaging
 import LabSwiftCrypto
-import LabNIO
+import LabTransports
 import LabOpenSSL
-import LabTesting
+import LabTestSupport
 import LabWire
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The lockout tables, walked through the service on the virtual clock: every attempt is a

@@ -3,8 +3,8 @@ import Foundation
 import LabCore
 import LabMessaging
 import LabSwiftCrypto
-import LabNIO
-import LabTesting
+import LabTransports
+import LabTestSupport
 import LabWire
 import Testing
 

@@ -3,7 +3,7 @@ import GRDB
 import LabCore
 import LabMessaging
 import LabSwiftCrypto
-import LabTesting
+import LabTestSupport
 import LabWire
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
 import LabCore
-import LabCrypto
+import LabCX
 import LabMessaging
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Issue 8's secrets: nothing the lab prints, logs or reports holds a password, a key or a

@@ -1,8 +1,8 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabNIO
-import LabTesting
+import LabTransports
+import LabTestSupport
 import LabWire
 import Testing
 

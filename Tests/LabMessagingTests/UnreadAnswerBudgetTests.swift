@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabTesting
+import LabTestSupport
 import LabWire
 import NIOCore
 import NIOPosix

@@ -1,11 +1,11 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabPlugins
-import LabNIO
+import LabBuiltIns
+import LabTransports
 import LabResults
 import LabRunner
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// A `chat` scenario over tcp through a wire tap (a relay that records every byte both

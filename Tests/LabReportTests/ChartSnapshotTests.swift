@@ -3,7 +3,7 @@ import Histogram
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Every SVG chart the reports draw, rendered from fixed runs and compared byte for byte with

@@ -2,7 +2,7 @@ import Foundation
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `lab check --format junit|github`: the gate's verdicts as CI systems read them, checked by

@@ -2,7 +2,7 @@ import Foundation
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `lab check`'s statistics and verdicts on rounds made to order; the exact rank-sum test

@@ -3,7 +3,7 @@ import Histogram
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `lab compare` judges the figures a reader acts on, p50, p99 and ops/s, and names which moved.

@@ -1,7 +1,7 @@
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `CountedFlows.combine`: the per-flow processes of a counted run made one result.

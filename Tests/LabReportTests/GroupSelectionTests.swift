@@ -3,7 +3,7 @@ import Histogram
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `lab compare RUN#SELECTOR`: what a selector picks, how a bad one is refused, and how a

@@ -1,10 +1,10 @@
 import Foundation
 import Histogram
 import LabCore
-import LabPlugins
+import LabBuiltIns
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// What a hostile server (its error codes and messages, its serverStats strings) or a forged

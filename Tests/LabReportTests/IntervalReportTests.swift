@@ -3,7 +3,7 @@ import Histogram
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `RunIntervals` in results.json, `timeseries.csv` and `lab merge`, on made-up intervals

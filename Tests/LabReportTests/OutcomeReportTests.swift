@@ -1,9 +1,9 @@
 import Foundation
 import LabCore
-import LabPlugins
+import LabBuiltIns
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import SwiftCSV
 import Testing
 

@@ -3,7 +3,7 @@ import Histogram
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// What report.md and its charts say agrees with itself and with the other reports.

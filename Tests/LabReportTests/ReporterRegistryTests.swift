@@ -1,8 +1,8 @@
 import Foundation
 import LabCore
-import LabPlugins
+import LabBuiltIns
 import LabReport
-import LabTesting
+import LabTestSupport
 import Testing
 
 @Suite(.tier(.unit)) struct ReporterRegistryTests {

@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The snapshot helper itself: a recording run writes the file and fails, so that

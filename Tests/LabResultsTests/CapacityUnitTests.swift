@@ -2,7 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The capacity figures from a run's intervals, and the knee's rules, on made-up runs.

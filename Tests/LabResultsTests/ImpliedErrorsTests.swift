@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Failed iterations fail a run unless its scenario allows them with an `errors` threshold.

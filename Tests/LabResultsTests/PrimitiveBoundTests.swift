@@ -2,7 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The primitive bound and the `efficiency` threshold on results made to order.

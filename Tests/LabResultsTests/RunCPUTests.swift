@@ -1,6 +1,6 @@
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The CPU block's figures, its saturation and how shards' blocks merge.

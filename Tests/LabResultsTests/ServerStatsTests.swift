@@ -2,7 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The server's totals, differenced: what a run gets from `serverStats` before and after.

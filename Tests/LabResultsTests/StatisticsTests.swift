@@ -2,7 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// One convention for medians and percentiles (`Statistics`), used everywhere.

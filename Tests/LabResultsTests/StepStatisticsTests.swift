@@ -2,7 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `StepStatistics` computes the mean and standard deviation itself (the package's own

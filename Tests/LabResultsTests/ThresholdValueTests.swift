@@ -1,7 +1,7 @@
 import Histogram
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// A threshold's outcome carries its measured value and its bound as numbers with a unit, so

@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Bytes on the wire as results keep them: the per-iteration log, groups that merge, and the

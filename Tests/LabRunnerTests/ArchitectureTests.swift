@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The import rules of docs/architecture.md ("What each module may import"), checked against
@@ -77,6 +77,16 @@ import Testing
         #expect(checked > 100, "imports read: \(checked)")
     }
 
+    @Test("The module diagram and the import table of docs/architecture.md are Package.swift's (scripts/module-map.py)")
+    func moduleMapIsTheManifests() async throws {
+        let check = try await ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["python3", RepositoryPaths.root.appendingPathComponent("scripts/module-map.py").path, "--check",
+             RepositoryPaths.root.appendingPathComponent("docs/architecture.md").path]
+        )
+        #expect(check.status == 0, "\(check.output)\(check.errors)")
+    }
+
     @Test("The import reader finds every form of import, and nothing else")
     func readsEveryFormOfImport() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("imports-\(UUID().uuidString)")
@@ -91,7 +101,7 @@ import Testing
           #if canImport(Glibc)
           import Glibc
           #endif
-        // import LabNIO
+        // import LabTransports
         let text = "import LabRunner"
         """.write(to: folder.appendingPathComponent("A.swift"), atomically: true, encoding: .utf8)
         let modules = try Self.imports(in: folder).map(\.module)

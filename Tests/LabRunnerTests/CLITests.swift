@@ -1,6 +1,6 @@
 import Foundation
 import LabScenario
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `lab validate` and `lab run` as a user runs them: exit codes, messages, report files.

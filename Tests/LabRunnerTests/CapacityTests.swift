@@ -2,7 +2,7 @@ import Foundation
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The capacity curve: a ramping arrival rate (`load.stages`) against `lab serve`, whose

@@ -1,11 +1,12 @@
 import Foundation
 import LabCore
-import LabCrypto
+import LabCX
 import LabKit
-import LabPlugins
+import LabBuiltIns
 import LabReport
 import LabRunner
-import LabTesting
+import LabServer
+import LabTestSupport
 import Testing
 
 /// What describes the plugins outside the code agrees with the catalog `lab` runs with: the

@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabReport
-import LabTesting
+import LabTestSupport
 import SwiftCSV
 import Testing
 

@@ -3,7 +3,7 @@ import Histogram
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `lab compare` and `lab list` as a user runs them: bad input exits 1 with a plain message.

@@ -1,10 +1,10 @@
 import Foundation
 import LabCore
 import LabKit
-import LabPlugins
+import LabBuiltIns
 import LabRunner
 import LabScenario
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `Plan.countedAlone(flow:)`: what one process of a counted run runs.

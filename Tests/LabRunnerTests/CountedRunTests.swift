@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import SwiftCSV
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// What docs/architecture.md states about the repository's own shape, checked against the files.

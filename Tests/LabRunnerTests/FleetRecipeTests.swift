@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The fleet recipe: the Dockerfile, Scenarios/k8s/fleet.yaml and the GitHub Actions example,

@@ -5,7 +5,7 @@ import LabResults
 import LabRunner
 import LabSwiftCrypto
 import LabTestKit
-import LabTesting
+import LabTestSupport
 import SwiftCSV
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabReport
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// A `lab run` against a rogue cx/1 server (Tests/Interop/rogue_server.py) whose error codes

@@ -1,10 +1,10 @@
 import Foundation
 import LabCore
 import LabKit
-import LabPlugins
+import LabBuiltIns
 import LabRunner
 import LabScenario
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Bad input is named for what it is: a file that cannot be read and why, a `--set` that does

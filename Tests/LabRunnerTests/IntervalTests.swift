@@ -1,12 +1,12 @@
 import Foundation
 import Histogram
 import LabCore
-import LabCrypto
-import LabPlugins
+import LabCX
+import LabBuiltIns
 import LabReport
 import LabResults
 import LabRunner
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The run over time (`RunIntervals`): a server stall injected at a known second shows in

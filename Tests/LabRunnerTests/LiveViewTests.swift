@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `lab run --live`: the page a browser watches while the run runs, its event stream and its

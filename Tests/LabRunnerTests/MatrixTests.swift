@@ -2,7 +2,7 @@ import Foundation
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// A flow entry's `"matrix"`: one group per combination, each with its parameters, and the

@@ -4,7 +4,7 @@ import LabMemory
 import LabReport
 import LabResults
 import LabRunner
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// jemalloc is the allocator, and every run reports its heap: per client, per exchange.

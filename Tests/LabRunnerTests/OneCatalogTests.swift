@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The built-in plugins are listed once, in the catalog (`BuiltInPlugins`): every other list
@@ -7,7 +7,7 @@ import Testing
 /// A second list goes stale the day a plugin is added (a fuzz target once knew 3 reporters of 8).
 @Suite(.tier(.unit)) struct OneCatalogTests {
     /// The catalog's file: the one place that lists the built-in plugins.
-    static let catalogFile = "Sources/LabPlugins/BuiltInPlugins.swift"
+    static let catalogFile = "Sources/LabBuiltIns/BuiltInPlugins.swift"
     /// Where the shipped code lives (the tests choose suites and providers for their own cases).
     static let folders = ["Sources", "Examples", "Fuzz", "Benchmarks"]
 

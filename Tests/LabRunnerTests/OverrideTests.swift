@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabScenario
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `lab run --set PATH=VALUE` and `"$schema"`: variants of a run without a file of their own.

@@ -1,6 +1,6 @@
 import LabCore
 import LabRunner
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The progress line: a rate over the last seconds, an ETA from it, the last interval's p50

@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Which lab made a run: `lab --version`, and the provenance in results.json and report.md,

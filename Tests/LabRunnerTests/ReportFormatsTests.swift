@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The reports other tools read (`lab run --format`): junit, github, bmf and hgrm, each

@@ -3,7 +3,7 @@ import LabCore
 import LabResults
 import LabRunner
 import LabScenario
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `Plan.with(_:)`: a validated plan and a run's options, made into the plan the run runs.

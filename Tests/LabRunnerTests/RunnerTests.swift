@@ -1,11 +1,11 @@
 import Foundation
 import Histogram
 import LabCore
-import LabCrypto
-import LabPlugins
+import LabCX
+import LabBuiltIns
 import LabResults
 import LabRunner
-import LabTesting
+import LabTestSupport
 import LabWire
 import Testing
 

@@ -2,7 +2,7 @@ import Foundation
 import LabCore
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Issue 50's chooser: "for 200 clients over TCP on loopback, which is faster per exchange,

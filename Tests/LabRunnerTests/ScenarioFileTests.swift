@@ -1,9 +1,9 @@
 import Foundation
 import LabCore
-import LabPlugins
+import LabBuiltIns
 import LabRunner
 import LabScenario
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Every shipped scenario validates; every broken one yields exactly the expected problems.

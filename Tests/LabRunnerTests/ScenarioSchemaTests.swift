@@ -1,9 +1,9 @@
 import Foundation
 import LabCore
-import LabCrypto
-import LabPlugins
+import LabCX
+import LabBuiltIns
 import LabReport
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// docs/scenario.schema.json: every shipped scenario passes it by an independent validator

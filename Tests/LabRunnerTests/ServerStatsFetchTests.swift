@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import LabWire
 import Synchronization
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `lab run --test-slowdown` (test-only) adds real work inside a step's timed region, so it

@@ -1,7 +1,7 @@
 import Histogram
 import LabCore
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `report.stepUsage`: each step's CPU time and preemption, read only when a run asks for

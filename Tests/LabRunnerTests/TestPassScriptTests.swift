@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// scripts/test-pass.sh, which every pass of scripts/test goes through: a pass fails when

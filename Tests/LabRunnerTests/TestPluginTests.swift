@@ -1,10 +1,10 @@
 import Foundation
 import LabCore
 import LabKit
-import LabPlugins
+import LabBuiltIns
 import LabResults
 import LabRunner
-import LabTesting
+import LabTestSupport
 import Synchronization
 import Testing
 

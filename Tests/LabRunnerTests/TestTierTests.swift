@@ -1,5 +1,5 @@
 import Foundation
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// The test tiers (`TestTier`): what `LAB_TEST_TIERS` selects, that every suite has a tier,

@@ -3,7 +3,7 @@ import LabCore
 import LabMessaging
 import LabReport
 import LabResults
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// Bytes on the wire: what a run counts per exchange and per step, against the sizes an

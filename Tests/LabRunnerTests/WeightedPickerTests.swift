@@ -1,5 +1,5 @@
 import LabRunner
-import LabTesting
+import LabTestSupport
 import Testing
 
 /// `WeightedPicker`, alone: how a client chooses the flow of each exchange.

@@ -1,6 +1,6 @@
 import Foundation
 import LabCore
-import LabTesting
+import LabTestSupport
 import LabWire
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
+import LabCX
 import LabCore
-import LabTesting
+import LabTestSupport
 import LabWire
 import Testing
 

@@ -1,5 +1,6 @@
 import LabCore
-import LabTesting
+import LabFraming
+import LabTestSupport
 import LabWire
 import Testing
 

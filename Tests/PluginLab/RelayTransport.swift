@@ -1,5 +1,5 @@
 import LabCore
-import LabNIO
+import LabTransports
 
 /// `relay`: TCP under another name, with a count of its own: the test-only transport that
 /// `lab run` and `lab serve` take from the catalog. Its server announces itself, so a test

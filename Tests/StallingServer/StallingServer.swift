@@ -3,8 +3,8 @@ import Foundation
 import GRDB
 import LabCore
 import LabMessaging
-import LabNIO
-import LabPlugins
+import LabTransports
+import LabBuiltIns
 import Synchronization
 
 /// Test support for `RekeyCrashTests`: the msg/1 service that `lab serve` runs, over TCP on

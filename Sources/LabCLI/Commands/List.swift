@@ -1,9 +1,7 @@
 import ArgumentParser
 import LabCore
-import LabCrypto
 import LabKit
 import LabMessaging
-import LabPlugins
 import LabReport
 import LabRunner
 
@@ -34,7 +32,7 @@ struct List: AsyncParsableCommand {
                 print("Discovery: \(type(of: discovery).name) (\"server\": { \"discover\": \"_crypttest._tcp\" })")
             }
             print("\nMessaging service (msg/1; in a messaging flow's \"options\", and lab serve options):")
-            for (kind, choices) in LabCLI.catalog.messagingKinds.all {
+            for (kind, choices) in LabCLI.messagingKinds.all {
                 print("  \(kind):")
                 for choice in choices {
                     let marks = (choice.isDefault ? " (default)" : "") + (choice.isInsecure ? " [INSECURE]" : "")
@@ -48,9 +46,14 @@ struct List: AsyncParsableCommand {
                 suites.append(suite)
                 let insecure = suite.isInsecure ? "  [INSECURE: kept for fidelity]" : ""
                 print("  \(id.padding(12))\(suite.clientKey) → \(suite.serverKey), \(suite.signature)\(insecure)")
+                // A suite whose RSA keys are smaller by default is also shown at 1024 bits, the
+                // smallest size swift-crypto accepts (classic: the 2009 sample's 512).
+                if let larger = try? LabCLI.catalog.plugins.suites.make(id, options: SuiteOptions(rsaBits: 1024)),
+                    "\(larger.clientKey)" != "\(suite.clientKey)"
+                {
+                    suites.append(larger)
+                }
             }
-            // The classic suite is also shown at 1024 bits, the smallest size swift-crypto accepts.
-            suites.insert(try ClassicSuite(rsaBits: 1024), at: 1)
             print("\nProvider × suite (default options):")
             let header = "  " + "suite".padding(22) + providers.map { $0.name.padding(14) }.joined()
             print(header)

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import LabCore
 import LabKit
-import LabPlugins
 import LabReport
 import LabResults
 

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import LabCore
-import LabNIO
+import LabServer
+import LabTransports
 import LabKit
-import LabPlugins
 import LabReport
 import LabResults
 import LabRunner

@@ -3,7 +3,6 @@ import Foundation
 import LabCore
 import LabMessaging
 import LabKit
-import LabPlugins
 import LabReport
 import LabRunner
 
@@ -34,7 +33,7 @@ struct Schema: ParsableCommand {
         ]
         var text = ScenarioSchema.template.replacingOccurrences(
             of: "{{messagingKinds}}\n",
-            with: Self.messagingLines(catalog.messagingKinds)
+            with: Self.messagingLines(catalog.plugins.extensions[MessagingKinds.self])
         )
         for (kind, names) in lists {
             let list = "[" + names.map { "\"\($0)\"" }.joined(separator: ", ") + "]"

@@ -5,8 +5,8 @@ import LabDiscovery
 import LabKit
 import LabMemory
 import LabMessaging
-import LabNIO
-import LabPlugins
+import LabServer
+import LabTransports
 import LabReport
 import LabResults
 import LabRunner
@@ -163,7 +163,7 @@ struct Serve: AsyncParsableCommand {
                 services.append(
                     ReportWriterService(interval: interval) {
                         try self.writeReport(
-                            Self.exchanges(server.recording.snapshot()),
+                            ServerReport.exchanges(server.recording.snapshot()),
                             to: report,
                             server: server,
                             address: socket.address,
@@ -174,7 +174,7 @@ struct Serve: AsyncParsableCommand {
                 )
             }
             try await ServeServices.run(services, until: signals, logger: Logger(label: "lab.serve"))
-            let snapshot = Self.exchanges(server.recording.snapshot())
+            let snapshot = ServerReport.exchanges(server.recording.snapshot())
             if let report = self.report {
                 try self.writeReport(
                     snapshot,
@@ -190,14 +190,6 @@ struct Serve: AsyncParsableCommand {
                 "stopped: \(snapshot.connections) connections, \(answered) exchanges, \(failed) error answers"
             ])
         }
-    }
-
-    /// `snapshot` without the lab's own statistics requests, which are not exchanges.
-    static func exchanges(_ snapshot: ServerRecording.Snapshot) -> ServerRecording.Snapshot {
-        var snapshot = snapshot
-        snapshot.exchanges[ServerStatsMessage.op] = nil
-        snapshot.steps[ServerStatsMessage.op] = nil
-        return snapshot
     }
 
     /// With `--advertise`: the server announced by DNS-SD, as a service that withdraws the
@@ -236,7 +228,8 @@ struct Serve: AsyncParsableCommand {
             provider: server.provider,
             transport: server.settings.transport,
             address: address,
-            started: server.statistics.startedAt
+            started: server.statistics.startedAt,
+            suites: LabCLI.catalog.plugins.suites
         )
         result.memory = ServerReport.memory(
             atListen: heapAtListen,
@@ -284,7 +277,7 @@ struct Serve: AsyncParsableCommand {
             self.report
             ?? Run.defaultDirectory(named: "serve", at: Date()).path + "-\(ProcessInfo.processInfo.processIdentifier)"
         // Checked by the parser (`MessagingServeOptions.validate()`).
-        let spec = try? self.messaging.spec(kinds: LabCLI.catalog.messagingKinds)
+        let spec = try? self.messaging.spec(kinds: LabCLI.messagingKinds)
         return MessagingSettings(
             options: spec?.options ?? MessagingOptions(),
             clock: spec?.clock ?? .system,

@@ -1,10 +1,10 @@
 import ArgumentParser
 import LabCore
+import LabFraming
 import LabKit
-import LabPlugins
 import LabRunner
 import LabMessaging
-import LabNIO
+import LabTransports
 import LabWire
 import Foundation
 
@@ -260,7 +260,7 @@ struct MessagingServeOptions: ParsableArguments {
         guard self.kdfWorkers >= 1 else { throw ValidationError("--kdf-workers must be at least 1") }
         guard self.kdfQueue >= 0 else { throw ValidationError("--kdf-queue must be 0 or more") }
         guard self.kdfAccountQueue >= 0 else { throw ValidationError("--kdf-account-queue must be 0 or more") }
-        _ = try self.spec(kinds: LabCLI.catalog.messagingKinds)
+        _ = try self.spec(kinds: LabCLI.messagingKinds)
     }
 
     /// The service's settings, read as a messaging flow's options are, with the kinds of
@@ -321,25 +321,25 @@ extension ChoiceList {
 
 /// The catalog's KDFs.
 enum KDFChoices: ChoiceList {
-    static var names: [String] { LabCLI.catalog.messagingKinds.kdfs.map { $0.choice.name } }
-    static var defaultName: String? { LabCLI.catalog.messagingKinds.kdfs.first { $0.choice.isDefault }?.choice.name }
+    static var names: [String] { LabCLI.messagingKinds.kdfs.map { $0.choice.name } }
+    static var defaultName: String? { LabCLI.messagingKinds.kdfs.first { $0.choice.isDefault }?.choice.name }
 }
 
 /// The catalog's lockout policies.
 enum PolicyChoices: ChoiceList {
-    static var names: [String] { LabCLI.catalog.messagingKinds.policies.map { $0.choice.name } }
-    static var defaultName: String? { LabCLI.catalog.messagingKinds.policies.first { $0.choice.isDefault }?.choice.name }
+    static var names: [String] { LabCLI.messagingKinds.policies.map { $0.choice.name } }
+    static var defaultName: String? { LabCLI.messagingKinds.policies.first { $0.choice.isDefault }?.choice.name }
 }
 
 /// The catalog's captcha generators.
 enum CaptchaChoices: ChoiceList {
-    static var names: [String] { LabCLI.catalog.messagingKinds.captchas.map { $0.choice.name } }
-    static var defaultName: String? { LabCLI.catalog.messagingKinds.captchas.first { $0.choice.isDefault }?.choice.name }
+    static var names: [String] { LabCLI.messagingKinds.captchas.map { $0.choice.name } }
+    static var defaultName: String? { LabCLI.messagingKinds.captchas.first { $0.choice.isDefault }?.choice.name }
 }
 
 /// The catalog's clocks.
 enum ClockChoices: ChoiceList {
-    static var names: [String] { LabCLI.catalog.messagingKinds.clocks.map { $0.choice.name } }
+    static var names: [String] { LabCLI.messagingKinds.clocks.map { $0.choice.name } }
 }
 
 /// A name from the choice list `List`.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import LabCore
 import LabKit
-import LabPlugins
 import LabRunner
 import LabScenario
 

@@ -2,7 +2,7 @@ import LabBotan
 import LabCLI
 import LabDerive
 import LabOpenMetrics
-import LabPlugins
+import LabBuiltIns
 
 // The lab's own command with a third provider, a reporter, and a flow with its served
 // protocol, all of this package's: the built-in catalog, and a line each.

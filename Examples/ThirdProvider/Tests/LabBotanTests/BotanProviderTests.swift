@@ -1,7 +1,7 @@
 import LabBotan
 import LabCore
-import LabPlugins
-import LabCrypto
+import LabBuiltIns
+import LabCX
 import LabTestKit
 import Testing
 
