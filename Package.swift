@@ -395,7 +395,7 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
-            exclude: ["Snapshots"],
+            exclude: ["Snapshots", "Fixtures"],
             swiftSettings: testSettings
         ),
         .testTarget(
