@@ -27,11 +27,11 @@ import Testing
     }
 
     static func read(_ name: String) throws -> RunResult {
-        try ResultsDocument.load(from: Self.folder.appendingPathComponent(name))
+        try RunResult.read(from: Self.folder.appendingPathComponent(name))
     }
 
     static func written(_ result: RunResult) throws -> Data {
-        try ResultsDocument(result).encoded() + Data("\n".utf8)
+        try result.jsonData() + Data("\n".utf8)
     }
 
     @Test(arguments: Self.current + Self.olderOnes)
@@ -87,7 +87,7 @@ import Testing
             #expect(!group.details.isEmpty)
         }
         // Written again and read back: the same measurements.
-        let reread = try ResultsDocument.decode(try Self.written(result)).runResult()
+        let reread = try RunResult.decode(try Self.written(result))
         #expect(reread.groups.map(\.key) == result.groups.map(\.key))
         for (group, source) in zip(reread.groups, result.groups) {
             #expect(group.steps == source.steps)

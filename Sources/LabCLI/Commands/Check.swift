@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LabCore
+import LabResults
 import LabReport
 
 /// `lab check RUN --baseline BASE`: the regression gate.
@@ -86,8 +87,8 @@ struct Check: AsyncParsableCommand {
             let runURL = Compare.resultsURL(self.run)
             guard !self.baseline.isEmpty else { throw ValidationError("give at least one --baseline") }
             let baseURLs = self.baseline.map(Compare.resultsURL)
-            let run = try ResultsDocument.load(from: runURL)
-            let baselines = try baseURLs.map { try ResultsDocument.load(from: $0) }
+            let run = try RunResult.read(from: runURL)
+            let baselines = try baseURLs.map { try RunResult.read(from: $0) }
             let baselineLabel =
                 baseURLs.count == 1 ? Compare.label(for: baseURLs[0], index: 0) : "\(baseURLs.count) baselines"
             let directory = self.out.map { URL(fileURLWithPath: $0) } ?? self.runFolder()

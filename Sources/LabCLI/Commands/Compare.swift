@@ -114,7 +114,7 @@ struct Compare: AsyncParsableCommand {
                 let url = Self.resultsURL(path)
                 files.insert(url.standardizedFileURL.path)
                 var label = self.labels.isEmpty ? Self.label(for: url, index: index) : self.labels[index]
-                var result = try ResultsDocument.load(from: url)
+                var result = try RunResult.read(from: url)
                 if let selection {
                     result = try selection.apply(to: result, label: label)
                     if self.labels.isEmpty { label += selection.description }
