@@ -37,8 +37,8 @@ let package = Package(
         .library(
             name: "LabKit",
             targets: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabRunner", "LabCharts", "LabReport",
-                "LabPlugins", "LabProviders", "LabSwiftCrypto", "LabOpenSSL", "LabNIO", "LabMessaging", "LabDiscovery",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabRunner", "LabCharts", "LabAnalysis",
+                "LabReport", "LabPlugins", "LabProviders", "LabSwiftCrypto", "LabOpenSSL", "LabNIO", "LabMessaging", "LabDiscovery",
             ]
         ),
         .library(name: "LabCLI", targets: ["LabCLI"]),
@@ -248,11 +248,23 @@ let package = Package(
         // The SVG charts the reports draw, on one axis type and one legend type, and the
         // locale-free numbers they are written with. Plain numbers in, SVG out: nothing of the lab's.
         .target(name: "LabCharts", swiftSettings: swiftSettings),
-        // Reporters: results.csv, report.md with SVG charts, results.json.
+        // What judges runs: `lab compare`'s comparison and its statistics (the rank-sum test),
+        // `lab check`'s two gates on one row and verdict, groups of one run compared, selections,
+        // and a merge judged against its scenario's thresholds.
+        .target(
+            name: "LabAnalysis",
+            dependencies: [
+                "LabCore", "LabScenario", "LabResults", "LabCharts",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Reporters: results.csv, report.md with SVG charts, results.json, and what the analysis
+        // found (comparison.md, check.md, JUnit, GitHub annotations).
         .target(
             name: "LabReport",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", "LabCharts",
+                "LabCore", "LabResults", "LabCharts", "LabAnalysis",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Plot", package: "Plot"),
                 .product(name: "Ink", package: "Ink"),
@@ -272,8 +284,8 @@ let package = Package(
         .target(
             name: "LabCLI",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
-                "LabNIO", "LabDiscovery", "LabMessaging", "LabMemory", "LabBuild",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabAnalysis",
+                "LabReport", "LabNIO", "LabDiscovery", "LabMessaging", "LabMemory", "LabBuild",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -381,8 +393,8 @@ let package = Package(
         .testTarget(
             name: "LabRunnerTests",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabReport",
-                "LabTesting", "LabMemory", "LabSwiftCrypto", "LabTestKit",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCrypto", "LabPlugins", "LabRunner", "LabAnalysis",
+                "LabReport", "LabTesting", "LabMemory", "LabSwiftCrypto", "LabTestKit",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
@@ -391,7 +403,7 @@ let package = Package(
         .testTarget(
             name: "LabReportTests",
             dependencies: [
-                "LabCore", "LabResults", "LabReport", "LabRunner", "LabPlugins", "LabTesting",
+                "LabCore", "LabResults", "LabAnalysis", "LabReport", "LabRunner", "LabPlugins", "LabTesting",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],

@@ -1,5 +1,6 @@
 public import Foundation
 import Histogram
+public import LabAnalysis
 import LabCharts
 import LabCore
 import LabResults

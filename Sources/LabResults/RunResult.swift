@@ -278,6 +278,12 @@ public struct RunResult: Sendable {
         }
     }
 
+    /// Whether every client group recorded its exchanges' work (`Step.work`).
+    package var hasWork: Bool {
+        let clients = self.groups.filter { !$0.isServerSide }
+        return !clients.isEmpty && clients.allSatisfy { ($0.steps[.work]?.totalCount ?? 0) > 0 }
+    }
+
     /// Whether every threshold held and the run was not cut short.
     public var passed: Bool { self.thresholds.allSatisfy(\.passed) && !self.stoppedByDeadline }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LabAnalysis
 import LabCore
 import LabResults
 import LabReport
@@ -104,7 +105,7 @@ struct Check: AsyncParsableCommand {
                 )
                 if let directory { _ = try report.write(to: directory) }
                 print(MarkdownReporter.printable(self.quiet ? report.summary() : report.terminal()))
-                _ = try VerdictSuite(counted: report).writeCheck(
+                _ = try VerdictSuite(gate: report).writeCheck(
                     formats: self.formats,
                     markdown: report.markdown(),
                     to: directory
@@ -123,7 +124,7 @@ struct Check: AsyncParsableCommand {
             let report = CheckReport(check, baseline: baselineLabel, run: Compare.label(for: runURL, index: 1))
             if let directory { _ = try report.write(to: directory) }
             print(MarkdownReporter.printable(self.quiet ? report.summary() : report.terminal()))
-            _ = try VerdictSuite(timed: report).writeCheck(
+            _ = try VerdictSuite(gate: report).writeCheck(
                 formats: self.formats,
                 markdown: report.markdown(),
                 to: directory

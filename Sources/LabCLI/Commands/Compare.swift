@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LabAnalysis
 import LabCore
 import LabReport
 import LabResults
