@@ -33,25 +33,6 @@ public struct GateRow<Verdict: GateVerdict, Figures: Sendable>: Sendable {
     /// The decision.
     public var verdict: Verdict
 
-    /// A row.
-    public init(
-        key: GroupKey,
-        step: String,
-        baseline: Double,
-        run: Double,
-        ratio: Double,
-        figures: Figures,
-        verdict: Verdict
-    ) {
-        self.key = key
-        self.step = step
-        self.baseline = baseline
-        self.run = run
-        self.ratio = ratio
-        self.figures = figures
-        self.verdict = verdict
-    }
-
     /// One of the gate's own figures, as the row's.
     public subscript<Value>(dynamicMember path: KeyPath<Figures, Value>) -> Value {
         self.figures[keyPath: path]

@@ -34,11 +34,6 @@ public struct ComparisonReport: Sendable {
 
     /// Writes every file into `directory`; returns their URLs.
     public func write(to directory: URL) throws -> [URL] {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw LabError(.storage, "Cannot create \(directory.path)", cause: UnderlyingError(describing: error))
-        }
         let markdown = self.markdown()
         var files = [(Self.markdownName, markdown), (Self.csvName, self.csv())]
         var charts: [String: String] = [:]
@@ -48,11 +43,7 @@ public struct ComparisonReport: Sendable {
         }
         // The same, as one page to open (its charts inside).
         files.append((MarkdownPage.fileName, MarkdownPage.html(markdown: markdown, title: "Comparison — crypto-lab", images: charts)))
-        return try files.map { name, text in
-            let url = directory.appendingPathComponent(name)
-            try writeText(text, to: url)
-            return url
-        }
+        return try writeTexts(files, to: directory)
     }
 
     static func verdictText(_ cell: Comparison.Cell, against: Bool) -> String {

@@ -65,19 +65,10 @@ public struct GateReport<Gate: GateFormat>: Sendable {
     /// Writes `check.md`, `check.csv` and the same as one page into `directory` (made if
     /// missing); returns their URLs.
     public func write(to directory: URL) throws -> [URL] {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw LabError(.storage, "Cannot create \(directory.path)", cause: UnderlyingError(describing: error))
-        }
         let markdown = self.markdown()
         let page = MarkdownPage.html(markdown: markdown, title: "Check — crypto-lab", images: [:])
         let files = [(Self.markdownName, markdown), (Self.csvName, self.csv()), (MarkdownPage.fileName, page)]
-        return try files.map { name, text in
-            let url = directory.appendingPathComponent(name)
-            try writeText(text, to: url)
-            return url
-        }
+        return try writeTexts(files, to: directory)
     }
 
     /// One line: the verdict in words.
