@@ -4,7 +4,6 @@ import LabCharts
 import LabCore
 import LabResults
 
-
 /// What the runs' conditions let a comparison judge: the basis of its verdicts, and whether the machine changed between runs.
 extension Comparison {
     /// What the runs' conditions let the verdicts compare (`Conditions`).

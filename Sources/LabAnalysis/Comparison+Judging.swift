@@ -4,7 +4,6 @@ import LabCharts
 import LabCore
 import LabResults
 
-
 /// The verdicts: a candidate's common factor, each cell's moves, and ops/s over intervals.
 extension Comparison {
     /// Why candidate `index`'s ops/s is not judged, or nil when it is: it needs the time

@@ -4,7 +4,6 @@ import LabCharts
 import LabCore
 import LabResults
 
-
 /// What a comparison concluded, asked of it and said in words.
 extension Comparison {
     /// Whether candidate `index` shares no step with the baseline: no group matched, so

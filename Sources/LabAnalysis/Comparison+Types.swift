@@ -3,7 +3,6 @@ import LabCharts
 public import LabCore
 public import LabResults
 
-
 /// The parts of a comparison: its runs, rows, cells and verdicts.
 extension Comparison {
     /// One run in the comparison.

@@ -1,7 +1,7 @@
 import Foundation
+public import LabAnalysis
 import LabCharts
 import LabCore
-public import LabAnalysis
 
 /// How `lab check` of counted runs reads: instructions, the baselines' spread, samples.
 extension CountedCheck: GateFormat {

@@ -1,7 +1,7 @@
 public import Foundation
+public import LabAnalysis
 import LabCharts
 import LabCore
-public import LabAnalysis
 import LabResults
 
 /// How a regression gate's report reads: its title and unit, its own columns in each format,

@@ -1,7 +1,7 @@
 import Foundation
+public import LabAnalysis
 import LabCharts
 import LabCore
-public import LabAnalysis
 
 /// How `lab check` of runs with rounds reads: calibration units, p-values, rounds.
 extension RegressionCheck: GateFormat {
