@@ -246,11 +246,23 @@ let package = Package(
         // The SVG charts the reports draw, on one axis type and one legend type, and the
         // locale-free numbers they are written with. Plain numbers in, SVG out: nothing of the lab's.
         .target(name: "LabCharts", swiftSettings: swiftSettings),
-        // Reporters: results.csv, report.md with SVG charts, results.json.
+        // What judges runs: `lab compare`'s comparison and its statistics (the rank-sum test),
+        // `lab check`'s two gates on one row and verdict, groups of one run compared, selections,
+        // and a merge judged against its scenario's thresholds.
+        .target(
+            name: "LabAnalysis",
+            dependencies: [
+                "LabCore", "LabScenario", "LabResults", "LabCharts",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Reporters: results.csv, report.md with SVG charts, results.json, and what the analysis
+        // found (comparison.md, check.md, JUnit, GitHub annotations).
         .target(
             name: "LabReport",
             dependencies: [
-                "LabCore", "LabScenario", "LabResults", "LabCharts",
+                "LabCore", "LabResults", "LabCharts", "LabAnalysis",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Plot", package: "Plot"),
                 .product(name: "Ink", package: "Ink"),
@@ -260,7 +272,9 @@ let package = Package(
         // The plugin API in one module (re-exports), and `PluginCatalog`.
         .target(
             name: "LabKit",
-            dependencies: ["LabCore", "LabScenario", "LabResults", "LabWire", "LabRunner", "LabCharts", "LabReport"],
+            dependencies: [
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabRunner", "LabCharts", "LabAnalysis", "LabReport",
+            ],
             swiftSettings: swiftSettings
         ),
         // The built-in plugins, listed once (`BuiltInPlugins`).
@@ -290,7 +304,7 @@ let package = Package(
         .target(
             name: "LabCLI",
             dependencies: [
-                "LabKit", "LabFraming", "LabCore", "LabScenario", "LabResults", "LabWire", "LabRunner", "LabReport", "LabServer",
+                "LabKit", "LabFraming", "LabCore", "LabScenario", "LabResults", "LabWire", "LabRunner", "LabAnalysis", "LabReport", "LabServer",
                 "LabTransports", "LabDiscovery", "LabMessaging", "LabMemory", "LabBuild",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -402,7 +416,7 @@ let package = Package(
             name: "LabRunnerTests",
             dependencies: [
                 "LabServer",
-                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCX", "LabBuiltIns", "LabRunner", "LabReport",
+                "LabCore", "LabScenario", "LabResults", "LabWire", "LabCX", "LabBuiltIns", "LabRunner", "LabAnalysis", "LabReport",
                 "LabTestSupport", "LabMemory", "LabSwiftCrypto", "LabTestKit",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
@@ -412,11 +426,11 @@ let package = Package(
         .testTarget(
             name: "LabReportTests",
             dependencies: [
-                "LabCore", "LabResults", "LabReport", "LabRunner", "LabBuiltIns", "LabTestSupport",
+                "LabCore", "LabResults", "LabAnalysis", "LabReport", "LabRunner", "LabBuiltIns", "LabTestSupport",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
-            exclude: ["Snapshots"],
+            exclude: ["Snapshots", "Fixtures"],
             swiftSettings: testSettings
         ),
         .testTarget(

@@ -96,7 +96,7 @@ enum CountedRun {
                 return Self.code(started.process)
             }
             if let failed = codes.first(where: { $0 != 0 }) { throw ExitCode(failed) }
-            results += try started.map { try ResultsDocument.load(from: $0.results) }
+            results += try started.map { try RunResult.read(from: $0.results) }
         }
         return results
     }

@@ -89,7 +89,7 @@ public struct CSVReporter: Reporter {
         }
         var lines = [Self.timeseriesColumns.joined(separator: ",")]
         for (position, index) in indices.enumerated() {
-            let start = ResultsDocument.iso8601(intervals.start(of: index))
+            let start = RunResult.iso8601(intervals.start(of: index))
             for (key, step, points) in series {
                 let point = points[position]
                 let errors = step == .exchange ? intervals.groups[key]?[index]?.errors ?? 0 : 0

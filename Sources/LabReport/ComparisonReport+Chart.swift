@@ -1,3 +1,4 @@
+import LabAnalysis
 import LabCharts
 import LabCore
 

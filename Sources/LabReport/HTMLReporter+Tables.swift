@@ -1,4 +1,5 @@
 import Foundation
+import LabAnalysis
 import LabCharts
 import LabCore
 import LabResults

@@ -1,4 +1,5 @@
 public import Foundation
+import LabAnalysis
 import LabCharts
 import LabCore
 public import LabResults

@@ -2,7 +2,7 @@ public import Foundation
 import LabCore
 public import LabResults
 
-/// Writes `results.json`: the whole run, histograms included (see `ResultsDocument`).
+/// Writes `results.json`: the whole run, histograms included (`RunResult.jsonData()`).
 public struct JSONReporter: Reporter {
     /// `json`.
     public static let name = "json"
@@ -15,7 +15,7 @@ public struct JSONReporter: Reporter {
     /// Writes `results.json` into `directory`.
     public func write(_ result: RunResult, to directory: URL) throws -> [URL] {
         let url = directory.appendingPathComponent(Self.fileName)
-        let data = try ResultsDocument(result).encoded()
+        let data = try result.jsonData()
         do {
             try (data + Data("\n".utf8)).write(to: url, options: .atomic)
         } catch {

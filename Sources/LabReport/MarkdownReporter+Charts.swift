@@ -87,7 +87,7 @@ extension MarkdownReporter {
     /// weight, so a group's share of the run's exchanges follows its weight, not its speed
     /// (the quickstart's pq, weight 2 and ×7 slower, had twice the others' ops/s).
     static func throughputChart(_ result: RunResult) -> ThroughputChart {
-        let onWork = Self.hasWork(result)
+        let onWork = result.hasWork
         let pairs = result.groups.map { Self.suiteAndProvider($0.key).joined(separator: " / ") }
         let bars = result.groups.enumerated().compactMap { index, group -> ThroughputChart.Bar? in
             // The server's own groups have no exchange: they are not a client's throughput.
@@ -102,12 +102,6 @@ extension MarkdownReporter {
             ? "Exchanges per CPU-second: 1 ÷ the mean work per exchange (client and server CPU), whatever the weights"
             : "Exchanges per second of one client's time: 1 ÷ the mean exchange time (service time in the open model), whatever the weights"
         return ThroughputChart(title: title, bars: bars)
-    }
-
-    /// Whether every client group of `result` recorded its exchanges' work (`Step.work`).
-    static func hasWork(_ result: RunResult) -> Bool {
-        let clients = result.groups.filter { !$0.isServerSide }
-        return !clients.isEmpty && clients.allSatisfy { ($0.steps[.work]?.totalCount ?? 0) > 0 }
     }
 
     /// A group's speed for the chart (`throughputChart`); nil without samples.

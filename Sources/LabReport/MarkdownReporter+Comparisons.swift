@@ -1,3 +1,4 @@
+import LabAnalysis
 import LabCore
 import LabResults
 

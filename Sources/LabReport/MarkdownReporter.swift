@@ -53,7 +53,7 @@ public struct MarkdownReporter: Reporter {
     /// The Markdown text; `latencyCharts` holds a chart file name per group, or nothing without charts.
     /// What the speed chart draws (`throughputChart`), in a sentence.
     static func speedCaption(_ result: RunResult) -> String {
-        Self.hasWork(result)
+        result.hasWork
             ? "Exchanges per CPU-second: 1 s ÷ the mean work of an exchange (the CPU time of its steps, client and server)."
             : "What one client does back to back: 1 s ÷ the mean exchange time (service time in the open model)."
     }

@@ -87,6 +87,21 @@ func writeText(_ text: String, to url: URL) throws {
     try writeData(Data(MarkdownReporter.printable(text).utf8), to: url)
 }
 
+/// Writes each `(name, text)` into `directory` (made if missing) with `writeText`; returns
+/// the files' URLs, in order.
+func writeTexts(_ files: [(name: String, text: String)], to directory: URL) throws -> [URL] {
+    do {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    } catch {
+        throw LabError(.storage, "Cannot create \(directory.path)", cause: UnderlyingError(describing: error))
+    }
+    return try files.map { name, text in
+        let url = directory.appendingPathComponent(name)
+        try writeText(text, to: url)
+        return url
+    }
+}
+
 /// Writes `data` to `url`, atomically, as a `LabError` on failure.
 func writeData(_ data: Data, to url: URL) throws {
     do {

@@ -1,41 +1,19 @@
 public import Foundation
 import LabCharts
 import LabCore
+public import LabAnalysis
 import LabResults
 
 extension VerdictSuite {
-    /// A counted gate (`lab check` of counted runs): a case per step, failed when it did more
-    /// work than its allowance lets through; a step with too few samples passes, not judged.
-    public init(counted report: CountedCheckReport) {
-        let cases = report.check.rows.map { row in
-            let ratio = "×\(Numbers.fixed(row.ratio, 4)) (allowed ±\(CountedCheckReport.percent(row.allowance)))"
-            return Case(
-                name: CountedCheckReport.label(row),
-                seconds: 0,
-                failure: row.verdict == .more
-                    ? (
-                        "more work: \(ratio)",
-                        "\(CountedCheckReport.label(row)): \(Numbers.integer(UInt64(row.run))) instructions against the baseline's \(Numbers.integer(UInt64(row.baseline))), \(ratio)"
-                    ) : nil
-            )
+    /// A gate (`lab check`): a case per step, failed when it regressed (slower beyond its
+    /// threshold, or more work than its allowance lets through); a step the gate could not
+    /// judge passes.
+    public init<Gate: GateFormat>(gate report: GateReport<Gate>) {
+        let check = report.check
+        let cases = check.rows.map { row in
+            Case(name: row.label, seconds: 0, failure: row.verdict.isRegression ? check.failure(row) : nil)
         }
-        self.init(check: cases, labels: report.labels, notes: report.check.notes)
-    }
-
-    /// A timed gate (`lab check` of runs with rounds): a case per step, failed when it was
-    /// significantly slower beyond its threshold.
-    public init(timed report: CheckReport) {
-        let cases = report.check.rows.map { row in
-            let ratio =
-                "×\(Numbers.fixed(row.ratio, 3)), p = \(String(format: "%.2g", row.pValue)) (threshold +\(CheckReport.percent(row.threshold)))"
-            return Case(
-                name: CheckReport.label(row),
-                seconds: 0,
-                failure: row.verdict == .slower
-                    ? ("slower: \(ratio)", "\(CheckReport.label(row)): slower, \(ratio)") : nil
-            )
-        }
-        self.init(check: cases, labels: report.labels, notes: report.check.notes)
+        self.init(check: cases, labels: report.labels, notes: check.notes)
     }
 
     /// A gate's suite: its cases, with the baseline's and the run's labels and the check's
@@ -111,7 +89,7 @@ extension VerdictSuite {
                 let cell = row.cells[index]
                 let name = "\(candidate.label): \(row.key.flow) \(row.key.suite) \(row.key.provider) · \(row.step.name)"
                 let ratio =
-                    "\(cell.movesText) (floor \(CheckReport.percent(cell.floor))), p = \(String(format: "%.2g", cell.pValue ?? 1))"
+                    "\(cell.movesText) (floor \(RegressionCheck.percent(cell.floor))), p = \(String(format: "%.2g", cell.pValue ?? 1))"
                 cases.append(
                     Case(
                         name: name,

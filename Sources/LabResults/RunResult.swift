@@ -95,6 +95,12 @@ public struct GroupResult: Sendable {
     /// Total failed iterations.
     public var errorCount: UInt64 { self.errors.values.reduce(0, +) }
 
+    /// The statistics of `histogram`, this group's `step`, over `window` nanoseconds of
+    /// measured time; failed iterations are counted on the `exchange` row.
+    func statistics(_ step: Step, _ histogram: Histogram<UInt64>, window: UInt64) -> StepStatistics {
+        StepStatistics(histogram, errors: step == .exchange ? self.errorCount : 0, window: window)
+    }
+
     /// The `flowKind` of the groups a server elsewhere reported about its own work.
     public static let serverSideKind = "server"
 
@@ -272,14 +278,18 @@ public struct RunResult: Sendable {
         }
     }
 
+    /// Whether every client group recorded its exchanges' work (`Step.work`).
+    package var hasWork: Bool {
+        let clients = self.groups.filter { !$0.isServerSide }
+        return !clients.isEmpty && clients.allSatisfy { ($0.steps[.work]?.totalCount ?? 0) > 0 }
+    }
+
     /// Whether every threshold held and the run was not cut short.
     public var passed: Bool { self.thresholds.allSatisfy(\.passed) && !self.stoppedByDeadline }
 
     /// The statistics of one group's step; failed iterations are counted on the `exchange` row.
     public func statistics(_ group: GroupResult, _ step: Step) -> StepStatistics? {
-        group.steps[step].map {
-            StepStatistics($0, errors: step == .exchange ? group.errorCount : 0, window: self.measuredNanoseconds)
-        }
+        group.steps[step].map { group.statistics(step, $0, window: self.measuredNanoseconds) }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LabAnalysis
 import LabCore
 import LabReport
 import LabResults
@@ -40,8 +41,8 @@ import Testing
         let run = CountedCheckTests.run([
             .decode: CountedCheckTests.samples(206_000), .sign: CountedCheckTests.samples(2_500_000),
         ])
-        try ResultsDocument(baseline).encoded().write(to: folder.appendingPathComponent("baseline.json"))
-        try ResultsDocument(run).encoded().write(to: folder.appendingPathComponent("run.json"))
+        try baseline.jsonData().write(to: folder.appendingPathComponent("baseline.json"))
+        try run.jsonData().write(to: folder.appendingPathComponent("run.json"))
         let summary = folder.appendingPathComponent("summary.md")
         let check = try await ChildProcess.run(
             LabProcess.executable,

@@ -1,4 +1,5 @@
 import Foundation
+import LabAnalysis
 import LabCore
 import LabReport
 import LabResults

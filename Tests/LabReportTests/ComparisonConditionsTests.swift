@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import LabAnalysis
 import LabCore
 import LabReport
 import LabResults

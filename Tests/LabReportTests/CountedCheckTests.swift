@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import LabAnalysis
 import LabCore
 import LabReport
 import LabResults
@@ -170,8 +171,8 @@ import Testing
         var detail = result.groups[0].details[.sign]!
         detail.record(StepSample(nanoseconds: 4_000_000, cpuNanoseconds: 60_000, preempted: true, instructions: 2_575_297))
         result.groups[0].details[.sign] = detail
-        let data = try ResultsDocument(result).encoded()
-        let back = try ResultsDocument.decode(data).runResult()
+        let data = try result.jsonData()
+        let back = try RunResult.decode(data)
         let kept = try #require(back.groups.first?.details[.sign])
         #expect(kept.preempted == 1)
         #expect(kept.unpreempted == detail.unpreempted && kept.unpreempted.totalCount == 10)

@@ -133,7 +133,7 @@ import Testing
         #expect(csv.contains("\\u{009B}31m\\u{202E}txt.exe\\u{2066}\\u{007F}"), "\(csv)")
         // results.json keeps the data as sent.
         let json = try #require(reports["results.json"])
-        let back = try ResultsDocument.decode(Data(json.utf8))
+        let back = try RunResult.decode(Data(json.utf8))
         #expect(back.metadata.runId == Self.all)
         #expect(back.metadata.machine.kernel == Self.payloads[5])
     }

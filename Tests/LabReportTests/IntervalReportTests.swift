@@ -49,8 +49,8 @@ import Testing
     @Test("results.json keeps every interval exactly, and says where each starts")
     func documentRoundTrip() throws {
         let original = Self.result(Self.intervals())
-        let data = try ResultsDocument(original).encoded()
-        let decoded = try ResultsDocument.decode(data).runResult()
+        let data = try original.jsonData()
+        let decoded = try RunResult.decode(data)
         #expect(decoded.intervals == original.intervals)
         let text = String(decoding: data, as: UTF8.self)
         #expect(text.contains("\"start\" : \"2026-01-01T00:00:03.000Z\""), "interval 3's start for readers")
@@ -62,16 +62,16 @@ import Testing
         var original = Self.result(Self.intervals())
         // Text that looks like a pair stays as it is: strings are never touched.
         original.metadata.description = "[\n  1,\n  2\n] and [3, 4]"
-        let data = try ResultsDocument(original).encoded()
+        let data = try original.jsonData()
         let text = String(decoding: data, as: UTF8.self)
         // Exchanges of 1,000,000 to 1,000,009 ns: one bucket, split at the exact maximum.
         #expect(text.contains("[1000000, 9],\n") && text.contains("[1000009, 1]\n"), "[value, count] pairs on one line")
         #expect(text.firstMatch(of: /\[\n *[0-9]+,\n *[0-9]+\n *\]/) == nil, "no pair left on four lines")
         #expect(text.contains("\"description\" : \"[\\n  1,\\n  2\\n] and [3, 4]\""), "the string as it was")
-        let decoded = try ResultsDocument.decode(data).runResult()
+        let decoded = try RunResult.decode(data)
         #expect(decoded.metadata.description == original.metadata.description)
         #expect(decoded.intervals == original.intervals)
-        ResultsDocumentTests.expectSame(decoded.groups[0].steps[.exchange], original.groups[0].steps[.exchange])
+        RunResultJSONTests.expectSame(decoded.groups[0].steps[.exchange], original.groups[0].steps[.exchange])
         // The same document through Foundation's own pretty printer parses to the same object.
         let reference = try JSONSerialization.jsonObject(with: data) as? NSDictionary
         let pretty = try JSONSerialization.data(withJSONObject: reference!, options: [.prettyPrinted, .sortedKeys])
@@ -84,9 +84,9 @@ import Testing
         histogram.record(5)
         var intervals = Self.intervals()
         intervals.groups[Self.key]![1]!.steps[.sign] = SparseHistogram(histogram)
-        let data = try ResultsDocument(Self.result(intervals)).encoded()
+        let data = try Self.result(intervals).jsonData()
         #expect {
-            try ResultsDocument.decode(data, source: "r.json")
+            try RunResult.decode(data, source: "r.json")
         } throws: { error in
             let message = (error as? LabError)?.message ?? ""
             return message.contains("intervals.groups") && message.contains("[0].intervals[1].steps[0].histogram")
@@ -188,9 +188,9 @@ import Testing
                 origin: Self.origin,
                 groups: [Self.key: [index: Self.slice(count: 1, nanoseconds: 5)]]
             )
-            let data = try ResultsDocument(Self.result(intervals)).encoded()
+            let data = try Self.result(intervals).jsonData()
             #expect {
-                try ResultsDocument.decode(data)
+                try RunResult.decode(data)
             } throws: { error in
                 ((error as? LabError)?.message ?? "").contains(expected)
             }

@@ -25,11 +25,11 @@ import Testing
 
     @Test func jsonRoundTripKeepsOutcomes() throws {
         let original = Self.result()
-        let decoded = try ResultsDocumentTests.roundTrip(original)
+        let decoded = try RunResultJSONTests.roundTrip(original)
         #expect(decoded.groups.map(\.key) == original.groups.map(\.key))
         #expect(decoded.groups.map(\.outcomes) == original.groups.map(\.outcomes))
         let root = try #require(
-            try JSONSerialization.jsonObject(with: try ResultsDocument(original).encoded()) as? [String: Any]
+            try JSONSerialization.jsonObject(with: try original.jsonData()) as? [String: Any]
         )
         let groups = try #require(root["groups"] as? [[String: Any]])
         let lockout = try #require(groups.first { ($0["key"] as? [String: Any])?["flow"] as? String == "lockout" })
@@ -38,7 +38,7 @@ import Testing
 
     @Test func jsonWithoutOutcomesStillLoads() throws {
         // A document as written before outcomes existed: no `outcomes` key in any group.
-        let data = try ResultsDocument(Self.result()).encoded()
+        let data = try Self.result().jsonData()
         var root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let groups = try #require(root["groups"] as? [[String: Any]])
         root["groups"] = groups.map { group in
@@ -48,7 +48,7 @@ import Testing
         }
         let old = try JSONSerialization.data(withJSONObject: root)
         #expect(!String(decoding: old, as: UTF8.self).contains("outcomes"))
-        let result = try ResultsDocument.decode(old).runResult()
+        let result = try RunResult.decode(old)
         #expect(result.groups.count == 3)
         #expect(result.groups.allSatisfy { $0.outcomes.isEmpty })
         #expect(result.groups.map(\.iterations) == Fixture.result().groups.map(\.iterations))

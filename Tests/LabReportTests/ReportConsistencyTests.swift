@@ -68,7 +68,7 @@ import Testing
                 "| Errors | 3 (signatureInvalid 2: \"The signature does not verify \\| twice\", decryptFailed 1) |"
             )
         )
-        let document = try ResultsDocument.decode(try ResultsDocument(result).encoded())
-        #expect(try document.runResult().groups[index].errorMessages == result.groups[index].errorMessages)
+        let document = try RunResult.decode(try result.jsonData())
+        #expect(document.groups[index].errorMessages == result.groups[index].errorMessages)
     }
 }

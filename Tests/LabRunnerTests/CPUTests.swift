@@ -21,7 +21,7 @@ import Testing
         let run = try await ChildProcess.run(LabProcess.executable, ["run", file.path, "--out", out.path])
         #expect(run.status == 0, "\(name): exit \(run.status), \(run.errors)")
         let data = try Data(contentsOf: out.appendingPathComponent("results.json"))
-        return (run.output, try ResultsDocument.decode(data).runResult())
+        return (run.output, try RunResult.decode(data))
     }
 
     /// Logins against `lab serve` with PBKDF2 of `iterations`: the server's KDF is work the

@@ -71,7 +71,7 @@ import Testing
         let out = folder.appendingPathComponent("calibration-\(attempt)")
         let run = try await CLITests.lab(["run", file.path, "--out", out.path, "--quiet"])
         try #require(run.status == 0, "\(run.errors)")
-        let result = try ResultsDocument.load(from: out.appendingPathComponent("results.json"))
+        let result = try RunResult.read(from: out.appendingPathComponent("results.json"))
         try #require(result.errorCount == 0 && result.measuredNanoseconds > 0)
         return Double(result.completedIterations) / (Double(result.measuredNanoseconds) / 1e9)
     }
@@ -118,7 +118,7 @@ import Testing
             let run = try await CLITests.lab(["run", file.path, "--out", out.path, "--quiet"])
             let stalled = await stall?.value
             #expect(run.status == 0, "\(run.errors)")
-            let result = try ResultsDocument.load(from: out.appendingPathComponent("results.json"))
+            let result = try RunResult.read(from: out.appendingPathComponent("results.json"))
             let capacity = try #require(Capacity.of(result).first { $0.key.flow == "login" })
             #expect(capacity.points.count == plan.rates.count)
             if let stalled {

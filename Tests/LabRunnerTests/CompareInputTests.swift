@@ -50,7 +50,7 @@ import Testing
     /// Writes `result` as results.json named `name` into `folder`; returns its path.
     static func write(_ result: RunResult, in folder: URL, name: String) throws -> String {
         let url = folder.appendingPathComponent(name)
-        try ResultsDocument(result).encoded().write(to: url)
+        try result.jsonData().write(to: url)
         return url.path
     }
 

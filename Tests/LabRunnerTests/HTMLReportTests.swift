@@ -1,4 +1,5 @@
 import Foundation
+import LabAnalysis
 import LabCore
 import LabReport
 import LabResults
@@ -45,7 +46,7 @@ import Testing
         #expect((seen["requests"] as? [Any])?.isEmpty == true, "requests: \(seen["requests"] ?? "")")
 
         // Every client group of results.json, with its figures, as data-value.
-        let result = try ResultsDocument.load(from: out.appendingPathComponent("results.json"))
+        let result = try RunResult.read(from: out.appendingPathComponent("results.json"))
         let content = try #require(seen["page"] as? [String: Any])
         let groups = try #require(content["groups"] as? [[String: Any]])
         #expect(groups.count == result.groups.count)
@@ -101,7 +102,7 @@ import Testing
         let folder = try CLITests.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let out = try await Self.quickstart.value
-        let result = try ResultsDocument.load(from: out.appendingPathComponent("results.json"))
+        let result = try RunResult.read(from: out.appendingPathComponent("results.json"))
         let pairs = InRunComparison.pairs(result)
         let pair = try #require(
             pairs.first { $0.dimension == "provider" && $0.baseline.suite == "x25519" },

@@ -33,7 +33,7 @@ import Testing
         try scenario.write(to: file, atomically: true, encoding: .utf8)
         let run = try await CLITests.lab(["run", file.path, "--out", folder.path + "/out", "--quiet"])
         #expect(run.status == 0 || run.status == 2, "\(run.errors)")
-        return try ResultsDocument.load(from: folder.appendingPathComponent("out/results.json"))
+        return try RunResult.read(from: folder.appendingPathComponent("out/results.json"))
     }
 
     @Test("Closed model: the exchanges a stall holds count in the interval they started in, not the one they end in")
@@ -174,7 +174,7 @@ import Testing
 
         // Each step of the exchanges (not set-up's, made before the measured run): the
         // intervals' samples add up to the run's, exactly.
-        let result = try ResultsDocument.load(from: out.appendingPathComponent("results.json"))
+        let result = try RunResult.read(from: out.appendingPathComponent("results.json"))
         let group = try #require(result.groups.first)
         let intervals = try #require(result.intervals)
         #expect(intervals.width == 1_000_000_000)

@@ -66,7 +66,7 @@ import Testing
         )
 
         // results.json keeps each cell's parameters and the metric.
-        let reread = try ResultsDocument.decode(try ResultsDocument(result).encoded()).runResult()
+        let reread = try RunResult.decode(try result.jsonData())
         #expect(reread.matrixMetric == "bytes.received" && MatrixFigures.of(reread) == figures)
     }
 

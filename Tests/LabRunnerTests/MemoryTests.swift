@@ -49,13 +49,13 @@ import Testing
         let allocations = try #require(memory.allocationsPerExchange)
         #expect(allocations > 10, "allocations per exchange \(allocations)")
 
-        let document = try ResultsDocument(result).encoded()
-        #expect(try ResultsDocument.decode(document).runResult().memory == memory)
+        let document = try result.jsonData()
+        #expect(try RunResult.decode(document).memory == memory)
         // A document written before runs measured memory still loads, without the block.
         var object = try #require(try JSONSerialization.jsonObject(with: document) as? [String: Any])
         #expect(object["memory"] != nil)
         object["memory"] = nil
-        let old = try ResultsDocument.decode(try JSONSerialization.data(withJSONObject: object)).runResult()
+        let old = try RunResult.decode(try JSONSerialization.data(withJSONObject: object))
         #expect(old.memory == nil)
 
         let markdown = try #require(MarkdownReporter(options: ReportOptions(charts: false)).render(result).first?.text)
@@ -78,7 +78,7 @@ import Testing
         let out = folder.appendingPathComponent("out")
         let run = try await CLITests.lab(["run", file.path, "--out", out.path, "--quiet"])
         #expect(run.status == 0, "\(run.errors)")
-        let result = try ResultsDocument.load(from: out.appendingPathComponent("results.json"))
+        let result = try RunResult.read(from: out.appendingPathComponent("results.json"))
         #expect(result.errorCount == 0 && result.completedIterations == 0 && result.plannedIterations == 0)
         #expect(result.metadata.load.hasPrefix("idle: "))
         let memory = try #require(result.memory)

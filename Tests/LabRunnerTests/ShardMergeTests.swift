@@ -23,8 +23,8 @@ import Testing
         }
         """#
 
-    static func load(_ folder: URL) throws -> ResultsDocument {
-        try ResultsDocument.decode(Data(contentsOf: folder.appendingPathComponent("results.json")))
+    static func load(_ folder: URL) throws -> RunResult {
+        try RunResult.decode(Data(contentsOf: folder.appendingPathComponent("results.json")))
     }
 
     @Test("4 shards merged: the unsharded run's counts, and the pooled histogram's percentiles exactly")
@@ -61,40 +61,36 @@ import Testing
         #expect(merged.completedIterations == reference.completedIterations)
         #expect(merged.plannedIterations == reference.plannedIterations)
         #expect(merged.warmupIterations == reference.warmupIterations)
-        #expect(merged.errors == 0 && merged.thresholds.allSatisfy(\.passed), "\(merged.thresholds)")
+        #expect(merged.errorCount == 0 && merged.thresholds.allSatisfy(\.passed), "\(merged.thresholds)")
         // Clients keep their seeds: each flow got exactly the unsharded run's share of exchanges.
         #expect(merged.groups.map(\.key) == reference.groups.map(\.key))
         for (group, expected) in zip(merged.groups, reference.groups) {
             #expect(group.iterations == expected.iterations, "\(group.key)")
-            #expect(group.steps.map(\.step) == expected.steps.map(\.step), "\(group.key)")
-            for (entry, other) in zip(group.steps, expected.steps) where entry.step != Step.keygenServer.name {
+            #expect(group.orderedSteps.map(\.step) == expected.orderedSteps.map(\.step), "\(group.key)")
+            for (entry, other) in zip(group.orderedSteps, expected.orderedSteps) where entry.step != .keygenServer {
                 // (`keygen.server` is set-up, once per run: each shard's in-process server made its keys.)
                 #expect(entry.step == other.step)
-                #expect(entry.statistics.count == other.statistics.count, "\(group.key) \(entry.step)")
+                #expect(entry.histogram.totalCount == other.histogram.totalCount, "\(group.key) \(entry.step)")
             }
         }
         // Percentiles: the merge against every sample of every shard pooled into one histogram.
         for group in merged.groups {
-            for entry in group.steps {
+            for (step, histogram) in group.orderedSteps {
                 var pooled = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
                 for part in parts {
-                    guard
-                        let step = part.groups.first(where: { $0.key == group.key })?.steps
-                            .first(where: { $0.step == entry.step })
-                    else { continue }
-                    for bucket in step.histogram.counts {
+                    guard let samples = part.groups.first(where: { $0.key == group.key })?.steps[step] else { continue }
+                    for bucket in SparseHistogram(samples).counts {
                         for _ in 0..<bucket.count { pooled.record(bucket.value) }
                     }
                 }
-                let histogram = try entry.histogram.histogram()
-                #expect(histogram.totalCount == pooled.totalCount, "\(group.key) \(entry.step)")
+                #expect(histogram.totalCount == pooled.totalCount, "\(group.key) \(step)")
                 for percentile in [0.0, 1, 10, 25, 50, 75, 90, 99, 99.9, 100] {
                     #expect(
                         histogram.valueAtPercentile(percentile) == pooled.valueAtPercentile(percentile),
-                        "\(group.key) \(entry.step) p\(percentile)"
+                        "\(group.key) \(step) p\(percentile)"
                     )
                 }
-                let figures = entry.statistics
+                let figures = try #require(merged.statistics(group, step))
                 #expect(figures.p50 == Double(pooled.valueAtPercentile(50)))
                 #expect(figures.p99 == Double(pooled.valueAtPercentile(99)))
                 #expect(figures.max == Double(pooled.maxRecorded))

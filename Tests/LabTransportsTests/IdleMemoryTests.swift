@@ -31,7 +31,7 @@ import Testing
         let out = folder.appendingPathComponent("out")
         let run = try await ChildProcess.run(LabProcess.executable, ["run", file.path, "--out", out.path, "--quiet"])
         #expect(run.status == 0, "\(run.errors)")
-        let result = try ResultsDocument.load(from: out.appendingPathComponent("results.json"))
+        let result = try RunResult.read(from: out.appendingPathComponent("results.json"))
         #expect(result.errorCount == 0 && result.completedIterations == 0)
         #expect(result.groups.first { !$0.isServerSide }?.steps[.connect]?.totalCount == 500, "every client connected")
         let memory = try #require(result.memory)

@@ -192,7 +192,7 @@ import Testing
         #expect(handshakes.count == 2, "a row per run: \(handshakes)")
         #expect(handshakes.allSatisfy { $0[7] == "30" }, "30 handshakes each: \(handshakes)")
         for (group, name) in [("x25519", "x25519"), ("x25519-mlkem768", "x25519-mlkem768")] {
-            let result = try ResultsDocument.load(from: folder.appendingPathComponent("\(group)/results.json"))
+            let result = try RunResult.read(from: folder.appendingPathComponent("\(group)/results.json"))
             #expect(result.groups.first?.outcomes["tls.group.\(name)"] == 30)
         }
     }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import LabAnalysis
 import LabCore
+import LabResults
 import LabReport
 
 /// `lab check RUN --baseline BASE`: the regression gate.
@@ -86,8 +88,8 @@ struct Check: AsyncParsableCommand {
             let runURL = Compare.resultsURL(self.run)
             guard !self.baseline.isEmpty else { throw ValidationError("give at least one --baseline") }
             let baseURLs = self.baseline.map(Compare.resultsURL)
-            let run = try ResultsDocument.load(from: runURL)
-            let baselines = try baseURLs.map { try ResultsDocument.load(from: $0) }
+            let run = try RunResult.read(from: runURL)
+            let baselines = try baseURLs.map { try RunResult.read(from: $0) }
             let baselineLabel =
                 baseURLs.count == 1 ? Compare.label(for: baseURLs[0], index: 0) : "\(baseURLs.count) baselines"
             let directory = self.out.map { URL(fileURLWithPath: $0) } ?? self.runFolder()
@@ -103,7 +105,7 @@ struct Check: AsyncParsableCommand {
                 )
                 if let directory { _ = try report.write(to: directory) }
                 print(MarkdownReporter.printable(self.quiet ? report.summary() : report.terminal()))
-                _ = try VerdictSuite(counted: report).writeCheck(
+                _ = try VerdictSuite(gate: report).writeCheck(
                     formats: self.formats,
                     markdown: report.markdown(),
                     to: directory
@@ -122,7 +124,7 @@ struct Check: AsyncParsableCommand {
             let report = CheckReport(check, baseline: baselineLabel, run: Compare.label(for: runURL, index: 1))
             if let directory { _ = try report.write(to: directory) }
             print(MarkdownReporter.printable(self.quiet ? report.summary() : report.terminal()))
-            _ = try VerdictSuite(timed: report).writeCheck(
+            _ = try VerdictSuite(gate: report).writeCheck(
                 formats: self.formats,
                 markdown: report.markdown(),
                 to: directory

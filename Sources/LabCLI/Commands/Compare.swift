@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LabAnalysis
 import LabCore
 import LabReport
 import LabResults
@@ -114,7 +115,7 @@ struct Compare: AsyncParsableCommand {
                 let url = Self.resultsURL(path)
                 files.insert(url.standardizedFileURL.path)
                 var label = self.labels.isEmpty ? Self.label(for: url, index: index) : self.labels[index]
-                var result = try ResultsDocument.load(from: url)
+                var result = try RunResult.read(from: url)
                 if let selection {
                     result = try selection.apply(to: result, label: label)
                     if self.labels.isEmpty { label += selection.description }

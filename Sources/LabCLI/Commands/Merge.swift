@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LabAnalysis
 import LabCore
 import LabKit
 import LabReport
@@ -42,7 +43,7 @@ struct Merge: AsyncParsableCommand {
         try await reportingErrors {
             guard !self.runs.isEmpty else { throw ValidationError("give the shards' results.json files") }
             let urls = self.runs.map(Compare.resultsURL)
-            let results = try urls.map { try ResultsDocument.load(from: $0) }
+            let results = try urls.map { try RunResult.read(from: $0) }
             for name in self.formats { _ = try LabCLI.catalog.reporters.make(name) }
             var merged = try RunMerge.merge(results, sources: urls.map(\.path))
             if !merged.missingShards.isEmpty, !self.allowPartial {

@@ -193,7 +193,7 @@ struct Run: AsyncParsableCommand {
             let result = try await self.measure(plan, reports: directory)
             if alone != nil {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                try ResultsDocument(result).encoded().write(to: directory.appendingPathComponent("results.json"))
+                try result.jsonData().write(to: directory.appendingPathComponent("results.json"))
                 return
             }
             let written = try catalog.writeReports(result, of: plan, to: directory)

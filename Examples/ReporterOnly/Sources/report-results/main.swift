@@ -10,7 +10,7 @@ guard arguments.count == 2, let file = arguments.first, let folder = arguments.l
     exit(1)
 }
 do {
-    let result = try ResultsDocument.load(from: URL(fileURLWithPath: file))
+    let result = try RunResult.read(from: URL(fileURLWithPath: file))
     let written = try ReporterRegistry([LatencyTableReporter.self])
         .writeReports(result, formats: [LatencyTableReporter.name], charts: false, to: URL(fileURLWithPath: folder))
     print(written.map(\.path).joined(separator: "\n"))

@@ -6,14 +6,15 @@ import LabResults
 import LabTestSupport
 import Testing
 
-@Suite(.tier(.unit)) struct ResultsDocumentTests {
+/// `results.json` as `RunResult` writes and reads it (RunResult+Codable.swift, RunResult+JSON.swift).
+@Suite(.tier(.unit)) struct RunResultJSONTests {
     /// Writes `result` with the JSON reporter and loads it back.
     static func roundTrip(_ result: RunResult) throws -> RunResult {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let files = try JSONReporter().write(result, to: directory)
         #expect(files.map(\.lastPathComponent) == ["results.json"])
-        return try ResultsDocument.load(from: directory.appendingPathComponent("results.json"))
+        return try RunResult.read(from: directory.appendingPathComponent("results.json"))
     }
 
     /// Expects two histograms to be equal in every way a report can see.
@@ -101,7 +102,7 @@ import Testing
     }
 
     @Test func storesHistogramsSparsely() throws {
-        let data = try ResultsDocument(Fixture.result()).encoded()
+        let data = try Fixture.result().jsonData()
         let text = String(decoding: data, as: UTF8.self)
         let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(root["format"] as? String == RunResult.format)
@@ -137,20 +138,20 @@ import Testing
                 + "\(millisecond)Z"
             result.metadata.startedAt = try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)
             for _ in 0..<3 {
-                let data = try ResultsDocument(result).encoded()
+                let data = try result.jsonData()
                 #expect(String(decoding: data, as: UTF8.self).contains("\"startedAt\" : \"\(text)\""), "\(text)")
-                result = try ResultsDocument.decode(data).runResult()
+                result = try RunResult.decode(data)
             }
         }
     }
 
     @Test func acceptsDatesWithoutFractionsOfASecond() throws {
-        let text = String(decoding: try ResultsDocument(Fixture.result()).encoded(), as: UTF8.self)
+        let text = String(decoding: try Fixture.result().jsonData(), as: UTF8.self)
         let plain = text.replacingOccurrences(of: "\"2026-01-01T00:00:00.000Z\"", with: "\"2026-01-01T00:00:00Z\"")
         #expect(plain != text)
-        #expect(try ResultsDocument.decode(Data(plain.utf8)).metadata.startedAt == Fixture.startedAt)
+        #expect(try RunResult.decode(Data(plain.utf8)).metadata.startedAt == Fixture.startedAt)
         let wrong = text.replacingOccurrences(of: "\"2026-01-01T00:00:00.000Z\"", with: "\"yesterday\"")
-        #expect(throws: LabError.self) { try ResultsDocument.decode(Data(wrong.utf8)) }
+        #expect(throws: LabError.self) { try RunResult.decode(Data(wrong.utf8)) }
     }
 
     @Test func mergingDecodedResultsEqualsMergingTheOriginals() throws {
@@ -173,31 +174,42 @@ import Testing
     }
 
     @Test func rejectsAnUnknownFormat() throws {
-        var document = ResultsDocument(Fixture.result())
-        document.format = "crypto-lab/results/99"
-        let data = try document.encoded()
-        let error = try #require(throws: LabError.self) { try ResultsDocument.decode(data) }
+        let text = String(decoding: try Fixture.result().jsonData(), as: UTF8.self)
+        let other = text.replacingOccurrences(of: "\"\(RunResult.format)\"", with: "\"crypto-lab/results/99\"")
+        #expect(other != text)
+        let error = try #require(throws: LabError.self) { try RunResult.decode(Data(other.utf8)) }
         #expect(error.code == .invalidScenario)
         #expect(error.message.contains("unknown results format 'crypto-lab/results/99'"))
-        let direct = try #require(throws: LabError.self) { try document.runResult() }
+        // Decoded directly, without the entry point's first look at the tag.
+        let direct = try #require(throws: LabError.self) {
+            try JSONDecoder().decode(RunResult.self, from: Data(other.utf8))
+        }
         #expect(direct.code == .invalidScenario)
     }
 
     @Test func namesTheMissingKey() throws {
-        let data = try ResultsDocument(Fixture.result()).encoded()
+        let data = try Fixture.result().jsonData()
         var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         var metadata = try #require(object["metadata"] as? [String: Any])
         metadata.removeValue(forKey: "build")
         object["metadata"] = metadata
         let broken = try JSONSerialization.data(withJSONObject: object)
-        let error = try #require(throws: LabError.self) { try ResultsDocument.decode(broken, source: "x.json") }
+        let error = try #require(throws: LabError.self) { try RunResult.decode(broken, source: "x.json") }
         #expect(error.message.contains("x.json is not a crypto-lab results document: metadata: missing key 'build'"))
     }
 
     @Test func rejectsAnImpossibleHistogram() throws {
-        var document = ResultsDocument(Fixture.result())
-        document.groups[0].steps[0].histogram.significantDigits = 9
-        let error = try #require(throws: LabError.self) { try document.runResult() }
+        let data = try Fixture.result().jsonData()
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var groups = try #require(object["groups"] as? [[String: Any]])
+        var steps = try #require(groups[0]["steps"] as? [[String: Any]])
+        var histogram = try #require(steps[0]["histogram"] as? [String: Any])
+        histogram["significantDigits"] = 9
+        steps[0]["histogram"] = histogram
+        groups[0]["steps"] = steps
+        object["groups"] = groups
+        let broken = try JSONSerialization.data(withJSONObject: object)
+        let error = try #require(throws: LabError.self) { try RunResult.decode(broken) }
         #expect(error.message.contains("groups[0].steps[0].histogram.significantDigits"))
     }
 }

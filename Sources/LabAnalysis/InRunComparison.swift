@@ -228,5 +228,5 @@ extension InRunComparison.Pair {
         return parts.joined(separator: " ")
     }
 
-    static func fixed(_ value: Double) -> String { String(format: "%.2f", value) }
+    package static func fixed(_ value: Double) -> String { String(format: "%.2f", value) }
 }

@@ -15,9 +15,9 @@ public import LabResults
 /// Short steps (a baseline median under `shortStep` calibration units, about 50 µs) need
 /// the wider `shortThreshold`: two builds of the same code moved them by 9–15% in CI (code
 /// layout and caches weigh more in 10 µs than in a millisecond), so 8% would cry wolf there.
-public struct RegressionCheck: Sendable {
+public struct RegressionCheck: RegressionGate {
     /// What the check decided about one step.
-    public enum Verdict: String, Sendable, Codable {
+    public enum Verdict: String, GateVerdict {
         /// Significantly slower, beyond the threshold: a regression.
         case slower
         /// Significantly faster, beyond the threshold.
@@ -29,20 +29,17 @@ public struct RegressionCheck: Sendable {
         case unchanged = "no significant change"
         /// Fewer rounds than `minimumRounds` on either side.
         case tooFewRounds = "too few rounds"
+
+        /// Whether the step regressed: `slower`.
+        public var isRegression: Bool { self == .slower }
+        /// Whether the step got faster beyond its threshold.
+        public var isImprovement: Bool { self == .faster }
+        /// Whether both sides had enough rounds.
+        public var isJudged: Bool { self != .tooFewRounds }
     }
 
-    /// One step of one group.
-    public struct Row: Sendable {
-        /// The group.
-        public var key: GroupKey
-        /// The step's name.
-        public var step: String
-        /// The baseline's median over rounds, in calibration units.
-        public var baseline: Double
-        /// The run's median over rounds, in calibration units.
-        public var run: Double
-        /// The estimated run ÷ baseline ratio (Hodges–Lehmann).
-        public var ratio: Double
+    /// What the check measures of a step besides its two medians and their ratio.
+    public struct Figures: Sendable {
         /// The one-sided p-value in the direction of the change (slower if ratio ≥ 1).
         public var pValue: Double
         /// Rounds on each side.
@@ -50,9 +47,11 @@ public struct RegressionCheck: Sendable {
         /// The smallest slowdown that counted for this step (the threshold, the short-step
         /// threshold, or twice the baselines' spread between processes, whichever is largest).
         public var threshold: Double
-        /// The decision.
-        public var verdict: Verdict
     }
+
+    /// One step of one group: the medians over rounds, in calibration units, and the
+    /// Hodges–Lehmann estimate of run ÷ baseline.
+    public typealias Row = GateRow<Verdict, Figures>
 
     /// Rounds each side needs before a step gets a verdict.
     public static let minimumRounds = 5
@@ -69,9 +68,6 @@ public struct RegressionCheck: Sendable {
     public var shortThreshold: Double
     /// The significance level of the one-sided test.
     public var alpha: Double
-
-    /// The steps that regressed.
-    public var regressions: [Row] { self.rows.filter { $0.verdict == .slower } }
 
     /// How far each step's median moved between the baselines' processes: the largest
     /// |ln(process median ÷ pooled median)|, by group and step; empty with one baseline.
@@ -225,9 +221,7 @@ public struct RegressionCheck: Sendable {
                 baseline: baseline,
                 run: median,
                 ratio: baseline > 0 ? median / baseline : 1,
-                pValue: 1,
-                rounds: (base.count, run.count),
-                threshold: threshold,
+                figures: Figures(pValue: 1, rounds: (base.count, run.count), threshold: threshold),
                 verdict: .tooFewRounds
             )
         }
@@ -243,9 +237,7 @@ public struct RegressionCheck: Sendable {
             baseline: baseline,
             run: median,
             ratio: ratio,
-            pValue: p,
-            rounds: (base.count, run.count),
-            threshold: threshold,
+            figures: Figures(pValue: p, rounds: (base.count, run.count), threshold: threshold),
             verdict: verdict
         )
     }

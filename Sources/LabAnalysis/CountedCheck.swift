@@ -1,5 +1,4 @@
-public import Foundation
-import LabCharts
+import Foundation
 import LabCore
 public import LabResults
 
@@ -25,9 +24,9 @@ public import LabResults
 /// as the CI gate's does). Steps with fewer than `minimumSamples` samples on either side (a
 /// per-run key generation: one sample, its first call's one-time work included) are
 /// reported and not judged.
-public struct CountedCheck: Sendable {
+public struct CountedCheck: RegressionGate {
     /// What the check decided about one step.
-    public enum Verdict: String, Sendable, Codable {
+    public enum Verdict: String, GateVerdict {
         /// More instructions than the allowance lets through: a regression.
         case more = "more work"
         /// Fewer, beyond the allowance.
@@ -36,21 +35,18 @@ public struct CountedCheck: Sendable {
         case unchanged = "within the allowance"
         /// Fewer than `minimumSamples` samples on either side.
         case tooFewSamples = "too few samples"
+
+        /// Whether the step regressed: `more` work.
+        public var isRegression: Bool { self == .more }
+        /// Whether the step did less work beyond its allowance.
+        public var isImprovement: Bool { self == .less }
+        /// Whether both sides had enough samples.
+        public var isJudged: Bool { self != .tooFewSamples }
     }
 
-    /// One step of one group.
-    public struct Row: Sendable {
-        /// The group.
-        public var key: GroupKey
-        /// The step.
-        public var step: String
-        /// The median of the baseline processes' medians, in instructions.
-        public var baseline: Double
-        /// The run's median, in instructions.
-        public var run: Double
-        /// run ÷ baseline.
-        public var ratio: Double
-        /// The largest relative distance of one baseline process's median from `baseline`.
+    /// What the check measures of a step besides its two medians and their ratio.
+    public struct Figures: Sendable {
+        /// The largest relative distance of one baseline process's median from the baseline's.
         public var spread: Double
         /// The change allowed, relative: `floor + spreadFactor × spread`, or `minimumChange`
         /// instructions if that is more.
@@ -59,9 +55,11 @@ public struct CountedCheck: Sendable {
         public var samples: (baseline: Int, run: Int)
         /// Median allocator calls on each side (the baselines': of the pooled samples).
         public var allocations: (baseline: UInt64, run: UInt64)
-        /// The decision.
-        public var verdict: Verdict
     }
+
+    /// One step of one group: the median of the baseline processes' medians and the run's
+    /// median, in instructions, and run ÷ baseline.
+    public typealias Row = GateRow<Verdict, Figures>
 
     /// Samples each side needs before a step gets a verdict.
     public static let minimumSamples = 5
@@ -83,9 +81,6 @@ public struct CountedCheck: Sendable {
     /// buffers fall: x25519 `encrypt` +54 with `decode` slowed, 2026-11-26), and a step of a
     /// thousand instructions must not fail on that.
     public var minimumChange: Double
-
-    /// The steps that did more work.
-    public var regressions: [Row] { self.rows.filter { $0.verdict == .more } }
 
     /// Whether `result` is a counted run.
     public static func isCounted(_ result: RunResult) -> Bool {
@@ -119,7 +114,14 @@ public struct CountedCheck: Sendable {
         self.spreadFactor = spreadFactor
         self.minimumChange = minimumChange
         self.rows = []
-        self.notes = []
+        self.notes = Self.differences(run: run, baselines: baselines)
+        self.compare(run: run, baselines: baselines)
+    }
+
+    /// Notes on what differs between the run and the baselines beyond their counts: the
+    /// counter, the heap layouts, the providers, the CPU.
+    static func differences(run: RunResult, baselines: [RunResult]) -> [String] {
+        guard let first = baselines.first else { return [] }
         var notes: [String] = []
         if run.metadata.counter != first.metadata.counter {
             notes.append(
@@ -143,11 +145,16 @@ public struct CountedCheck: Sendable {
                 "The baseline was counted on \(first.metadata.machine.cpu), the run on \(run.metadata.machine.cpu): libraries that pick code by CPU features (BoringSSL, OpenSSL) may run other code."
             )
         }
+        return notes
+    }
+
+    /// A row per step both sides counted; a note for each group only one side has.
+    private mutating func compare(run: RunResult, baselines: [RunResult]) {
         var rows: [Row] = []
         let keys = Set(baselines.flatMap { $0.groups.map(\.key) })
         for key in keys.sorted() {
             guard let group = run.groups.first(where: { $0.key == key }) else {
-                notes.append("The run has no group '\(key)'.")
+                self.notes.append("The run has no group '\(key)'.")
                 continue
             }
             let baseGroups = baselines.compactMap { $0.groups.first { $0.key == key } }
@@ -161,10 +168,9 @@ public struct CountedCheck: Sendable {
             }
         }
         for group in run.groups where !keys.contains(group.key) {
-            notes.append("Only the run has the group '\(group.key)'.")
+            self.notes.append("Only the run has the group '\(group.key)'.")
         }
         self.rows = rows
-        self.notes = notes
     }
 
     private func row(_ key: GroupKey, _ step: Step, run: WorkCounts, baselines: [WorkCounts]) -> Row {
@@ -189,125 +195,13 @@ public struct CountedCheck: Sendable {
             baseline: baseline,
             run: median,
             ratio: ratio,
-            spread: spread,
-            allowance: allowance,
-            samples: (baselines.reduce(0) { $0 + $1.instructions.count }, run.instructions.count),
-            allocations: (pooled.medianAllocations ?? 0, run.medianAllocations ?? 0),
+            figures: Figures(
+                spread: spread,
+                allowance: allowance,
+                samples: (baselines.reduce(0) { $0 + $1.instructions.count }, run.instructions.count),
+                allocations: (pooled.medianAllocations ?? 0, run.medianAllocations ?? 0)
+            ),
             verdict: verdict
         )
-    }
-}
-
-/// Writes a `CountedCheck`: `check.md`, `check.csv`, and a table for the terminal.
-public struct CountedCheckReport: Sendable {
-    /// The CSV header: one row per group and step.
-    public static let columns = [
-        "flow", "suite", "provider", "transport", "step", "baseline_instructions", "run_instructions", "ratio",
-        "baseline_spread", "allowance", "samples_baseline", "samples_run", "baseline_allocations", "run_allocations",
-        "verdict",
-    ]
-
-    /// What to write.
-    public var check: CountedCheck
-    /// The baseline's and the run's labels.
-    public var labels: (baseline: String, run: String)
-
-    /// A report of `check`.
-    public init(_ check: CountedCheck, baseline: String, run: String) {
-        self.check = check
-        self.labels = (baseline, run)
-    }
-
-    /// Writes `check.md` and `check.csv` into `directory`; returns their URLs.
-    public func write(to directory: URL) throws -> [URL] {
-        try CheckReport.write(markdown: self.markdown(), csv: self.csv(), to: directory)
-    }
-
-    /// One line: the verdict in words.
-    public func summary() -> String {
-        let regressions = self.check.regressions
-        let judged = self.check.rows.filter { $0.verdict != .tooFewSamples }.count
-        guard !regressions.isEmpty else {
-            return
-                "No regression in \(judged) counted steps (allowance \(Self.percent(self.check.floor)) + \(Numbers.fixed(self.check.spreadFactor, 0))× the baselines' spread, and at least \(Numbers.integer(UInt64(self.check.minimumChange))) instructions)."
-        }
-        return "REGRESSION in \(regressions.count) of \(judged) counted steps: "
-            + regressions.map {
-                "\(Self.label($0)) ×\(Numbers.fixed($0.ratio, 4)) (allowed ±\(Self.percent($0.allowance)))"
-            }
-            .joined(separator: ", ")
-    }
-
-    /// The terminal table.
-    public func terminal() -> String {
-        let width = max(24, self.check.rows.map { Self.label($0).count }.max() ?? 0) + 2
-        var lines = ["\(self.labels.run) vs \(self.labels.baseline) (baseline), in instructions (median over samples):"]
-        lines.append(
-            "  " + "step".padded(width) + "baseline".padded(14) + "run".padded(14) + "ratio".padded(10)
-                + "allowed".padded(10) + "verdict"
-        )
-        for row in self.check.rows {
-            lines.append(
-                "  " + Self.label(row).padded(width) + Numbers.integer(UInt64(row.baseline)).padded(14)
-                    + Numbers.integer(UInt64(row.run)).padded(14) + ("×" + Numbers.fixed(row.ratio, 4)).padded(10)
-                    + ("±" + Self.percent(row.allowance)).padded(10)
-                    + (row.verdict == .more || row.verdict == .less
-                        ? row.verdict.rawValue.uppercased() : row.verdict.rawValue)
-            )
-        }
-        lines += self.check.notes.map { "  note: \($0)" }
-        lines.append(self.summary())
-        return lines.joined(separator: "\n")
-    }
-
-    /// `check.md`.
-    public func markdown() -> String {
-        let check = self.check
-        var lines = [
-            "# Regression check (counted) — crypto-lab", "",
-            "**\(MarkdownReporter.cell(self.labels.run))** against the baseline **\(MarkdownReporter.cell(self.labels.baseline))**.",
-            "",
-            "Both were counted under callgrind (`lab run --counted`): each sample of a step reports the instructions it executed, the same in every run of the same build except for work that depends on each run's random keys. A step **regressed** when its median over the run's samples exceeds the baselines' median (the median of each baseline process's median) by more than its allowance: \(Self.percent(check.floor)) plus \(Numbers.fixed(check.spreadFactor, 0)) times the largest distance of one baseline process's median from the pooled one (the Spread column), and never less than \(Numbers.integer(UInt64(check.minimumChange))) instructions (work beside a step can move it by a few dozen instructions, where its buffers fall). Steps with fewer than \(CountedCheck.minimumSamples) samples on a side are not judged.",
-            "", "**\(self.summary())**", "",
-            "| Group | Step | Baseline (instructions) | Run | Ratio | Spread | Allowance | Samples | Allocations | Verdict |",
-            "|:--|:--|--:|--:|--:|--:|--:|--:|--:|:--|",
-        ]
-        for row in check.rows {
-            let verdict =
-                row.verdict == .more ? "🔴 **more work**" : row.verdict == .less ? "🟢 less work" : row.verdict.rawValue
-            lines.append(
-                "| \(MarkdownReporter.cell(row.key.description)) | \(MarkdownReporter.cell(row.step)) | \(Numbers.integer(UInt64(row.baseline))) | \(Numbers.integer(UInt64(row.run))) | ×\(Numbers.fixed(row.ratio, 4)) | \(Self.percent(row.spread)) | ±\(Self.percent(row.allowance)) | \(row.samples.baseline) / \(row.samples.run) | \(row.allocations.baseline) / \(row.allocations.run) | \(verdict) |"
-            )
-        }
-        if !check.notes.isEmpty {
-            lines += ["", "## Notes", ""] + check.notes.map { "- \(MarkdownReporter.cell($0))" }
-        }
-        return lines.joined(separator: "\n") + "\n"
-    }
-
-    /// `check.csv`.
-    public func csv() -> String {
-        var lines = [Self.columns.joined(separator: ",")]
-        for row in self.check.rows {
-            let fields =
-                CheckReport.keyFields(row.key, step: row.step)
-                + [
-                    Numbers.fixed(row.baseline, 1), Numbers.fixed(row.run, 1), Numbers.fixed(row.ratio, 5),
-                    Numbers.fixed(row.spread, 5), Numbers.fixed(row.allowance, 5), String(row.samples.baseline),
-                    String(row.samples.run), String(row.allocations.baseline), String(row.allocations.run),
-                    CSVReporter.quoted(row.verdict.rawValue),
-                ]
-            lines.append(fields.joined(separator: ","))
-        }
-        return lines.joined(separator: "\n") + "\n"
-    }
-
-    static func label(_ row: CountedCheck.Row) -> String {
-        "\(row.key.flow) \(row.key.suite) \(row.key.provider) · \(row.step)"
-    }
-
-    /// Two decimals below 1%, one above.
-    static func percent(_ fraction: Double) -> String {
-        Numbers.fixed(fraction * 100, fraction < 0.01 ? 2 : 1) + "%"
     }
 }

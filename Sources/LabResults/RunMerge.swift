@@ -1,7 +1,5 @@
 import Foundation
 import LabCore
-public import LabResults
-import LabScenario
 
 /// Combines the results of shards of one scenario (`lab run --shard K/N`, `lab merge`):
 /// groups with the same key merge exactly (histograms added bucket by bucket, counts summed),
@@ -15,35 +13,6 @@ public enum RunMerge {
         public var notes: [String]
         /// The shards of the split that were not given (`2/4`), in order; empty for whole runs.
         public var missingShards: [String] = []
-    }
-
-    /// The scenario's thresholds, parsed against the merged groups' flows and steps: the
-    /// scenario's files (TLS keys, pins) need not exist where the merge runs.
-    public static func thresholds(for result: RunResult) throws -> [Threshold] {
-        let (decoded, problems) = Scenario.decode(Data(result.scenarioText.utf8))
-        guard let scenario = decoded else {
-            throw LabError(
-                .invalidScenario,
-                "The runs' scenario does not parse: \(problems.map(\.message).joined(separator: "; "))"
-            )
-        }
-        var flows: [String: [Step]] = [:]
-        for group in result.groups where !group.isServerSide {
-            for name in [group.key.flow, group.flowKind] {
-                let known = flows[name] ?? []
-                flows[name] = known + group.steps.keys.filter { !known.contains($0) }
-            }
-        }
-        return try scenario.thresholds.sorted { $0.key < $1.key }.map { metric, condition in
-            switch Threshold.parse(metric: metric, condition: condition, flows: flows) {
-            case .success(let threshold): return threshold
-            case .failure(let problem):
-                throw LabError(
-                    .invalidScenario,
-                    "The threshold '\(metric)' cannot be judged on the merge: \(problem.message)"
-                )
-            }
-        }
     }
 
     /// Merges `runs`, each named by `sources` in errors; they must be of one scenario.
@@ -71,37 +40,18 @@ public enum RunMerge {
             )
         }
         let (windows, union) = Self.measuredWindows(runs)
-        let hosts = runs.map(\.metadata.machine.hostname).reduce(into: [String]()) { hosts, host in
-            if !hosts.contains(host) { hosts.append(host) }
-        }
-        var metadata = first.metadata
-        metadata.startedAt = runs.map(\.metadata.startedAt).min()!
-        metadata.clients = runs.reduce(0) { $0 + $1.metadata.clients }
-        metadata.shard = nil
-        metadata.runId = runId
-        let starts = runs.compactMap(\.metadata.clientsStartedAt)
-        metadata.clientsStartedAt = starts.min()
-        if shards.count > 1, starts.count == runs.count, let first = starts.min(), let last = starts.max() {
-            metadata.shardStartSpread = last.timeIntervalSince(first)
-        }
-        // The lab, if every run names the same one; the tags every run has.
-        metadata.lab = runs.allSatisfy { $0.metadata.lab == first.metadata.lab } ? first.metadata.lab : nil
-        metadata.tags = first.metadata.tags?.filter { tag in
-            runs.allSatisfy { $0.metadata.tags?[tag.key] == tag.value }
-        }
-        metadata.serverSide = dropServer ? nil : first.metadata.serverSide
-        metadata.measuredFrom = windows.first.map { Date(timeIntervalSince1970: $0.start) }
-        metadata.description = Self.description(first.metadata.description, runs: runs.count, shards: shards, hosts: hosts)
+        let hosts = Self.hosts(runs)
+        let metadata = Self.metadata(
+            runs,
+            runId: runId,
+            dropServer: dropServer,
+            firstWindow: windows.first?.start,
+            hosts: hosts
+        )
         var result = Self.result(runs, metadata: metadata, groups: groups, measured: union, ends: windows.map(\.end))
         // Every shard's calibration samples, if all ran on one machine; rounds do not merge
         // (each shard met at its own barriers).
-        let calibrations = runs.compactMap(\.calibration)
-        if hosts.count == 1, let calibration = calibrations.first {
-            result.calibration = Calibration(
-                provider: calibration.provider,
-                samples: calibrations.flatMap(\.samples)
-            )
-        }
+        result.calibration = Self.calibration(runs, oneHost: hosts.count == 1)
         let (intervals, intervalNote) = try Self.intervals(runs, sources: sources, shards: !shards.isEmpty)
         result.intervals = intervals
         if let intervalNote { notes.append(intervalNote) }
@@ -124,6 +74,51 @@ public enum RunMerge {
             notes.append("The CPU block is left out: not every run measured its CPU time.")
         }
         return Merged(result: result, notes: notes, missingShards: missingShards)
+    }
+
+    /// The runs' hosts, each once, in order of first appearance.
+    private static func hosts(_ runs: [RunResult]) -> [String] {
+        runs.map(\.metadata.machine.hostname).reduce(into: [String]()) { hosts, host in
+            if !hosts.contains(host) { hosts.append(host) }
+        }
+    }
+
+    /// Every run's calibration samples, if all ran on one host; nil otherwise.
+    private static func calibration(_ runs: [RunResult], oneHost: Bool) -> Calibration? {
+        let calibrations = runs.compactMap(\.calibration)
+        guard oneHost, let calibration = calibrations.first else { return nil }
+        return Calibration(provider: calibration.provider, samples: calibrations.flatMap(\.samples))
+    }
+
+    /// The merge's metadata: the first run's, with what the runs add up to or agree on.
+    private static func metadata(
+        _ runs: [RunResult],
+        runId: String?,
+        dropServer: Bool,
+        firstWindow: Double?,
+        hosts: [String]
+    ) -> RunMetadata {
+        let first = runs[0]
+        let shards = runs.compactMap { $0.metadata.shard }
+        var metadata = first.metadata
+        metadata.startedAt = runs.map(\.metadata.startedAt).min()!
+        metadata.clients = runs.reduce(0) { $0 + $1.metadata.clients }
+        metadata.shard = nil
+        metadata.runId = runId
+        let starts = runs.compactMap(\.metadata.clientsStartedAt)
+        metadata.clientsStartedAt = starts.min()
+        if shards.count > 1, starts.count == runs.count, let first = starts.min(), let last = starts.max() {
+            metadata.shardStartSpread = last.timeIntervalSince(first)
+        }
+        // The lab, if every run names the same one; the tags every run has.
+        metadata.lab = runs.allSatisfy { $0.metadata.lab == first.metadata.lab } ? first.metadata.lab : nil
+        metadata.tags = first.metadata.tags?.filter { tag in
+            runs.allSatisfy { $0.metadata.tags?[tag.key] == tag.value }
+        }
+        metadata.serverSide = dropServer ? nil : first.metadata.serverSide
+        metadata.measuredFrom = firstWindow.map { Date(timeIntervalSince1970: $0) }
+        metadata.description = Self.description(first.metadata.description, runs: runs.count, shards: shards, hosts: hosts)
+        return metadata
     }
 
     /// The shards' intervals on one time line (`RunIntervals.merged`: on the wall clock, each

@@ -1,6 +1,5 @@
 import Foundation
 import LabCore
-public import LabResults
 
 /// One result from the per-flow processes of a counted run (`lab run --counted`), which
 /// counts each flow of the scenario alone, in a process of its own.
