@@ -78,13 +78,14 @@ let package = Package(
         // Scenario model, plugin protocols, registry, LabError, step timing. Imports no other lab module.
         .target(name: "LabCore", dependencies: ["CLabSystem", "CLabCounting"], swiftSettings: swiftSettings),
         // The scenario document: what `lab run` reads, decoded strictly (every problem with its
-        // JSON path). The plugins' own checks of it are the runner's planner (ScenarioValidator).
+        // JSON path), its thresholds parsed, and its JSON schema's template. The plugins' own
+        // checks of it are the runner's planner (ScenarioValidator).
         .target(name: "LabScenario", dependencies: ["LabCore"], swiftSettings: swiftSettings),
         // The results model: what a run measured (RunResult, step histograms and statistics,
-        // calibration samples, memory, server stats) and the thresholds judged on it.
+        // calibration samples, memory, server stats), results.json, and the thresholds judged on it.
         .target(
             name: "LabResults",
-            dependencies: ["LabCore", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: ["LabCore", "LabScenario", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: swiftSettings
         ),
         // The lab's wire vocabulary: the bplist codec, the `busy` answer, `serverStats`, and the
@@ -262,7 +263,7 @@ let package = Package(
         .target(
             name: "LabReport",
             dependencies: [
-                "LabCore", "LabResults", "LabCharts", "LabAnalysis",
+                "LabScenario", "LabCore", "LabResults", "LabCharts", "LabAnalysis",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Plot", package: "Plot"),
                 .product(name: "Ink", package: "Ink"),
@@ -377,7 +378,7 @@ let package = Package(
         // module of the lab, added through the catalog (PluginCLITests runs it).
         .executableTarget(
             name: "PluginLab",
-            dependencies: ["LabCLI", "LabBuiltIns", "LabCore", "LabCX", "LabTransports", "LabMessaging"],
+            dependencies: ["LabKit", "LabCLI", "LabBuiltIns", "LabCore", "LabCX", "LabTransports", "LabMessaging"],
             path: "Tests/PluginLab",
             swiftSettings: swiftSettings
         ),
@@ -389,13 +390,13 @@ let package = Package(
         .testTarget(
             name: "LabResultsTests",
             dependencies: [
-                "LabCore", "LabResults", "LabTestSupport", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "LabScenario", "LabCore", "LabResults", "LabTestSupport", .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: testSettings
         ),
         .testTarget(
             name: "LabWireTests",
-            dependencies: ["LabCore", "LabWire", "LabTestSupport"],
+            dependencies: ["LabCX", "LabFraming", "LabCore", "LabWire", "LabTestSupport"],
             swiftSettings: testSettings
         ),
         .testTarget(
@@ -406,7 +407,7 @@ let package = Package(
         .testTarget(
             name: "LabCXTests",
             dependencies: [
-                "LabServer",
+                "LabFraming", "LabServer",
                 "LabCore", "LabWire", "LabCX", "LabSwiftCrypto", "LabOpenSSL", "LabBuiltIns", "LabTestSupport",
                 "LabBenchmarks",
             ],
@@ -415,7 +416,7 @@ let package = Package(
         .testTarget(
             name: "LabRunnerTests",
             dependencies: [
-                "LabServer",
+                "CLabOpenSSL", "LabKit", "LabMessaging", "LabServer",
                 "LabCore", "LabScenario", "LabResults", "LabWire", "LabCX", "LabBuiltIns", "LabRunner", "LabAnalysis", "LabReport",
                 "LabTestSupport", "LabMemory", "LabSwiftCrypto", "LabTestKit",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -436,7 +437,7 @@ let package = Package(
         .testTarget(
             name: "LabTransportsTests",
             dependencies: [
-                "LabServer",
+                "LabFraming", "LabMessaging", "LabServer",
                 "LabCore", "LabScenario", "LabResults", "LabWire", "LabCX", "LabTransports", "LabBuiltIns", "LabRunner",
                 "LabReport", "LabTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -450,7 +451,7 @@ let package = Package(
         .testTarget(
             name: "LabMessagingTests",
             dependencies: [
-                "LabCore", "LabResults", "LabWire", "LabMessaging", "LabTransports", "LabBuiltIns", "LabRunner", "LabReport",
+                "LabCX", "LabProcesses", "LabCore", "LabResults", "LabWire", "LabMessaging", "LabTransports", "LabBuiltIns", "LabRunner", "LabReport",
                 "LabTestSupport", "LabSwiftCrypto", "LabOpenSSL", "LabTestKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
 public import LabResults
-import LabScenario
+public import LabScenario
 
 /// A merge judged as one run: the scenario's thresholds, read from the text the runs carry.
 extension RunMerge {

@@ -2,6 +2,7 @@ public import Foundation
 import LabCharts
 import LabCore
 public import LabResults
+import LabScenario
 
 /// For GitHub Actions: writes `github-summary.md` (the outcome, the thresholds and each
 /// group's exchange figures, in GitHub's markdown) and appends it to the job's summary page

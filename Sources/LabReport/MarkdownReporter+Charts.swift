@@ -2,6 +2,7 @@ import Histogram
 import LabCharts
 import LabCore
 import LabResults
+import LabScenario
 
 // report.md's charts: what each one draws, taken from the run (LabCharts draws it).
 extension MarkdownReporter {

@@ -1,6 +1,7 @@
 import LabCharts
 import LabCore
 import LabResults
+import LabScenario
 
 extension MarkdownReporter {
     /// The Bytes on the wire section: per group, the bytes of one measured iteration and the

@@ -1,4 +1,5 @@
 import LabCore
+import LabScenario
 
 /// A matrix's figures: one value of the run's `matrixMetric` per group made from a matrix
 /// cell, arranged for a chart against one parameter.

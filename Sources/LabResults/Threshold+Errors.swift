@@ -1,3 +1,4 @@
+public import LabScenario
 extension Threshold {
     /// The condition of the threshold a run is held to when the scenario sets none on errors.
     public static let impliedErrorsCondition = "== 0 (implied: no errors threshold allows any)"

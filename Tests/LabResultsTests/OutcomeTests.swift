@@ -1,6 +1,7 @@
 import Foundation
 import LabCore
 import LabResults
+import LabScenario
 import LabTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Histogram
 import LabCore
 import LabResults
+import LabScenario
 import LabTestSupport
 import Testing
 

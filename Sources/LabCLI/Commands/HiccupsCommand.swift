@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LabCore
 import LabResults
+import LabScenario
 
 /// `lab hiccups`: how often this machine stops a busy thread, and whether the guest sees it.
 struct HiccupsCommand: AsyncParsableCommand {

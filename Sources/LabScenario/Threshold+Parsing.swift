@@ -4,7 +4,7 @@ public import LabCore
 extension Threshold {
     /// Why a step the runner adds on request is missing: `exchange.work` and
     /// `exchange.waiting` are recorded with `report.stepUsage` only.
-    static func usageHint(_ step: String) -> String {
+    package static func usageHint(_ step: String) -> String {
         step == Step.work.name || step == Step.waiting.name ? " ('\(step)' is recorded with report.stepUsage: true)" : ""
     }
 
@@ -218,7 +218,7 @@ extension Threshold {
     }
 
     /// Whether `name` can be an outcome in a metric: letters, digits, `_` and `-`, in parts joined by single dots.
-    static func isValidOutcomeName(_ name: some StringProtocol) -> Bool {
+    package static func isValidOutcomeName(_ name: some StringProtocol) -> Bool {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         return !parts.isEmpty
             && parts.allSatisfy { part in
