@@ -3,7 +3,7 @@ import PackageDescription
 
 // A reporter's package: it depends on LabKit alone, the lab's plugin API, and so builds
 // where OpenSSL's, avahi's and Argon2's development files are absent (check.sh builds it
-// with them hidden). docs/architecture.md, "Adding a plugin", walks through it.
+// with them hidden). docs/architecture.md, "A plugin outside the repository", walks through it.
 let package = Package(
     name: "ReporterOnly",
     platforms: [.macOS(.v15)],

@@ -49,31 +49,7 @@ package enum ServerReport {
         started: Date,
         suites: SuiteRegistry
     ) -> RunResult {
-        var groups: [GroupResult] = []
-        for suite in Set(snapshot.steps.keys).union(snapshot.errors.keys).sorted() {
-            let errors = snapshot.errors[suite] ?? [:]
-            var group = GroupResult(
-                key: GroupKey(flow: "cx", suite: suite, provider: provider.name, transport: transport),
-                flowKind: "cx",
-                insecure: (try? suites.make(suite).isInsecure) ?? false,
-                steps: snapshot.steps[suite] ?? [:],
-                errors: errors,
-                iterations: (snapshot.exchanges[suite] ?? 0) + errors.values.reduce(0, +)
-            )
-            group.packets = snapshot.packets[suite] ?? [:]
-            groups.append(group)
-        }
-        let normal: Set<String> = ["peer-closed"]
-        groups.append(
-            GroupResult(
-                key: GroupKey(flow: "connections", suite: "-", provider: provider.name, transport: transport),
-                flowKind: "connections",
-                insecure: false,
-                steps: [:],
-                errors: snapshot.closes.filter { !normal.contains($0.key) },
-                iterations: snapshot.connections
-            )
-        )
+        let groups = Self.groups(snapshot, provider: provider.name, transport: transport, suites: suites)
         let elapsed = UInt64(max(0, Date().timeIntervalSince(started)) * 1e9)
         #if DEBUG
         let build = "debug"
@@ -103,5 +79,41 @@ package enum ServerReport {
             warmupIterations: 0,
             stoppedByDeadline: false
         )
+    }
+
+    /// One group per suite with the server's own steps, and `connections`: the connections
+    /// (its iterations) and how those that did not end normally ended (its errors).
+    static func groups(
+        _ snapshot: ServerRecording.Snapshot,
+        provider: String,
+        transport: String,
+        suites: SuiteRegistry
+    ) -> [GroupResult] {
+        var groups: [GroupResult] = []
+        for suite in Set(snapshot.steps.keys).union(snapshot.errors.keys).sorted() {
+            let errors = snapshot.errors[suite] ?? [:]
+            var group = GroupResult(
+                key: GroupKey(flow: "cx", suite: suite, provider: provider, transport: transport),
+                flowKind: "cx",
+                insecure: (try? suites.make(suite).isInsecure) ?? false,
+                steps: snapshot.steps[suite] ?? [:],
+                errors: errors,
+                iterations: (snapshot.exchanges[suite] ?? 0) + errors.values.reduce(0, +)
+            )
+            group.packets = snapshot.packets[suite] ?? [:]
+            groups.append(group)
+        }
+        let normal: Set<String> = ["peer-closed"]
+        groups.append(
+            GroupResult(
+                key: GroupKey(flow: "connections", suite: "-", provider: provider, transport: transport),
+                flowKind: "connections",
+                insecure: false,
+                steps: [:],
+                errors: snapshot.closes.filter { !normal.contains($0.key) },
+                iterations: snapshot.connections
+            )
+        )
+        return groups
     }
 }

@@ -5,7 +5,7 @@ public import Testing
 /// `LAB_TEST_TIERS` names the tiers that run, comma-separated, or `all`. Unset, only `unit`
 /// runs, so that a plain `swift test` is safe and quick: no daemon, no root, no Valgrind,
 /// nothing that loads the machine or judges time. `scripts/test` runs every tier, in passes
-/// that do not share the cores with each other (docs/architecture.md, "Tests").
+/// that do not share the cores with each other (docs/testing.md, "Test tiers").
 public enum TestTier: String, CaseIterable, Sendable {
     /// Self-contained checks that neither measure time nor load the machine: vectors,
     /// exchanges in process, the Python peers, the wire, the reports, the repository's docs.

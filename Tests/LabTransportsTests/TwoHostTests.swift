@@ -3,7 +3,7 @@ import LabTestSupport
 import Synchronization
 import Testing
 
-/// The `two-host` tool (`Sources/two-host`, with `scripts/two-host-net.sh`): two network
+/// The `two-host` tool (`Sources/TwoHost`, with `scripts/two-host-net.sh`): two network
 /// namespaces joined by a veth pair, each with its own D-Bus system bus and avahi-daemon; host
 /// B finds host A's `lab serve` by DNS-SD, then the same load runs on one host over loopback
 /// and `lab compare` compares the two runs. Each test checks the run leaves nothing behind: no

@@ -107,39 +107,7 @@ struct Compare: AsyncParsableCommand {
                 )
             }
             guard self.alpha > 0, self.alpha < 1 else { throw ValidationError("--alpha must be between 0 and 1") }
-            var loaded: [Comparison.Run] = []
-            var selections: [GroupSelection?] = []
-            var files: Set<String> = []
-            for (index, argument) in self.runs.enumerated() {
-                let (path, selection) = try GroupSelection.split(argument)
-                let url = Self.resultsURL(path)
-                files.insert(url.standardizedFileURL.path)
-                var label = self.labels.isEmpty ? Self.label(for: url, index: index) : self.labels[index]
-                var result = try RunResult.read(from: url)
-                if let selection {
-                    result = try selection.apply(to: result, label: label)
-                    if self.labels.isEmpty { label += selection.description }
-                }
-                if index > 0, let selection, let base = selections[0] {
-                    result = GroupSelection.align(result, selection, to: loaded[0].result, base)
-                }
-                selections.append(selection)
-                loaded.append(Comparison.Run(label: label, result: result))
-            }
-            // Selections of one run: judged as the run's own report judges its groups.
-            let oneRun = files.count == 1 && selections.contains { $0 != nil }
-            var seen: Set<String> = []
-            for index in loaded.indices where !seen.insert(loaded[index].label).inserted {
-                loaded[index].label += " (\(index + 1))"
-            }
-            // Fields two selections set differently: the sides are named by their values
-            // ("openssl ×1.77 slower than swift-crypto"), and row labels leave them out.
-            let across = GroupSelection.across(selections)
-            if !across.isEmpty {
-                for index in loaded.indices {
-                    loaded[index].name = across.compactMap { selections[index]?.filters[$0] }.joined(separator: " ")
-                }
-            }
+            let (loaded, oneRun, across) = try self.loadRuns()
             var comparison = Comparison(
                 baseline: loaded[0],
                 candidates: Array(loaded.dropFirst()),
@@ -176,6 +144,46 @@ struct Compare: AsyncParsableCommand {
             let unjudged = comparison.candidates.indices.contains { comparison.isUnjudged(candidate: $0) }
             if self.failOnSlower, unjudged { throw ExitCode(3) }
         }
+    }
+
+    /// The runs named on the command line, each read, narrowed to its selection and labelled
+    /// (labels made unique); whether they are selections of one run; the fields two
+    /// selections set differently.
+    private func loadRuns() throws -> (runs: [Comparison.Run], oneRun: Bool, across: [String]) {
+        var loaded: [Comparison.Run] = []
+        var selections: [GroupSelection?] = []
+        var files: Set<String> = []
+        for (index, argument) in self.runs.enumerated() {
+            let (path, selection) = try GroupSelection.split(argument)
+            let url = Self.resultsURL(path)
+            files.insert(url.standardizedFileURL.path)
+            var label = self.labels.isEmpty ? Self.label(for: url, index: index) : self.labels[index]
+            var result = try RunResult.read(from: url)
+            if let selection {
+                result = try selection.apply(to: result, label: label)
+                if self.labels.isEmpty { label += selection.description }
+            }
+            if index > 0, let selection, let base = selections[0] {
+                result = GroupSelection.align(result, selection, to: loaded[0].result, base)
+            }
+            selections.append(selection)
+            loaded.append(Comparison.Run(label: label, result: result))
+        }
+        // Selections of one run: judged as the run's own report judges its groups.
+        let oneRun = files.count == 1 && selections.contains { $0 != nil }
+        var seen: Set<String> = []
+        for index in loaded.indices where !seen.insert(loaded[index].label).inserted {
+            loaded[index].label += " (\(index + 1))"
+        }
+        // Fields two selections set differently: the sides are named by their values
+        // ("openssl ×1.77 slower than swift-crypto"), and row labels leave them out.
+        let across = GroupSelection.across(selections)
+        if !across.isEmpty {
+            for index in loaded.indices {
+                loaded[index].name = across.compactMap { selections[index]?.filters[$0] }.joined(separator: " ")
+            }
+        }
+        return (loaded, oneRun, across)
     }
 
     /// Throws, listing both sides' groups, when a candidate matched none of the baseline's:

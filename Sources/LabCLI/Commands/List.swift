@@ -39,36 +39,41 @@ struct List: AsyncParsableCommand {
                     print("    \(choice.name.padding(16))\(choice.summary)\(marks)")
                 }
             }
-            print("\nSuites:")
-            var suites: [any Suite] = []
-            for id in LabCLI.catalog.plugins.suites.ids {
-                let suite = try LabCLI.catalog.plugins.suites.make(id)
-                suites.append(suite)
-                let insecure = suite.isInsecure ? "  [INSECURE: kept for fidelity]" : ""
-                print("  \(id.padding(12))\(suite.clientKey) → \(suite.serverKey), \(suite.signature)\(insecure)")
-                // A suite whose RSA keys are smaller by default is also shown at 1024 bits, the
-                // smallest size swift-crypto accepts (classic: the 2009 sample's 512).
-                if let larger = try? LabCLI.catalog.plugins.suites.make(id, options: SuiteOptions(rsaBits: 1024)),
-                    "\(larger.clientKey)" != "\(suite.clientKey)"
-                {
-                    suites.append(larger)
-                }
+            try Self.printSuites(providers: providers)
+        }
+    }
+
+    /// The catalog's suites, then which provider can do which (with the reason where one cannot).
+    static func printSuites(providers: [any CryptoProvider]) throws {
+        print("\nSuites:")
+        var suites: [any Suite] = []
+        for id in LabCLI.catalog.plugins.suites.ids {
+            let suite = try LabCLI.catalog.plugins.suites.make(id)
+            suites.append(suite)
+            let insecure = suite.isInsecure ? "  [INSECURE: kept for fidelity]" : ""
+            print("  \(id.padding(12))\(suite.clientKey) → \(suite.serverKey), \(suite.signature)\(insecure)")
+            // A suite whose RSA keys are smaller by default is also shown at 1024 bits, the
+            // smallest size swift-crypto accepts (classic: the 2009 sample's 512).
+            if let larger = try? LabCLI.catalog.plugins.suites.make(id, options: SuiteOptions(rsaBits: 1024)),
+                "\(larger.clientKey)" != "\(suite.clientKey)"
+            {
+                suites.append(larger)
             }
-            print("\nProvider × suite (default options):")
-            let header = "  " + "suite".padding(22) + providers.map { $0.name.padding(14) }.joined()
-            print(header)
+        }
+        print("\nProvider × suite (default options):")
+        let header = "  " + "suite".padding(22) + providers.map { $0.name.padding(14) }.joined()
+        print(header)
+        for suite in suites {
+            let label = suite.rsaBits.map { "\(suite.id) (RSA-\($0))" } ?? suite.id
+            let cells = providers.map { provider in
+                (suite.unsupportedReason(on: provider) == nil ? "yes" : "no").padding(14)
+            }
+            print("  " + label.padding(22) + cells.joined())
+        }
+        for provider in providers {
             for suite in suites {
-                let label = suite.rsaBits.map { "\(suite.id) (RSA-\($0))" } ?? suite.id
-                let cells = providers.map { provider in
-                    (suite.unsupportedReason(on: provider) == nil ? "yes" : "no").padding(14)
-                }
-                print("  " + label.padding(22) + cells.joined())
-            }
-            for provider in providers {
-                for suite in suites {
-                    if let reason = suite.unsupportedReason(on: provider) {
-                        print("  note: \(provider.name) × \(suite.id): \(reason)")
-                    }
+                if let reason = suite.unsupportedReason(on: provider) {
+                    print("  note: \(provider.name) × \(suite.id): \(reason)")
                 }
             }
         }

@@ -225,15 +225,18 @@ struct Run: AsyncParsableCommand {
     /// Runs `plan` here, or, for `--counted`, each flow under callgrind in a process of its own.
     private func measure(_ plan: Plan, reports directory: URL) async throws -> RunResult {
         guard self.counted && !WorkCounter.isActive else { return try await self.runHere(plan, reports: directory) }
-        var result = try CountedFlows.combine(
-            try CountedRun.run(
+        let parts: [RunResult]
+        do {
+            parts = try CountedRun.run(
                 scenario: self.file,
                 slowdowns: self.testSlowdown.map(\.argument),
                 flows: plan.flows.count,
                 layout: self.layout
-            ),
-            command: CommandLine.arguments.joined(separator: " ")
-        )
+            )
+        } catch let failed as CountedRun.ChildFailed {
+            throw ExitCode(failed.code)
+        }
+        var result = try CountedFlows.combine(parts, command: CommandLine.arguments.joined(separator: " "))
         result.metadata.heapLayout = self.layout == 0 ? nil : self.layout
         if plan.flows.count > 1 {
             result.metadata.load =

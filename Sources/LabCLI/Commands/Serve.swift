@@ -88,17 +88,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (level, format) = (self.logLevel, self.logFormat)
-            LoggingSystem.bootstrap { label in
-                switch format {
-                case .text:
-                    var handler = StreamLogHandler.standardError(label: label)
-                    handler.logLevel = level
-                    return PrintableLogHandler(inner: handler)
-                case .json:
-                    return JSONLogHandler(label: label, logLevel: level)
-                }
-            }
+            self.bootstrapLogging()
             // Trapped before the server listens: a signal from now on stops it cleanly.
             let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
             // Every connection is a file: as many as the hard limit allows.
@@ -106,18 +96,7 @@ struct Serve: AsyncParsableCommand {
             Logger(label: "lab.serve").info(
                 "open files: at most \(files.soft) (RLIMIT_NOFILE hard limit \(files.hard))"
             )
-            // A connection past the descriptors fails in accept, where no `busy` can be said:
-            // the limit is fitted to them, and the log says so.
-            var settings = try self.settings()
-            let asked = settings.options.maxConnections
-            let reserve = OpenFileLimit.serverReserve(openNow: OpenFileLimit.openNow() ?? 64)
-            let fitted = OpenFileLimit.connectionsFitting(asked: asked, soft: files.soft, reserve: reserve)
-            if fitted < asked {
-                Logger(label: "lab.serve").warning(
-                    "--max-connections lowered from \(asked) to \(fitted): \(files.soft) open files, \(reserve) kept for the rest (RLIMIT_NOFILE; raise it to serve more)"
-                )
-                settings.options.maxConnections = fitted
-            }
+            let settings = try self.fittedSettings(openFiles: files.soft)
             // Freed pages go back at once, so that the bounds below hold in the resident size
             // too (jemalloc keeps them 10 s by default; no cost measured on cx requests:
             // 475-479 µs of server CPU each either way, docs/hardening.md).
@@ -128,17 +107,8 @@ struct Serve: AsyncParsableCommand {
                 heap: { HeapStats.current() }
             )
             let socket = try await ServerAssembly.listen(server, transports: LabCLI.catalog.plugins.transports)
-            var lines = ["listening on \(socket.address)"]
-            lines.append("suites: \(server.suites.joined(separator: ", ")) (provider \(server.provider.name))")
-            lines.append("protocols: \(server.protocols.joined(separator: ", "))")
-            lines.append(
-                "connections: at most \(settings.options.maxConnections) (open files: \(files.soft)); frames arriving: at most \(settings.options.maxBufferedBytes) bytes held; unread answers: at most \(settings.options.maxBufferedBytes) bytes held; fetch pages being made: at most \(settings.options.maxBufferedBytes) bytes"
-                    + (freedPagesReturned ? "; freed pages returned at once" : "")
-            )
-            if let messaging = server.messaging {
-                lines.append("msg/1: \(messaging.options.description), store \(messaging.store.path)")
-            }
-            lines += socket.announcement
+            var lines = Self.announcement(server, socket: socket, openFiles: files.soft)
+            if freedPagesReturned { lines[3] += "; freed pages returned at once" }
             // The port file first: whoever waits for the `listening on` line may read it at once.
             if let portFile = self.portFile {
                 try Self.writeAtomically("\(socket.port)\n", to: portFile)
@@ -147,32 +117,7 @@ struct Serve: AsyncParsableCommand {
             // The heap with no client yet, then once a second (and at every serverStats answer)
             // with the connections open then: `--report` shows the heap per connection at the busiest.
             let heapAtListen = HeapStats.current()
-            var services: [any Service] = [
-                ServerService(server: socket, grace: server.settings.drain),
-                HeapSamplerService(statistics: server.statistics),
-            ]
-            if let port = self.metricsPort {
-                let metrics = try await MetricsEndpoint.start(host: self.metricsHost, port: port) {
-                    ServerMetrics.page(server)
-                }
-                Self.printNow(["metrics on http://\(metrics.address)/metrics"])
-                services.append(MetricsService(endpoint: metrics))
-            }
-            if let advertisement = try await self.advertise(socket, server: server) { services.append(advertisement) }
-            if let report = self.report, let interval = self.reportInterval {
-                services.append(
-                    ReportWriterService(interval: interval) {
-                        try self.writeReport(
-                            ServerReport.exchanges(server.recording.snapshot()),
-                            to: report,
-                            server: server,
-                            address: socket.address,
-                            heapAtListen: heapAtListen,
-                            quietly: true
-                        )
-                    }
-                )
-            }
+            let services = try await self.services(server, socket: socket, heapAtListen: heapAtListen)
             try await ServeServices.run(services, until: signals, logger: Logger(label: "lab.serve"))
             let snapshot = ServerReport.exchanges(server.recording.snapshot())
             if let report = self.report {
@@ -190,6 +135,89 @@ struct Serve: AsyncParsableCommand {
                 "stopped: \(snapshot.connections) connections, \(answered) exchanges, \(failed) error answers"
             ])
         }
+    }
+
+    /// Logs to stderr as `--log-format` says, at `--log-level`.
+    private func bootstrapLogging() {
+        let (level, format) = (self.logLevel, self.logFormat)
+        LoggingSystem.bootstrap { label in
+            switch format {
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return PrintableLogHandler(inner: handler)
+            case .json:
+                return JSONLogHandler(label: label, logLevel: level)
+            }
+        }
+    }
+
+    /// The settings, with the connection limit fitted to `openFiles`: a connection past the
+    /// descriptors fails in accept, where no `busy` can be said; the log says when it is lowered.
+    private func fittedSettings(openFiles: UInt64) throws -> ServerSettings {
+        var settings = try self.settings()
+        let asked = settings.options.maxConnections
+        let reserve = OpenFileLimit.serverReserve(openNow: OpenFileLimit.openNow() ?? 64)
+        let fitted = OpenFileLimit.connectionsFitting(asked: asked, soft: openFiles, reserve: reserve)
+        if fitted < asked {
+            Logger(label: "lab.serve").warning(
+                "--max-connections lowered from \(asked) to \(fitted): \(openFiles) open files, \(reserve) kept for the rest (RLIMIT_NOFILE; raise it to serve more)"
+            )
+            settings.options.maxConnections = fitted
+        }
+        return settings
+    }
+
+    /// The lines that say what listens where: address, suites, protocols, limits (the fourth
+    /// line), msg/1's settings, the transport's own (a TLS certificate's pin).
+    static func announcement(_ server: AssembledServer, socket: any ListeningServer, openFiles: UInt64) -> [String] {
+        let options = server.settings.options
+        var lines = ["listening on \(socket.address)"]
+        lines.append("suites: \(server.suites.joined(separator: ", ")) (provider \(server.provider.name))")
+        lines.append("protocols: \(server.protocols.joined(separator: ", "))")
+        lines.append(
+            "connections: at most \(options.maxConnections) (open files: \(openFiles)); frames arriving: at most \(options.maxBufferedBytes) bytes held; unread answers: at most \(options.maxBufferedBytes) bytes held; fetch pages being made: at most \(options.maxBufferedBytes) bytes"
+        )
+        if let messaging = server.messaging {
+            lines.append("msg/1: \(messaging.options.description), store \(messaging.store.path)")
+        }
+        return lines + socket.announcement
+    }
+
+    /// The server's lifetimes: the socket, the heap sampler, and as the options ask the
+    /// metrics page, the DNS-SD advertisement and the periodic report.
+    private func services(
+        _ server: AssembledServer,
+        socket: any ListeningServer,
+        heapAtListen: HeapSnapshot?
+    ) async throws -> [any Service] {
+        var services: [any Service] = [
+            ServerService(server: socket, grace: server.settings.drain),
+            HeapSamplerService(statistics: server.statistics),
+        ]
+        if let port = self.metricsPort {
+            let metrics = try await MetricsEndpoint.start(host: self.metricsHost, port: port) {
+                ServerMetrics.page(server)
+            }
+            Self.printNow(["metrics on http://\(metrics.address)/metrics"])
+            services.append(MetricsService(endpoint: metrics))
+        }
+        if let advertisement = try await self.advertise(socket, server: server) { services.append(advertisement) }
+        if let report = self.report, let interval = self.reportInterval {
+            services.append(
+                ReportWriterService(interval: interval) {
+                    try self.writeReport(
+                        ServerReport.exchanges(server.recording.snapshot()),
+                        to: report,
+                        server: server,
+                        address: socket.address,
+                        heapAtListen: heapAtListen,
+                        quietly: true
+                    )
+                }
+            )
+        }
+        return services
     }
 
     /// With `--advertise`: the server announced by DNS-SD, as a service that withdraws the

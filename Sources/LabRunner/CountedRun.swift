@@ -1,8 +1,6 @@
-import ArgumentParser
 import Foundation
 import LabCore
-import LabReport
-import LabResults
+package import LabResults
 
 /// `lab run --counted`: runs the same command again under `valgrind --tool=callgrind`, where
 /// every step also reports the instructions it executed and the allocations it made
@@ -27,24 +25,31 @@ import LabResults
 /// - callgrind's instrumentation off until the run's set-up starts (`--instr-atstart=no`).
 /// In the process, every task runs on one event loop (`Lab.main`), and the step histograms
 /// are sized for any time from the start (`StepDetail.histogram()`).
-enum CountedRun {
+package enum CountedRun {
+    /// A counted process that failed, with its exit code (the command exits with it: the
+    /// child has printed why).
+    package struct ChildFailed: Error {
+        /// The process's exit code.
+        package var code: Int32
+    }
+
     /// The environment variable that carries Valgrind's version to the child's reports.
-    static let versionVariable = "LAB_VALGRIND_VERSION"
+    package static let versionVariable = "LAB_VALGRIND_VERSION"
 
     /// What a process under callgrind is to run, from its environment: which flow, and the
     /// folder its results go to.
-    struct Child {
+    package struct Child {
         static let flowVariable = "LAB_COUNTED_FLOW"
         static let directoryVariable = "LAB_COUNTED_OUT"
         static let layoutVariable = "LAB_COUNTED_LAYOUT"
 
-        var flow: Int
-        var directory: String
+        package var flow: Int
+        package var directory: String
         /// How far this process shifts its heap before the run (`HeapShift`), in its units.
-        var layout: Int
+        package var layout: Int
 
         /// This process's part, or nil if no counted run started it.
-        static var current: Child? {
+        package static var current: Child? {
             // getenv, not ProcessInfo's dictionary: nothing of the environment on the heap.
             guard let flow = getenv(Self.flowVariable).flatMap({ Int(String(cString: $0)) }),
                 let directory = getenv(Self.directoryVariable).map({ String(cString: $0) })
@@ -57,8 +62,8 @@ enum CountedRun {
     /// Runs `arguments` (this command line, `--counted` included) under callgrind, once for
     /// each of the scenario's `flows` flows alone (`Plan.countedAlone(flow:)`), as many at a
     /// time as there are cores, and returns their results in the flows' order. Throws
-    /// `ExitCode` with the first failed process's code.
-    static func run(scenario: String, slowdowns: [String], flows: Int, layout: Int = 0) throws -> [RunResult] {
+    /// `ChildFailed` with the first failed process's code.
+    package static func run(scenario: String, slowdowns: [String], flows: Int, layout: Int = 0) throws -> [RunResult] {
         guard let valgrind = Self.find("valgrind") else {
             throw LabError(.unsupported, "--counted runs the lab under Valgrind, which is not installed (apt-get install valgrind)")
         }
@@ -95,7 +100,7 @@ enum CountedRun {
                 started.process.waitUntilExit()
                 return Self.code(started.process)
             }
-            if let failed = codes.first(where: { $0 != 0 }) { throw ExitCode(failed) }
+            if let failed = codes.first(where: { $0 != 0 }) { throw ChildFailed(code: failed) }
             results += try started.map { try RunResult.read(from: $0.results) }
         }
         return results
@@ -234,7 +239,7 @@ enum CountedRun {
 /// heap) or the order the runtime's threads happen to allocate in puts the buffers elsewhere.
 /// A baseline recorded over several layouts carries that in each step's spread between
 /// processes, so `lab check` allows a step what its buffers' placement alone can move it.
-enum HeapShift {
+package enum HeapShift {
     /// Bytes per unit of `--layout`: glibc's allocation granule.
     static let unit = 16
     nonisolated(unsafe) private static var held: UnsafeMutableRawPointer?
@@ -247,7 +252,7 @@ enum HeapShift {
     }
 
     /// Takes `layout × unit` bytes from the heap, for the process's lifetime.
-    static func apply(_ layout: Int) {
+    package static func apply(_ layout: Int) {
         guard layout > 0, self.held == nil else { return }
         self.held = malloc(layout * Self.unit)
     }
