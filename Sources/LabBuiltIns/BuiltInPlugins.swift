@@ -28,7 +28,7 @@ public enum BuiltInPlugins {
     /// `in-process`, `tcp`, `tls`.
     public static let transports = TransportRegistry([InProcessTransport.self, TCPTransport.self, TLSTransport.self])
     /// cx/1 and msg/1: what `lab serve` serves on its one port.
-    public static let served = ServedProtocolRegistry([CXProtocol.self, MessagingProtocol.self])
+    public static let served: [any ServedProtocol.Type] = [CXProtocol.self, MessagingProtocol.self]
     /// `csv`, `markdown`, `html`, `json`, and for other tools `junit`, `github`, `bmf`
     /// (Bencher) and `hgrm` (HdrHistogram).
     public static let reporters = ReporterRegistry([
@@ -47,14 +47,17 @@ public enum BuiltInPlugins {
     /// where it loads: the system's optimised library, the same in a debug and a release
     /// build of the lab, so calibrated figures compare across builds (docs/performance.md).
     public static let catalog = PluginCatalog(
-        providers: providers,
-        suites: suites,
-        flows: flows,
-        transports: transports,
-        served: served,
-        reporters: reporters,
-        discovery: DNSSDDiscovery(),
-        calibrationProviders: [OpenSSLProvider.name]
+        plugins: Plugins(
+            providers: providers,
+            suites: suites,
+            flows: flows,
+            transports: transports,
+            served: served,
+            reporters: reporters.names,
+            discovery: DNSSDDiscovery(),
+            calibrationProviders: [OpenSSLProvider.name]
+        ),
+        reporters: reporters
     ).with(messagingKinds)
 
     /// Everything, as the runner takes it.

@@ -11,43 +11,30 @@ public import LabScenario
 /// `adding(transport:)` and `adding(reporter:)`: a program that hands the result to
 /// `LabCLI.main(catalog:)` is the `lab` with its plugins added (docs/architecture.md).
 public struct PluginCatalog: Sendable {
+    /// No plugins at all.
+    public static let empty = PluginCatalog(
+        plugins: Plugins(
+            providers: ProviderRegistry([]),
+            suites: SuiteRegistry([]),
+            flows: FlowRegistry([]),
+            transports: TransportRegistry([]),
+            reporters: []
+        ),
+        reporters: ReporterRegistry([])
+    )
+
     /// What the scenario validator and the runner take; its reporter names are `reporters`'.
     public private(set) var plugins: Plugins
     /// Reporters.
     public private(set) var reporters: ReporterRegistry
 
-    /// A catalog of these registries.
-    public init(
-        providers: ProviderRegistry,
-        suites: SuiteRegistry,
-        flows: FlowRegistry,
-        transports: TransportRegistry,
-        served: ServedProtocolRegistry = ServedProtocolRegistry([]),
-        reporters: ReporterRegistry,
-        discovery: (any Discovery)? = nil,
-        calibrationProviders: [String] = []
-    ) {
-        self.plugins = Plugins(
-            providers: providers,
-            suites: suites,
-            flows: flows,
-            transports: transports,
-            served: served,
-            reporters: reporters.names,
-            discovery: discovery,
-            calibrationProviders: calibrationProviders
-        )
+    /// A catalog of `plugins` and `reporters` (whose names it takes for `plugins.reporters`).
+    public init(plugins: Plugins, reporters: ReporterRegistry) {
+        self.plugins = plugins
+        self.plugins.reporters = reporters.names
         self.reporters = reporters
     }
 
-    /// No plugins at all.
-    public static let empty = PluginCatalog(
-        providers: ProviderRegistry([]),
-        suites: SuiteRegistry([]),
-        flows: FlowRegistry([]),
-        transports: TransportRegistry([]),
-        reporters: ReporterRegistry([])
-    )
 
     /// This catalog with one more crypto provider (its name must be new).
     public func adding(provider: any CryptoProvider.Type) -> PluginCatalog {
@@ -81,7 +68,8 @@ public struct PluginCatalog: Sendable {
     /// serves it beside the others.
     public func adding(served: any ServedProtocol.Type) -> PluginCatalog {
         var catalog = self
-        catalog.plugins.served = ServedProtocolRegistry(self.plugins.served.types + [served])
+        ServedRequests.requireDistinct(self.plugins.served + [served])
+        catalog.plugins.served.append(served)
         return catalog
     }
 

@@ -41,12 +41,12 @@ public struct ReporterRegistry: Sendable {
         self.types = types
     }
 
-    /// The registered names, in order.
-    public var names: [String] { self.types.map { $0.name } }
-
     /// The reports every run writes unless told otherwise: `csv`, `markdown`, `html`, `json`.
     /// The others are for other tools, on request.
     public static let standardFormats = ["csv", "markdown", "html", "json"]
+
+    /// The registered names, in order.
+    public var names: [String] { self.types.map { $0.name } }
 
     /// Makes the reporter called `name`.
     public func make(_ name: String, options: ReportOptions = ReportOptions()) throws -> any Reporter {
@@ -103,6 +103,17 @@ func writeTexts(_ files: [(name: String, text: String)], to directory: URL) thro
 }
 
 /// Writes `data` to `url`, atomically, as a `LabError` on failure.
+extension Reporter {
+    /// Writes `text` as UTF-8 to the file `name` in `directory`, atomically, and returns it: a
+    /// reporter of one file is `[try Self.writeFile(text, named: "x.tsv", in: directory)]`. The
+    /// text is written as given; a reporter escapes what a peer or a server named in it.
+    public static func writeFile(_ text: String, named name: String, in directory: URL) throws -> URL {
+        let url = directory.appendingPathComponent(name)
+        try writeData(Data(text.utf8), to: url)
+        return url
+    }
+}
+
 func writeData(_ data: Data, to url: URL) throws {
     do {
         try data.write(to: url, options: .atomic)

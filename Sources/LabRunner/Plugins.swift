@@ -11,7 +11,7 @@ public struct Plugins: Sendable {
     /// Transports.
     public var transports: TransportRegistry
     /// The protocols `lab serve` serves (cx/1, msg/1, a plugin's).
-    public var served: ServedProtocolRegistry
+    public var served: [any ServedProtocol.Type]
     /// Reporter names (the reporters themselves live in LabReport).
     public var reporters: [String]
     /// How `"discover"` finds a server, if the build has a way.
@@ -29,7 +29,7 @@ public struct Plugins: Sendable {
         suites: SuiteRegistry,
         flows: FlowRegistry,
         transports: TransportRegistry,
-        served: ServedProtocolRegistry = ServedProtocolRegistry([]),
+        served: [any ServedProtocol.Type] = [],
         reporters: [String],
         discovery: (any Discovery)? = nil,
         calibrationProviders: [String] = []
@@ -38,6 +38,7 @@ public struct Plugins: Sendable {
         self.suites = suites
         self.flows = flows
         self.transports = transports
+        ServedRequests.requireDistinct(served)
         self.served = served
         self.reporters = reporters
         self.discovery = discovery

@@ -125,19 +125,13 @@ public enum ServerAssembly {
     ) throws -> AssembledServer {
         let providers = try plugins.providers.makeAll()
         let provider = try plugins.providers.make(settings.provider)
-        let setup = ServingSetup(
-            provider: provider,
-            providers: providers,
-            suites: try self.suites(settings.suites, in: plugins.suites, provider: provider, others: providers),
-            knownSuites: plugins.suites.ids,
-            keys: settings.keys,
-            options: settings.options,
-            extensions: plugins.extensions,
-            settings: settings.protocols
-        )
+        var setup = ServingSetup(provider: provider)
+        setup.suites = try self.suites(settings.suites, in: plugins.suites, provider: provider, others: providers)
+        (setup.providers, setup.knownSuites, setup.keys) = (providers, plugins.suites.ids, settings.keys)
+        (setup.options, setup.extensions, setup.settings) = (settings.options, plugins.extensions, settings.protocols)
         var keygen = NoStepRecorder()
         var served: [(name: String, requests: ServedRequests, handler: any FrameHandler)] = []
-        for type in plugins.served.types {
+        for type in plugins.served {
             if let handler = try type.handler(for: setup, recorder: &keygen) {
                 served.append((type.name, type.requests, handler))
             }

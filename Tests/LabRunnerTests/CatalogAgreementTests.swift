@@ -30,7 +30,7 @@ import Testing
         let plugins = Self.catalog.plugins
         let names =
             plugins.providers.names + plugins.suites.ids + plugins.flows.names + plugins.transports.names
-            + plugins.served.names
+            + plugins.served.map { $0.name }
             + Self.catalog.reporters.names
         let words = Set(listed.output.split(whereSeparator: { " \n,:()".contains($0) }).map(String.init))
         let missing = names.filter { !words.contains($0) }

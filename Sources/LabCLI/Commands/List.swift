@@ -23,7 +23,7 @@ struct List: AsyncParsableCommand {
                 print("  \(flow.name.padding(12))\(flow.summary)")
             }
             print("\nServed by lab serve:")
-            for served in LabCLI.catalog.plugins.served.types {
+            for served in LabCLI.catalog.plugins.served {
                 print("  \(served.name.padding(12))\(served.summary)")
             }
             print("\nTransports: \(LabCLI.catalog.plugins.transports.names.joined(separator: ", "))")

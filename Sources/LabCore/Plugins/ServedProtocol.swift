@@ -35,63 +35,39 @@ public struct ServingSetup: Sendable {
     /// The server's crypto provider.
     public var provider: any CryptoProvider
     /// Every loaded provider, to name alternatives in errors.
-    public var providers: [any CryptoProvider]
+    public var providers: [any CryptoProvider] = []
     /// The cx/1 suites offered, each checked against `provider`.
-    public var suites: [any Suite]
+    public var suites: [any Suite] = []
     /// Every suite id the catalog knows, so that a request for one not offered is told apart
     /// from one for a suite nobody has heard of.
-    public var knownSuites: [String]
+    public var knownSuites: [String] = []
     /// When the server makes its signing keys.
-    public var keys: KeyLifetime
+    public var keys = KeyLifetime.perRun
     /// The transport's limits: the largest answer, the bytes a connection may hold.
-    public var options: TransportOptions
+    public var options = TransportOptions()
     /// The catalog's extensions (msg/1's KDFs, policies, captchas and clocks).
-    public var extensions: PluginExtensions
+    public var extensions = PluginExtensions()
     /// Each protocol's own settings, by its key (msg/1's: its store, KDF, policy, clock); a
     /// protocol whose key is not set may decline to be served.
-    public var settings: PluginExtensions
+    public var settings = PluginExtensions()
 
-    /// A set-up.
-    public init(
-        provider: any CryptoProvider,
-        providers: [any CryptoProvider] = [],
-        suites: [any Suite] = [],
-        knownSuites: [String] = [],
-        keys: KeyLifetime = .perRun,
-        options: TransportOptions = TransportOptions(),
-        extensions: PluginExtensions = PluginExtensions(),
-        settings: PluginExtensions = PluginExtensions()
-    ) {
+    /// A set-up on `provider`; the rest is set field by field.
+    public init(provider: any CryptoProvider) {
         self.provider = provider
-        self.providers = providers
-        self.suites = suites
-        self.knownSuites = knownSuites
-        self.keys = keys
-        self.options = options
-        self.extensions = extensions
-        self.settings = settings
     }
 }
 
-/// The protocols a server may serve, built once from a type list.
-public struct ServedProtocolRegistry: Sendable {
-    /// The registered protocols, in order.
-    public let types: [any ServedProtocol.Type]
-
-    /// A registry of the given protocols: names distinct, no op claimed twice, at most one
-    /// protocol for the other ops and one for the rest.
-    public init(_ types: [any ServedProtocol.Type]) {
-        PluginLookup.requireDistinct(types.map { $0.name }, kind: "served protocol")
-        let ops = types.flatMap { type -> [String] in
+extension ServedRequests {
+    /// Traps unless `protocols` can share one server: names distinct, no op claimed twice, at
+    /// most one protocol for the other ops and one for the rest. A catalog is built once, from code.
+    public static func requireDistinct(_ protocols: [any ServedProtocol.Type]) {
+        PluginLookup.requireDistinct(protocols.map { $0.name }, kind: "served protocol")
+        let ops = protocols.flatMap { type -> [String] in
             if case .ops(let names) = type.requests { return Array(names) }
             return []
         }
         PluginLookup.requireDistinct(ops, kind: "served protocols' op")
-        precondition(types.filter { $0.requests == .otherOps }.count <= 1, "one served protocol takes the other ops")
-        precondition(types.filter { $0.requests == .rest }.count <= 1, "one served protocol takes the rest")
-        self.types = types
+        precondition(protocols.filter { $0.requests == .otherOps }.count <= 1, "one served protocol takes the other ops")
+        precondition(protocols.filter { $0.requests == .rest }.count <= 1, "one served protocol takes the rest")
     }
-
-    /// The registered names, in order.
-    public var names: [String] { self.types.map { $0.name } }
 }

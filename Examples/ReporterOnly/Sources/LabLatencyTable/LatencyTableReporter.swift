@@ -6,22 +6,13 @@ import LabKit
 /// names come from the run (a plugin's, a server's), so a tab, a line break or a control
 /// character in them is written as its escape, never as a new cell or row.
 public struct LatencyTableReporter: Reporter {
-    /// `latency-tsv`.
     public static let name = "latency-tsv"
-    /// The file it writes.
-    public static let fileName = "latency.tsv"
 
-    /// It has no options.
     public init(options: ReportOptions) {}
 
+    /// Writes `latency.tsv`.
     public func write(_ result: RunResult, to directory: URL) throws -> [URL] {
-        let url = directory.appendingPathComponent(Self.fileName)
-        do {
-            try Data(Self.text(result).utf8).write(to: url, options: .atomic)
-        } catch {
-            throw LabError(.storage, "Cannot write \(url.path)", cause: UnderlyingError(describing: error))
-        }
-        return [url]
+        [try Self.writeFile(Self.text(result), named: "latency.tsv", in: directory)]
     }
 
     /// The table's text: a header, then a row per group and step.

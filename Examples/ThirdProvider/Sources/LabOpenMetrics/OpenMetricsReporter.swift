@@ -14,13 +14,7 @@ public struct OpenMetricsReporter: Reporter {
     public init(options: ReportOptions) {}
 
     public func write(_ result: RunResult, to directory: URL) throws -> [URL] {
-        let url = directory.appendingPathComponent(Self.fileName)
-        do {
-            try Data(Self.text(result).utf8).write(to: url, options: .atomic)
-        } catch {
-            throw LabError(.storage, "Cannot write \(url.path)", cause: UnderlyingError(describing: error))
-        }
-        return [url]
+        [try Self.writeFile(Self.text(result), named: Self.fileName, in: directory)]
     }
 
     /// The text of `metrics.prom`.
