@@ -14,19 +14,18 @@ import Synchronization
 /// and a package that adds plugins builds its own `lab` by handing its catalog instead
 /// (docs/architecture.md, "A plugin outside the repository").
 public enum LabCLI {
-    /// The plugins every command reads: the catalog `main(catalog:)` was handed, installed
-    /// before any parsing (ArgumentParser's commands are types, made by the parser, so a
-    /// command reads it here rather than from an argument).
-    static var catalog: PluginCatalog { installed.withLock { $0 } }
-    private static let installed = Mutex(PluginCatalog.empty)
+    /// The plugins every command reads: the catalog `main(catalog:)` was handed, bound for
+    /// the parse and the run beneath it (ArgumentParser makes the commands, so a command reads
+    /// it here rather than from an argument). A task-local value, not a global: nothing can
+    /// change it once bound, and two catalogs can run side by side in one process.
+    @TaskLocal static var catalog = PluginCatalog.empty
 
     /// The catalog's msg/1 kinds: what `lab serve`'s msg/1 options, `lab list` and `lab schema` offer.
     static var messagingKinds: MessagingKinds { Self.catalog.plugins.extensions[MessagingKinds.self] }
 
     /// Runs the command line with `catalog`'s plugins and exits.
     public static func main(catalog: PluginCatalog) async {
-        Self.installed.withLock { $0 = catalog }
-        await Lab.main()
+        await Self.$catalog.withValue(catalog) { await Lab.main() }
     }
 }
 

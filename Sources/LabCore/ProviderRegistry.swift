@@ -1,4 +1,4 @@
-/// The crypto providers a run may use, built once from a type list (see `lab/BuiltInPlugins.swift`).
+/// The crypto providers a run may use, built once from a type list (the lab's own: `LabBuiltIns/BuiltInPlugins.swift`).
 public struct ProviderRegistry: Sendable {
     /// The registered provider types, in the order given.
     public let types: [any CryptoProvider.Type]

@@ -27,6 +27,12 @@ public struct ServiceSpec: Sendable, Hashable {
     /// key given with another plugin chosen is one.
     public init(_ object: ScenarioObject) {
         let kinds = object.extensions[MessagingKinds.self]
+        guard !kinds.kdfs.isEmpty, !kinds.policies.isEmpty, !kinds.captchas.isEmpty else {
+            // A catalog without msg/1's kinds (`MessagingKinds`): a problem, not a trap.
+            object.problem("kdf", "this lab's catalog has no msg/1 KDFs, lockout policies or captchas to choose from")
+            self = ServiceSpec()
+            return
+        }
         var options = MessagingOptions()
         let kdfName = Self.choose("kdf", kinds.kdfs.map { $0.choice }, object, Self.oneOf)
         let kdf = kinds.kdf(named: kdfName) ?? kinds.defaultKDF

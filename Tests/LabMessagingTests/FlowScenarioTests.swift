@@ -213,7 +213,7 @@ import Testing
         // A clients' provider that does not claim AES-GCM is refused where the entry named it.
         var setup = plan.flows[0].setup
         setup.clientProvider = FaultyProvider(SwiftCryptoProvider(), faults: [], withholding: [.aesGCM])
-        let options = try #require(MessagingFlow<ChatScript>.decodeOptions(setup.entry.options, at: "$").options)
+        let options = try #require(MessagingFlow<ChatScript>.decodeOptions(setup.entry.options, at: "$", extensions: setup.extensions).options)
         let problems = MessagingFlow<ChatScript>.check(setup, options: options)
         #expect(problems.map(\.path) == ["clientProvider"], "\(problems)")
         #expect(problems.first?.message.contains("AES-256-GCM") == true, "\(problems)")

@@ -9,6 +9,20 @@ import Testing
 /// really starts with, every built-in KDF reads back what it stores, and `lab list` shows
 /// them all.
 @Suite(.tier(.unit)) struct MessagingChoicesTests {
+    @Test("A catalog without msg/1's kinds refuses a messaging flow's options with a problem, not a trap")
+    func noKindsIsAProblem() {
+        let decoded = MessagingFlow<LoginScript>.decodeOptions(.object([:]), at: "$.flows[0].options")
+        #expect(
+            decoded.problems.map(\.path) == ["$.flows[0].options.kdf"]
+                && decoded.problems.first?.message.contains("no msg/1 KDFs") == true,
+            "\(decoded.problems)"
+        )
+        var extensions = PluginExtensions()
+        extensions[MessagingKinds.self] = BuiltInPlugins.messagingKinds
+        let withKinds = MessagingFlow<LoginScript>.decodeOptions(.object([:]), at: "$", extensions: extensions)
+        #expect(withKinds.options != nil && withKinds.problems.isEmpty, "\(withKinds.problems)")
+    }
+
     @Test("Each kind's marked default is what a service with no options runs")
     func defaultsAreTheServices() throws {
         let kinds = BuiltInPlugins.messagingKinds
