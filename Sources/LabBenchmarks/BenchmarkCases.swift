@@ -1,9 +1,9 @@
-import LabCore
+import LabBuiltIns
 import LabCX
+import LabCore
 import LabFraming
 import LabMessaging
 import LabOpenSSL
-import LabBuiltIns
 import LabSwiftCrypto
 import LabWire
 import Synchronization

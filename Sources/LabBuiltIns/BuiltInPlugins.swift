@@ -1,13 +1,13 @@
-public import LabCore
 import LabCX
+public import LabCore
 import LabDiscovery
 public import LabKit
 public import LabMessaging
-import LabTransports
 import LabOpenSSL
 public import LabReport
 public import LabRunner
 import LabSwiftCrypto
+import LabTransports
 import LabWire
 
 /// The plugins that ship with the lab: the one list of them. `lab` is `LabCLI.main(catalog:

@@ -1,7 +1,7 @@
-import LabCore
-import LabCX
-import LabFuzzSupport
 import LabBuiltIns
+import LabCX
+import LabCore
+import LabFuzzSupport
 import LabWire
 
 /// cx/1 from both ends: the server answering a request body, or a client opening a reply.

@@ -1,9 +1,9 @@
 import Foundation
-import LabCore
+import LabBuiltIns
 import LabCX
+import LabCore
 import LabFuzzSupport
 import LabMessaging
-import LabBuiltIns
 import LabServer
 import LabSwiftCrypto
 import LabTransports

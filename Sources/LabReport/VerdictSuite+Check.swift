@@ -1,7 +1,7 @@
 public import Foundation
+public import LabAnalysis
 import LabCharts
 import LabCore
-public import LabAnalysis
 import LabResults
 
 extension VerdictSuite {

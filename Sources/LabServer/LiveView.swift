@@ -1,8 +1,8 @@
 import Foundation
 import LabCore
-package import LabTransports
 import LabReport
 package import LabRunner
+package import LabTransports
 import Logging
 import Synchronization
 

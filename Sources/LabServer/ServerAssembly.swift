@@ -1,9 +1,9 @@
 public import Foundation
 public import LabCore
 public import LabMessaging
-public import LabTransports
 public import LabResults
 public import LabRunner
+public import LabTransports
 import LabWire
 
 /// One suite a server offers: `x25519`, or `classic@1024` with its RSA size.

@@ -1,7 +1,7 @@
 import LabMemory
 import LabMessaging
-import LabTransports
 import LabResults
+import LabTransports
 
 /// `lab serve`'s metrics page: the server's totals (`ServerRecording`, the same figures as
 /// its `--report` and its `serverStats` answers), the password-check pool and the heap.

@@ -2,9 +2,9 @@ package import Foundation
 package import LabCore
 import LabKit
 import LabMemory
-package import LabTransports
 package import LabResults
 import LabRunner
+package import LabTransports
 
 /// Turns what `lab serve` measured into a `RunResult`, so the usual reporters write it.
 ///

@@ -1,7 +1,7 @@
 public import Foundation
 public import LabCore
-public import LabTransports
 public import LabResults
+public import LabTransports
 import LabWire
 import Synchronization
 

@@ -1,6 +1,6 @@
 import Foundation
-public import LabCore
 import LabCX
+public import LabCore
 import LabFraming
 import LabWire
 

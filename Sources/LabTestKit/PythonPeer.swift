@@ -1,6 +1,6 @@
 public import Foundation
-public import LabProcesses
 import LabCore
+public import LabProcesses
 
 /// Drives `Tests/Interop/cx_peer.py`, an independent cx/1 implementation written from
 /// docs/protocol.md alone with Python's `cryptography` and `plistlib`.

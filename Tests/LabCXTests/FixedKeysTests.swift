@@ -1,13 +1,12 @@
 import Foundation
-import LabCore
 import LabBuiltIns
+import LabCX
+import LabCore
 import LabOpenSSL
 import LabSwiftCrypto
 import LabTestSupport
 import LabWire
 import Testing
-
-import LabCX
 
 /// `"keys": "fixed"` and `"clientKeys": "fixed"`: the lab's published test keys, the same in
 /// every run (for the counted gate).

@@ -1,6 +1,6 @@
-import LabCore
 import LabBuiltIns
 import LabCX
+import LabCore
 import LabFraming
 import LabServer
 import LabTestSupport

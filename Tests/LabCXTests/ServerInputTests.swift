@@ -1,8 +1,8 @@
 import Foundation
-import LabCore
-import LabCX
-import LabOpenSSL
 import LabBuiltIns
+import LabCX
+import LabCore
+import LabOpenSSL
 import LabSwiftCrypto
 import LabTestSupport
 import LabWire

@@ -1,14 +1,13 @@
 import Foundation
-import LabCore
 import LabBuiltIns
+import LabCX
+import LabCore
 import LabOpenSSL
 import LabSwiftCrypto
 import LabTestSupport
 import LabWire
 import Synchronization
 import Testing
-
-import LabCX
 
 /// docs/protocol.md §2.4: for `classic` and `rsa-modern` the server's key is "RSA, same encoding
 /// and size" as the client's, whatever size the server was set up with.

@@ -1,5 +1,5 @@
-import LabCore
 import LabBuiltIns
+import LabCore
 import LabTestSupport
 import Testing
 

@@ -1,6 +1,5 @@
 import Foundation
 import LabCore
-import LabFuzzing
 import LabTestSupport
 import Testing
 

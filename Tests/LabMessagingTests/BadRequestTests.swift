@@ -1,10 +1,10 @@
 import Foundation
 import GRDB
-import LabCore
 import LabBuiltIns
+import LabCore
 import LabMessaging
-import LabTransports
 import LabTestSupport
+import LabTransports
 import LabWire
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabTransports
 import LabTestSupport
+import LabTransports
 import LabWire
 import Synchronization
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
+import LabBuiltIns
 import LabCore
 import LabMessaging
-import LabBuiltIns
 import LabTransports
 import LabWire
 

@@ -1,9 +1,9 @@
 import Foundation
 import LabCore
 import LabMessaging
-import LabTransports
 import LabResults
 import LabTestSupport
+import LabTransports
 import LabWire
 import NIOCore
 import NIOPosix

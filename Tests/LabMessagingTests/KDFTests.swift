@@ -1,10 +1,9 @@
 import Foundation
-import LabCore
 import LabBuiltIns
+import LabCore
+import LabMessaging
 import LabTestSupport
 import Testing
-
-import LabMessaging
 
 /// The password KDFs against published vectors and against Python's hashlib (and, for
 /// Argon2id, Python's `cryptography`, whose Argon2id is not libargon2's code).

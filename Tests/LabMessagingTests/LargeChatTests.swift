@@ -1,11 +1,11 @@
+import Crypto
 import Foundation
 import LabCore
 import LabMessaging
 import LabSwiftCrypto
-import LabTransports
 import LabTestSupport
+import LabTransports
 import LabWire
-import Crypto
 import Testing
 
 /// Issue 37, break 6 (fetch): a chat past the 5 MiB frame limit, 81 messages of 64 KiB each,

@@ -1,6 +1,6 @@
 import Foundation
-import LabCore
 import LabBuiltIns
+import LabCore
 import LabMessaging
 import LabTestSupport
 import Testing

@@ -3,10 +3,10 @@ import Foundation
 import GRDB
 import LabCore
 import LabMessaging
-import LabSwiftCrypto
-import LabTransports
 import LabOpenSSL
+import LabSwiftCrypto
 import LabTestSupport
+import LabTransports
 import LabWire
 import Testing
 

@@ -3,8 +3,8 @@ import Foundation
 import LabCore
 import LabMessaging
 import LabSwiftCrypto
-import LabTransports
 import LabTestSupport
+import LabTransports
 import LabWire
 import Testing
 

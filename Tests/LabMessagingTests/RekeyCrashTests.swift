@@ -4,8 +4,8 @@ import GRDB
 import LabCore
 import LabMessaging
 import LabSwiftCrypto
-import LabTransports
 import LabTestSupport
+import LabTransports
 import Testing
 
 /// A rekey of a 10,000-message chat is one transaction: the server is killed (SIGKILL)

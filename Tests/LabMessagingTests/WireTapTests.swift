@@ -1,11 +1,11 @@
 import Foundation
+import LabBuiltIns
 import LabCore
 import LabMessaging
-import LabBuiltIns
-import LabTransports
 import LabResults
 import LabRunner
 import LabTestSupport
+import LabTransports
 import Testing
 
 /// A `chat` scenario over tcp through a wire tap (a relay that records every byte both

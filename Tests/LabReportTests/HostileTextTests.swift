@@ -1,7 +1,7 @@
 import Foundation
 import Histogram
-import LabCore
 import LabBuiltIns
+import LabCore
 import LabReport
 import LabResults
 import LabTestSupport

@@ -1,8 +1,8 @@
 import Foundation
-import LabCore
-import LabCX
-import LabKit
 import LabBuiltIns
+import LabCX
+import LabCore
+import LabKit
 import LabReport
 import LabRunner
 import LabServer

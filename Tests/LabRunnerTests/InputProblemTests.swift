@@ -1,7 +1,7 @@
 import Foundation
+import LabBuiltIns
 import LabCore
 import LabKit
-import LabBuiltIns
 import LabRunner
 import LabScenario
 import LabTestSupport

@@ -1,8 +1,8 @@
 import Foundation
 import Histogram
-import LabCore
-import LabCX
 import LabBuiltIns
+import LabCX
+import LabCore
 import LabReport
 import LabResults
 import LabRunner

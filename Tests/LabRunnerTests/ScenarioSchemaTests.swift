@@ -1,7 +1,7 @@
 import Foundation
-import LabCore
-import LabCX
 import LabBuiltIns
+import LabCX
+import LabCore
 import LabReport
 import LabTestSupport
 import Testing

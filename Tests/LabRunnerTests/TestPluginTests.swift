@@ -1,7 +1,7 @@
 import Foundation
+import LabBuiltIns
 import LabCore
 import LabKit
-import LabBuiltIns
 import LabResults
 import LabRunner
 import LabTestSupport

@@ -1,6 +1,6 @@
+import LabBuiltIns
 public import LabCore
 public import LabTestKit
-import LabBuiltIns
 
 extension TransportConformance {
     /// The lab's own transports, each of which must conform.

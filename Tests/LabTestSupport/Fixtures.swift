@@ -1,6 +1,6 @@
-public import LabCore
-import LabCX
 import LabBuiltIns
+import LabCX
+public import LabCore
 public import LabServer
 
 /// A suite with its options, as test arguments name them: `classic@512`, `x25519`

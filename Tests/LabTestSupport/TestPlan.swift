@@ -1,6 +1,6 @@
 import Foundation
-import LabCore
 import LabBuiltIns
+import LabCore
 public import LabResults
 public import LabRunner
 

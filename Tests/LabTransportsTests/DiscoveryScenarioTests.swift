@@ -1,7 +1,7 @@
 import Foundation
 import Histogram
-import LabCore
 import LabBuiltIns
+import LabCore
 import LabResults
 import LabRunner
 import LabTestSupport

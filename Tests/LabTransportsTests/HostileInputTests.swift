@@ -1,12 +1,12 @@
 import Foundation
-import LabCore
-import LabCX
-import LabFraming
-import LabTransports
 import LabBuiltIns
+import LabCX
+import LabCore
+import LabFraming
 import LabResults
 import LabRunner
 import LabTestSupport
+import LabTransports
 import LabWire
 import Logging
 import NIOCore

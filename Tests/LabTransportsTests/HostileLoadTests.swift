@@ -2,10 +2,10 @@ import Foundation
 import Histogram
 import LabCore
 import LabMessaging
-import LabTransports
 import LabResults
 import LabRunner
 import LabTestSupport
+import LabTransports
 import LabWire
 import NIOCore
 import Synchronization

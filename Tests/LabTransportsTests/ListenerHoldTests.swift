@@ -1,7 +1,7 @@
 import Foundation
 import LabCore
-import LabTransports
 import LabTestSupport
+import LabTransports
 import NIOCore
 import NIOPosix
 import Synchronization

@@ -1,9 +1,9 @@
 import Foundation
 import LabCore
-import LabTransports
 import LabReport
 import LabResults
 import LabTestSupport
+import LabTransports
 import NIOCore
 import NIOPosix
 import Synchronization

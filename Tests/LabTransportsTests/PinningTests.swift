@@ -1,11 +1,11 @@
 import Foundation
-import LabCore
-import LabTransports
 import LabBuiltIns
+import LabCore
 import LabResults
 import LabRunner
 import LabScenario
 import LabTestSupport
+import LabTransports
 import NIOSSL
 import Testing
 

@@ -1,6 +1,6 @@
 import LabCore
-import LabTransports
 import LabTestSupport
+import LabTransports
 import NIOCore
 import NIOPosix
 import Testing

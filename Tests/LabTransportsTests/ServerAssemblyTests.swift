@@ -1,11 +1,11 @@
 import Foundation
+import LabBuiltIns
 import LabCore
 import LabMessaging
-import LabServer
-import LabTransports
-import LabBuiltIns
 import LabResults
+import LabServer
 import LabTestSupport
+import LabTransports
 import Testing
 
 /// `lab serve`'s suite list, parsed into `SuiteChoice`s before the command runs.

@@ -1,11 +1,11 @@
 import Foundation
+import LabBuiltIns
 import LabCore
 import LabFraming
-import LabServer
-import LabTransports
-import LabBuiltIns
 import LabResults
+import LabServer
 import LabTestSupport
+import LabTransports
 import LabWire
 import Testing
 

@@ -1,10 +1,10 @@
 import Foundation
 import Histogram
 import LabCore
-import LabTransports
 import LabReport
 import LabResults
 import LabTestSupport
+import LabTransports
 import Testing
 
 /// The `tls` transport's key exchange, chosen (`server.tls.groups`, `--tls-groups`,

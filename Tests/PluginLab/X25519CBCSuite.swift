@@ -1,5 +1,5 @@
-import LabCore
 import LabCX
+import LabCore
 
 /// `x25519-cbc`: x25519's key agreement and key wrap, with the message in AES-256-CBC under
 /// a fresh IV (carried as `cryptoN`) instead of AES-GCM: the test-only suite.

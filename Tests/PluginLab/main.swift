@@ -1,6 +1,6 @@
+import LabBuiltIns
 import LabCLI
 import LabKit
-import LabBuiltIns
 
 // Test support: the `lab` with plugins this target defines, none of them in the lab's
 // sources: a transport (`relay`), a suite (`x25519-cbc`), a flow (`echo`) and one of each of

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
 import GRDB
+import LabBuiltIns
 import LabCore
 import LabMessaging
 import LabTransports
-import LabBuiltIns
 import Synchronization
 
 /// Test support for `RekeyCrashTests`: the msg/1 service that `lab serve` runs, over TCP on

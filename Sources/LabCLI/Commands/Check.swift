@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import LabAnalysis
 import LabCore
-import LabResults
 import LabReport
+import LabResults
 
 /// `lab check RUN --baseline BASE`: the regression gate.
 struct Check: AsyncParsableCommand {

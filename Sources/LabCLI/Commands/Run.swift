@@ -1,13 +1,13 @@
 import ArgumentParser
 import Foundation
 import LabCore
-import LabServer
-import LabTransports
 import LabKit
 import LabReport
 import LabResults
 import LabRunner
 import LabScenario
+import LabServer
+import LabTransports
 
 /// `lab run FILE`: runs a scenario and writes its reports.
 struct Run: AsyncParsableCommand {

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import LabCore
-import LabMessaging
 import LabKit
+import LabMessaging
 import LabReport
 import LabRunner
 

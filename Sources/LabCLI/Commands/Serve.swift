@@ -5,11 +5,11 @@ import LabDiscovery
 import LabKit
 import LabMemory
 import LabMessaging
-import LabServer
-import LabTransports
 import LabReport
 import LabResults
 import LabRunner
+import LabServer
+import LabTransports
 import LabWire
 import Logging
 import ServiceLifecycle

@@ -1,12 +1,12 @@
 import ArgumentParser
+import Foundation
 import LabCore
 import LabFraming
 import LabKit
-import LabRunner
 import LabMessaging
+import LabRunner
 import LabTransports
 import LabWire
-import Foundation
 
 /// `lab serve`'s listener: where it listens, how frames are read, when a connection ends,
 /// and TLS. Checked by the parser (`validate()`), before the command runs: a wrong value

@@ -1,7 +1,7 @@
 import LabBotan
-import LabCore
 import LabBuiltIns
 import LabCX
+import LabCore
 import LabTestKit
 import Testing
 
