@@ -126,7 +126,8 @@ let package = Package(
         ),
         // The fuzz targets and their properties, a module each (and LabFuzzSupport, what they
         // share), so that each fuzzer in Fuzz/ links, instruments and scans only what its target
-        // reaches: `frame` neither swift-crypto nor GRDB, none of them NIO but `frame`.
+        // reaches: `frame` neither swift-crypto nor GRDB; `cx`, `msg` and `scenario` read the
+        // built-in plugins from the catalog (LabBuiltIns), and so link the lab's plugins.
         // The tests replay the committed corpus through all four (LabFuzzingTests).
         .target(name: "LabFuzzSupport", swiftSettings: swiftSettings),
         .target(
@@ -149,8 +150,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // `lab validate`'s registries: the providers, cx/1's and the messaging flows (LabMessaging,
-        // GRDB with it) and the validator itself (LabRunner).
+        // `lab validate`'s registries, the catalog's (LabBuiltIns), and the validator itself (LabRunner).
         .target(
             name: "LabFuzzScenario",
             dependencies: [
@@ -178,7 +178,8 @@ let package = Package(
             dependencies: ["LabCore", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
-        // The tcp and tls transports on SwiftNIO: the server's listener and limits, the client, pinning.
+        // The transports: in-process, and tcp and tls on SwiftNIO (the server's listener and
+        // limits, the client, pinning).
         .target(
             name: "LabTransports",
             dependencies: [
@@ -235,7 +236,8 @@ let package = Package(
             dependencies: ["LabCore", "LabResults"] + (withoutJemalloc ? [] : ["CLabJemalloc"]),
             swiftSettings: swiftSettings
         ),
-        // The runner: scenario checks against the plugins, load models, recording, progress.
+        // The runner: scenario checks against the plugins, load models, recording, progress, and
+        // a counted run's processes under callgrind (CountedRun).
         .target(
             name: "LabRunner",
             dependencies: [

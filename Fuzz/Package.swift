@@ -12,7 +12,8 @@ let lab = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLa
 
 // Each fuzzer and the lab's module with its target (LabFuzzFrame, …): a fuzzer links only
 // the modules its target reaches, so `frame` builds without swift-crypto or GRDB, and
-// libFuzzer scans only the coverage counters of the code the target can reach.
+// libFuzzer scans only the coverage counters of the code the target can reach (`cx`, `msg`
+// and `scenario` read the built-in plugins from the catalog, LabBuiltIns, and link them).
 let targets = ["frame": "LabFuzzFrame", "cx": "LabFuzzCX", "msg": "LabFuzzMsg", "scenario": "LabFuzzScenario"]
 
 let package = Package(
