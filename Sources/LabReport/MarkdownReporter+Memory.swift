@@ -58,9 +58,19 @@ extension MarkdownReporter {
         var lines: [String] = []
         let clients = "\(Numbers.integer(memory.clients)) client\(memory.clients == 1 ? "" : "s")"
         let exchanges = "\(Numbers.integer(memory.exchanges)) exchange\(memory.exchanges == 1 ? "" : "s")"
-        lines.append(
-            "| **Heap per client** (growth to every client ready ÷ \(clients)) | \(Self.bytes(memory.heapPerClient)) |"
-        )
+        if memory.firstClient != nil {
+            let others = memory.clients - 1
+            lines.append(
+                "| **Heap per client** (growth from the first client ready to every client ready ÷ "
+                    + "\(Numbers.integer(others)) other\(others == 1 ? "" : "s")) | \(Self.bytes(memory.heapPerClient)) |"
+            )
+            lines.append("| Set-up the first client paid once (its growth beyond the others') | "
+                + "\(Self.bytes(memory.heapFixedCost)) |")
+        } else {
+            lines.append(
+                "| **Heap per client** (growth to every client ready ÷ \(clients)) | \(Self.bytes(memory.heapPerClient)) |"
+            )
+        }
         lines.append(
             "| Allocations per exchange (measured phase ÷ \(exchanges)) | "
                 + (memory.allocationsPerExchange.map { Numbers.fixed($0, 1, grouped: true) } ?? "—") + " |"
@@ -73,7 +83,8 @@ extension MarkdownReporter {
     /// server 9.2 KiB per connection`; nil when the run did not measure its heap.
     public static func memorySummary(_ result: RunResult) -> String? {
         guard let memory = result.memory else { return nil }
-        var line = "heap \(Self.bytes(memory.heapPerClient)) per client"
+        // One client: no other to tell its own cost from the set-up it paid first.
+        var line = memory.heapPerClient.map { "heap \(Self.bytes($0)) per client" } ?? "heap per client not measured (one client)"
         if let allocations = memory.allocationsPerExchange {
             line +=
                 ", \(Numbers.fixed(allocations, 1, grouped: true)) allocations and"

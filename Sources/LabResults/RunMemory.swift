@@ -11,6 +11,10 @@ public struct RunMemory: Codable, Sendable, Equatable {
     public var allocator: String
     /// Before the clients were prepared (keys made, recorders set up).
     public var beforeClients: HeapSnapshot
+    /// When the first client had connected and set itself up, before any other began to:
+    /// what the first of anything costs once (providers' tables, flows' caches, the
+    /// allocator's first slabs) is in it; nil in results written before runs took it.
+    public var firstClient: HeapSnapshot?
     /// When the last client had connected and set itself up; nil if the run never got there.
     public var clientsReady: HeapSnapshot?
     /// At the end of the measured phase: every client done, no connection closed yet.
@@ -31,6 +35,7 @@ public struct RunMemory: Codable, Sendable, Equatable {
     public init(
         allocator: String,
         beforeClients: HeapSnapshot,
+        firstClient: HeapSnapshot? = nil,
         clientsReady: HeapSnapshot?,
         measuredEnd: HeapSnapshot?,
         clients: Int,
@@ -41,6 +46,7 @@ public struct RunMemory: Codable, Sendable, Equatable {
     ) {
         self.allocator = allocator
         self.beforeClients = beforeClients
+        self.firstClient = firstClient
         self.clientsReady = clientsReady
         self.measuredEnd = measuredEnd
         self.clients = clients
@@ -50,9 +56,23 @@ public struct RunMemory: Codable, Sendable, Equatable {
         self.serverNote = serverNote
     }
 
-    /// Live heap growth from before the clients to all of them ready, per client, in bytes.
+    /// Live heap growth per client, in bytes, beyond what the first client cost: from the
+    /// first client ready to all of them ready, over the others. Nil with one client (no
+    /// other to divide by), and in results without `firstClient` the growth from before the
+    /// clients over all of them.
     public var heapPerClient: Double? {
-        self.clientsReady?.growth(since: self.beforeClients, per: self.clients)
+        guard let first = self.firstClient else {
+            return self.clientsReady?.growth(since: self.beforeClients, per: self.clients)
+        }
+        guard self.clients > 1 else { return nil }
+        return self.clientsReady?.growth(since: first, per: self.clients - 1)
+    }
+
+    /// What the first client cost beyond its share: the fixed set-up that `heapPerClient`
+    /// leaves out, in bytes; nil without `firstClient`.
+    public var heapFixedCost: Double? {
+        guard let firstGrowth = self.firstClient?.growth(since: self.beforeClients, per: 1) else { return nil }
+        return max(0, firstGrowth - (self.heapPerClient ?? 0))
     }
 
     /// Allocations made during the measured phase, per exchange.
@@ -70,7 +90,7 @@ public struct RunMemory: Codable, Sendable, Equatable {
 
     /// Several shards' blocks as one: snapshots, clients and exchanges add up (the processes'
     /// heaps together), so the per-client and per-exchange figures are the shards' pooled
-    /// ones. A server's heap is left out (each shard's covers the others' connections too).
+    /// ones; the per-client figure then includes each shard's fixed set-up. A server's heap is left out (each shard's covers the others' connections too).
     public static func merged(_ blocks: [RunMemory]) -> RunMemory? {
         guard let first = blocks.first else { return nil }
         guard blocks.count > 1 else { return first }
@@ -89,6 +109,9 @@ public struct RunMemory: Codable, Sendable, Equatable {
         return RunMemory(
             allocator: first.allocator,
             beforeClients: sum(blocks.map(\.beforeClients))!,
+            // Each shard's first client carried its fixed set-up: pooled, the growth from
+            // before the clients over all of them (the shards' set-ups included).
+            firstClient: nil,
             clientsReady: sum(blocks.map(\.clientsReady)),
             measuredEnd: sum(blocks.map(\.measuredEnd)),
             clients: blocks.reduce(0) { $0 + $1.clients },

@@ -28,6 +28,12 @@ actor ClientCheckpoint {
         }
     }
 
+    /// Returns once the checkpoint has passed (or is cancelled), without counting in.
+    func passed() async {
+        guard !self.passed else { return }
+        await withCheckedContinuation { self.waiting.append($0) }
+    }
+
     /// The run is cancelled: nobody waits any more, and `reached` never runs.
     func cancel() {
         self.passed = true

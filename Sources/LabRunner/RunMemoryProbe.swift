@@ -9,6 +9,7 @@ import Synchronization
 final class RunMemoryProbe: Sendable {
     private struct State {
         var before: HeapSnapshot?
+        var first: HeapSnapshot?
         var ready: HeapSnapshot?
         var end: HeapSnapshot?
         var iterationsAtReady = 0
@@ -32,6 +33,12 @@ final class RunMemoryProbe: Sendable {
     func beforeClients() {
         let snapshot = self.snapshot()
         self.state.withLock { $0.before = snapshot }
+    }
+
+    /// The first client is connected and set up (the others may be on their way).
+    func firstClientReady() {
+        let snapshot = self.snapshot()
+        self.state.withLock { $0.first = snapshot }
     }
 
     /// The last client is connected and set up; `iterations` have ended so far. With a server
@@ -65,6 +72,7 @@ final class RunMemoryProbe: Sendable {
         var memory = RunMemory(
             allocator: allocator,
             beforeClients: before,
+            firstClient: state.first,
             clientsReady: state.ready,
             measuredEnd: state.end,
             clients: clients,

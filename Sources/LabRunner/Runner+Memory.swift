@@ -2,8 +2,11 @@ import LabCore
 import LabScenario
 
 extension Runner {
-    /// The two moments every client passes: all connected and set up; all done.
+    /// The moments the clients pass: the first connected and set up (alone: the others open
+    /// only after it, so the heap then holds what the first of everything costs and nothing
+    /// of another client); all connected and set up; all done.
     struct Checkpoints: Sendable {
+        var firstOpened: ClientCheckpoint
         var ready: ClientCheckpoint
         var end: ClientCheckpoint
     }
@@ -19,6 +22,7 @@ extension Runner {
     ) -> Checkpoints {
         let progress = self.progress
         return Checkpoints(
+            firstOpened: ClientCheckpoint(parties: 1) { memory.firstClientReady() },
             ready: ClientCheckpoint(parties: clients) {
                 memory.clientsReady(iterations: progress.completed, remote: remote, connections: remoteConnections)
             },
@@ -32,6 +36,15 @@ extension Runner {
     static func arrive(at checkpoint: ClientCheckpoint, waiting: Bool) async {
         await withTaskCancellationHandler {
             await checkpoint.arrive(waiting: waiting)
+        } onCancel: {
+            Task { await checkpoint.cancel() }
+        }
+    }
+
+    /// Waits until `checkpoint` has passed; a cancelled run stops waiting there.
+    static func wait(for checkpoint: ClientCheckpoint) async {
+        await withTaskCancellationHandler {
+            await checkpoint.passed()
         } onCancel: {
             Task { await checkpoint.cancel() }
         }

@@ -205,6 +205,8 @@ public struct Runner: Sendable {
         let clients = scenario.clients.count
         let offset = clients > 1 ? scenario.clients.rampUp.nanoseconds / UInt64(clients) * UInt64(index) : 0
         try await Self.sleep(until: min(runStart &+ offset, deadline))
+        let first = index == Self.clients(self.plan).lowerBound
+        if !first { await Self.wait(for: checkpoints.firstOpened) }
         var session = ClientSession(
             prepared,
             built: built,
@@ -215,6 +217,7 @@ public struct Runner: Sendable {
             intervals: intervals
         )
         session = try await Self.opened(session)
+        if first { await Self.arrive(at: checkpoints.firstOpened, waiting: false) }
         // The idle model's clients wait here for the last one; the others are counted and go on.
         await Self.arrive(at: checkpoints.ready, waiting: scenario.load.model == .idle)
         var picker = WeightedPicker(weights: built.map(\.planned.entry.weight), runSeed: scenario.seed, client: index)
@@ -284,7 +287,13 @@ public struct Runner: Sendable {
                 + load.stages.map { "\(TimeSpan.trimmed($0.rate))/s for \($0.duration)" }.joined(separator: ", ")
                 + (load.warmup > .zero ? " after \(load.warmup) warm-up at the first rate" : "")
         case .open:
-            "open: \(TimeSpan.trimmed(load.rate))/s for \(load.duration)"
+            "open: \(TimeSpan.trimmed(load.rate))/s"
+                + (load.probed.map { probed in
+                    " (\(TimeSpan.trimmed((load.capacityShare ?? 0) * 100))% of the \(Int(probed.carried.rounded()))/s "
+                        + "\(probed.clients) client\(probed.clients == 1 ? "" : "s") carried back to back in a "
+                        + "\(probed.duration) probe\(probed.saturated ? ", its process saturated" : ""))"
+                } ?? "")
+                + " for \(load.duration)"
                 + (load.warmup > .zero ? " (first \(load.warmup) warm-up)" : "")
         case .idle: "idle: every client connects, then all hold their connections for \(load.duration)"
         }

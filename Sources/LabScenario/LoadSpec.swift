@@ -104,8 +104,14 @@ public struct LoadSpec: Sendable, Decodable {
     /// between, so each round is one repeated sample of every step (what `lab check`
     /// tests over). 1 (the default) is one uninterrupted run.
     public var rounds: Int = 1
-    /// Open: new exchanges per second, over all clients.
+    /// Open: new exchanges per second, over all clients. With `capacityShare`, set from the
+    /// capacity probe before the run (`CapacityProbe`).
     public var rate: Double = 0
+    /// Open: the rate as a share of what the same clients carry back to back (`"rate": "70% of
+    /// capacity"`); nil: `rate` as written.
+    public var capacityShare: Double? = nil
+    /// Open, with `capacityShare`: what the probe found, once it ran; nil before.
+    public var probed: CapacityFinding? = nil
     /// Open: how long exchanges keep starting. Idle: how long every client holds its
     /// connections once all are connected.
     public var duration: TimeSpan = .zero
@@ -229,13 +235,13 @@ public struct LoadSpec: Sendable, Decodable {
         if self.model != .idle, object.contains("stages") {
             self.decodeStages(object)
         } else if self.model == .open {
-            self.rate =
-                object.required(
-                    "rate",
-                    expected: "a rate above 0 and at most 1000000 per second",
-                    isValid: { $0 > 0 && $0 <= 1_000_000 }
-                )
-                ?? 1
+            switch object.required("rate", as: LoadRate.self, expected: LoadRate.expectation, isValid: \.isValid) {
+            case .perSecond(let rate): self.rate = rate
+            case .shareOfCapacity(let share):
+                self.capacityShare = share
+                self.rate = 1
+            case nil: self.rate = 1
+            }
             self.duration =
                 object.required("duration", expected: "a duration above zero, such as \"10s\"", isValid: { $0 > .zero })
                 ?? .seconds(1)
@@ -262,7 +268,9 @@ public struct LoadSpec: Sendable, Decodable {
                 "expected a deadline after the idle model's duration (\(self.duration)), found \"\(self.deadline)\""
             )
         }
-        if self.model == .open, self.stages.isEmpty, object.contains("rate"), object.contains("duration") {
+        if self.model == .open, self.stages.isEmpty, self.capacityShare == nil, object.contains("rate"),
+            object.contains("duration")
+        {
             let measured = self.rate * (self.duration.seconds - self.warmup.seconds)
             if measured < 1 {
                 object.problem(
@@ -331,6 +339,28 @@ public struct LoadSpec: Sendable, Decodable {
         self.rate = first.rate
         let total = self.stages.reduce(self.warmup.nanoseconds) { $0 + $1.duration.nanoseconds }
         self.duration = TimeSpan(nanoseconds: total)
+    }
+}
+
+/// What a capacity probe found (`LoadSpec.capacityShare`): the rate the clients carried back
+/// to back, over how long, and the rate the run then takes.
+public struct CapacityFinding: Sendable, Equatable {
+    /// Exchanges per second the clients carried in the probe's measured part.
+    public var carried: Double
+    /// The probe's measured part, after its warm-up.
+    public var duration: TimeSpan
+    /// The clients that ran in it.
+    public var clients: Int
+    /// Whether the probe's process was saturated (wanted nearly every core): the carried rate
+    /// is then the machine's, not the server's alone.
+    public var saturated: Bool
+
+    /// A finding.
+    public init(carried: Double, duration: TimeSpan, clients: Int, saturated: Bool) {
+        self.carried = carried
+        self.duration = duration
+        self.clients = clients
+        self.saturated = saturated
     }
 }
 

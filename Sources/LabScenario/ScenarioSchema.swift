@@ -123,7 +123,13 @@ package enum ScenarioSchema {
         "iterations": { "type": "integer", "minimum": 1, "maximum": 100000000 },
         "warmupIterations": { "type": "integer", "minimum": 0, "maximum": 1000000 },
         "rounds": { "type": "integer", "minimum": 1, "maximum": 1000 },
-        "rate": { "type": "number", "exclusiveMinimum": 0, "maximum": 1000000 },
+        "rate": {
+          "description": "Open model: new exchanges per second, or a share of what the same clients carry back to back, found by a 1 s closed probe before the run.",
+          "oneOf": [
+            { "type": "number", "exclusiveMinimum": 0, "maximum": 1000000 },
+            { "type": "string", "pattern": "^(100|[1-9][0-9]?|0\\.[0-9]*[1-9][0-9]*|[1-9][0-9]?\\.[0-9]+)% of capacity$" }
+          ]
+        },
         "duration": { "$ref": "#/$defs/duration" },
         "warmup": { "$ref": "#/$defs/duration" },
         "stages": {

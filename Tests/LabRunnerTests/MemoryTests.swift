@@ -60,7 +60,8 @@ import Testing
 
         let markdown = try #require(MarkdownReporter(options: ReportOptions(charts: false)).render(result).first?.text)
         #expect(markdown.contains("## Memory"))
-        #expect(markdown.contains("| **Heap per client** (growth to every client ready ÷ 8 clients) |"))
+        #expect(markdown.contains("| **Heap per client** (growth from the first client ready to every client ready ÷ 7 others) |"))
+        #expect(markdown.contains("| Set-up the first client paid once (its growth beyond the others') |"))
         #expect(markdown.contains("| Allocations per exchange (measured phase ÷ "))
     }
 
@@ -87,6 +88,39 @@ import Testing
         // Keys, counters, and a connection with both ends in this process.
         let perClient = try #require(memory.heapPerClient)
         #expect(perClient > 0 && perClient < 65_536, "heap per client \(perClient)")
+    }
+
+    @Test("A handful of clients: the heap per client leaves out the set-up the first one paid")
+    func handfulOfClientsLeavesOutSetUp() async throws {
+        // Issue 54: the quickstart's 4 clients showed 11 MiB each, its six flows' and providers'
+        // one-time set-up divided by 4. Without it, the figure is what a client holds, so 4
+        // clients and 40 give about the same (idle: 1.6 MiB and 200 KiB each before, 10 KiB
+        // and 8 KiB after); the set-up is reported on its own, larger than a client.
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var memories: [RunMemory] = []
+        for count in [4, 40] {
+            let file = folder.appendingPathComponent("idle-\(count).json")
+            try #"""
+            { "name": "idle", "clients": { "count": \#(count) }, "load": { "model": "idle", "duration": "10 ms" },
+              "flows": [ { "flow": "cx", "suite": "x25519", "provider": "swift-crypto" },
+                         { "flow": "cx", "suite": "x25519", "provider": "openssl" },
+                         { "flow": "cx", "suite": "rsa-modern", "provider": "swift-crypto" },
+                         { "flow": "cx", "suite": "rsa-modern", "provider": "openssl" },
+                         { "flow": "cx", "suite": "classic", "provider": "openssl" },
+                         { "flow": "cx", "suite": "pq", "provider": "swift-crypto" } ],
+              "report": { "formats": ["json"] } }
+            """#.write(to: file, atomically: true, encoding: .utf8)
+            let out = folder.appendingPathComponent("out-\(count)")
+            let run = try await CLITests.lab(["run", file.path, "--out", out.path, "--quiet"])
+            #expect(run.status == 0, "\(run.errors)")
+            memories.append(try #require(try RunResult.read(from: out.appendingPathComponent("results.json")).memory))
+        }
+        let few = try #require(memories[0].heapPerClient)
+        let many = try #require(memories[1].heapPerClient)
+        #expect(few <= 3 * many, "4 clients: \(few) bytes each, 40 clients: \(many)")
+        let setUp = try #require(memories[0].heapFixedCost)
+        #expect(setUp > few, "set-up \(setUp) bytes, a client \(few)")
     }
 
     @Test("Merged shards add their heaps: per-client figures pool, a server's heap is left out")

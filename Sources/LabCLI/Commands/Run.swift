@@ -212,6 +212,12 @@ struct Run: AsyncParsableCommand {
         if let shard = self.shard, shard.count > clients {
             throw ValidationError("--shard \(shard): \(clients) clients cannot make \(shard.count) slices")
         }
+        if plan.scenario.load.capacityShare != nil, self.shard != nil || self.counted {
+            throw ValidationError(
+                "\(self.counted ? "--counted" : "--shard") needs a rate per second: \"% of capacity\" is found by "
+                    + "one process's probe, and each \(self.counted ? "counted flow" : "shard") would find its own"
+            )
+        }
         guard !self.counted || clients == 1 else {
             throw ValidationError(
                 "--counted counts one client's work, alone: clients.count must be 1 (the scenario has \(clients))"
@@ -273,6 +279,7 @@ struct Run: AsyncParsableCommand {
 
     /// Runs `plan` in this process; with `--live`, served as it goes until it ends.
     private func runHere(_ plan: Plan, reports directory: URL) async throws -> RunResult {
+        let plan = try await self.probingCapacity(plan)
         let runner = Runner(plan: plan)
         var live: LiveView? = nil
         if self.live {
@@ -305,6 +312,26 @@ struct Run: AsyncParsableCommand {
         _ = await watcher?.value
         display?.finish()
         return result
+    }
+
+    /// `plan` with an open rate given as a share of capacity found (`CapacityProbe`), saying
+    /// what the probe found.
+    private func probingCapacity(_ plan: Plan) async throws -> Plan {
+        guard let share = plan.scenario.load.capacityShare else { return plan }
+        if !self.quiet {
+            FileHandleOutput.standardError(
+                "capacity probe: \(plan.scenario.clients.count) clients back to back for \(CapacityProbe.duration) "
+                    + "(after \(CapacityProbe.warmup) warm-up)…\n"
+            )
+        }
+        let resolved = try await CapacityProbe.resolve(plan)
+        if !self.quiet, let probed = resolved.scenario.load.probed {
+            FileHandleOutput.standardError(
+                "capacity probe: \(Int(probed.carried.rounded()))/s carried; the run offers "
+                    + "\(TimeSpan.trimmed(share * 100))% of it, \(TimeSpan.trimmed(resolved.scenario.load.rate))/s\n"
+            )
+        }
+        return resolved
     }
 
     static func defaultDirectory(for scenario: Scenario, at date: Date) -> URL {
