@@ -148,24 +148,28 @@ public struct MarkdownReporter: Reporter {
             "",
         ]
         let withRounds = !result.rounds.isEmpty
+        let steps = result.groups.filter { !$0.isServerSide }.flatMap { group in
+            group.orderedSteps.filter { $0.histogram.totalCount > 0 }.map { step in
+                (group: group, step: step.step, p50: Double(step.histogram.valueAtPercentile(50)))
+            }
+        }
+        // The table's times in one unit, as the step tables'.
+        let unit = TimeUnit.of(steps.map(\.p50))
         lines += [
-            "| Group | Step | p50 | p50 (cu) |" + (withRounds ? " Rounds: min – max (cu) |" : ""),
+            "| Group | Step | \(unit.heading("p50")) | p50 (cu) |" + (withRounds ? " Rounds: min – max (cu) |" : ""),
             "|:--|:--|--:|--:|" + (withRounds ? "--:|" : ""),
         ]
-        for group in result.groups where !group.isServerSide {
-            for (step, histogram) in group.orderedSteps where histogram.totalCount > 0 {
-                let p50 = Double(histogram.valueAtPercentile(50))
-                var row =
-                    "| \(Self.cell(Self.label(group.key))) | \(Self.cell(step.name)) | \(TimeSpan.format(nanoseconds: p50))"
-                    + " | \(Numbers.fixed(p50 / median.unit, 4)) |"
-                if withRounds {
-                    let values = result.rounds.compactMap { $0.calibrated(group.key, step.name) }
-                    row +=
-                        values.isEmpty
-                        ? " — |" : " \(Numbers.fixed(values.min()!, 4)) – \(Numbers.fixed(values.max()!, 4)) |"
-                }
-                lines.append(row)
+        for (group, step, p50) in steps {
+            var row =
+                "| \(Self.cell(Self.label(group.key))) | \(Self.cell(step.name)) | \(unit.format(p50))"
+                + " | \(Numbers.fixed(p50 / median.unit, 4)) |"
+            if withRounds {
+                let values = result.rounds.compactMap { $0.calibrated(group.key, step.name) }
+                row +=
+                    values.isEmpty
+                    ? " — |" : " \(Numbers.fixed(values.min()!, 4)) – \(Numbers.fixed(values.max()!, 4)) |"
             }
+            lines.append(row)
         }
         return lines + [""]
     }

@@ -47,6 +47,24 @@ import Testing
         #expect(figures == ["248,873.75", "248,873.75", "248,873.75"], "\(single)")
     }
 
+    @Test(
+        "report.md and report.html of the lab's own documents: steps, preemption, capacity and matrix, one unit each",
+        arguments: ResultsFixturesTests.current
+    )
+    func documents(name: String) throws {
+        let result = try ResultsFixturesTests.read(name)
+        let markdown = try #require(MarkdownReporter(options: ReportOptions(charts: false)).render(result).first?.text)
+        try Self.expectOneUnit(Self.markdownTables(markdown), in: "\(name): report.md")
+        let html = HTMLReporter(options: ReportOptions(charts: false)).render(result)
+        try Self.expectOneUnit(Self.htmlTables(html), in: "\(name): report.html")
+        if result.matrixMetric == "exchange.p50" {
+            #expect(markdown.contains("## Matrix") && markdown.contains("| Series (µs) |"), "\(markdown)")
+        }
+        if result.stages != nil {
+            #expect(markdown.contains("## Capacity") && markdown.contains("| Errors | p50 ("), "\(markdown)")
+        }
+    }
+
     @Test("report.html: each table of times names one unit; its cells keep nanoseconds as data-value")
     func htmlTables() throws {
         let result = Self.tcpRun()
