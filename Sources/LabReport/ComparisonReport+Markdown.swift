@@ -172,23 +172,28 @@ extension ComparisonReport {
     }
 
     /// One group's table: each step's baseline figures, then each candidate's with its ratios
-    /// and verdict.
+    /// and verdict; its times in the one unit the baseline's p50s choose (`TimeUnit`).
     func groupTable(_ key: GroupKey) -> [String] {
         let comparison = self.comparison
         var lines = [
             "## " + MarkdownReporter.prose("\(key.flow) · \(key.suite) · \(key.provider) · \(key.transport)"), "",
         ]
-        var headers = ["Step", "\(MarkdownReporter.prose(comparison.baseline.label)) p50", "p99", "ops/s"]
+        let rows = comparison.rows.filter { $0.key == key }
+        let unit = TimeUnit.of(rows.map(\.baseline.p50))
+        let baseline = MarkdownReporter.prose(comparison.baseline.label)
+        var headers = ["Step", unit.heading("\(baseline) p50"), unit.heading("p99"), "ops/s"]
         var alignment = ":--|--:|--:|--:|"
         for candidate in comparison.candidates {
-            headers += ["\(MarkdownReporter.prose(candidate.label)) p50", "p99", "ops/s", "verdict"]
+            headers += [
+                unit.heading("\(MarkdownReporter.prose(candidate.label)) p50"), unit.heading("p99"), "ops/s", "verdict",
+            ]
             alignment += "--:|--:|--:|:--|"
         }
         lines += ["| " + headers.joined(separator: " | ") + " |", "|" + alignment]
-        for row in comparison.rows where row.key == key {
+        for row in rows {
             var cells = [
                 MarkdownReporter.prose(row.step.name) + (row.measure == .cpu ? " (CPU)" : ""),
-                Self.time(row.baseline.p50), Self.time(row.baseline.p99),
+                unit.format(row.baseline.p50), unit.format(row.baseline.p99),
                 Numbers.fixed(row.baseline.opsPerSecond, 1, grouped: true),
             ]
             for (index, cell) in row.cells.enumerated() {
@@ -197,8 +202,8 @@ extension ComparisonReport {
                     continue
                 }
                 cells += [
-                    "\(Self.time(figures.p50)) (×\(Self.ratio(cell.p50Ratio)))",
-                    "\(Self.time(figures.p99)) (×\(Self.ratio(cell.p99Ratio)))",
+                    "\(unit.format(figures.p50)) (×\(Self.ratio(cell.p50Ratio)))",
+                    "\(unit.format(figures.p99)) (×\(Self.ratio(cell.p99Ratio)))",
                     "\(Numbers.fixed(figures.opsPerSecond, 1, grouped: true)) (×\(Self.ratio(cell.opsRatio)))",
                     Self.verdictText(cell, against: comparison.common[index].applies),
                 ]

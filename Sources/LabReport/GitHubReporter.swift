@@ -54,8 +54,10 @@ public struct GitHubReporter: Reporter {
         }
         let groups = result.groups.compactMap { group in result.throughputRow(of: group).map { (group, $0) } }
         if !groups.isEmpty {
+            let unit = TimeUnit.of(groups.map(\.1.statistics.p50))
             lines += [
-                "| group | step | p50 | p99 | ops/s | errors | bytes out / in |", "|:--|:--|--:|--:|--:|--:|--:|",
+                "| group | step | \(unit.heading("p50")) | \(unit.heading("p99")) | ops/s | errors | bytes out / in |",
+                "|:--|:--|--:|--:|--:|--:|--:|",
             ]
             for (group, row) in groups {
                 let figures = row.statistics
@@ -64,7 +66,7 @@ public struct GitHubReporter: Reporter {
                 }
                 lines.append(
                     "| \(MarkdownReporter.cell(group.key.description)) | \(MarkdownReporter.cell(row.step.name)) | "
-                        + "\(TimeSpan.format(nanoseconds: figures.p50)) | \(TimeSpan.format(nanoseconds: figures.p99)) | "
+                        + "\(unit.format(figures.p50)) | \(unit.format(figures.p99)) | "
                         + "\(Numbers.fixed(figures.opsPerSecond, 1)) | \(group.errorCount) | \(bytes ?? "—") |"
                 )
             }

@@ -37,6 +37,7 @@ enum HTMLAssets {
         table.sortable th { cursor: pointer; } th[aria-sort="ascending"]::after { content: " ▲"; } th[aria-sort="descending"]::after { content: " ▼"; }
         td.num { text-align: right; font-variant-numeric: tabular-nums; }
         tr.fail td { color: var(--fail); } tr.slower td:last-child, tr.faster td:last-child { color: #0b3d91; font-weight: 600; }
+        svg.mark { width: 1em; height: 1em; vertical-align: -0.15em; }
         figure { margin: 16px 0; } .chart svg { max-width: 100%; height: auto; }
         pre { background: var(--bg2); padding: 10px; overflow-x: auto; }
         #tip { position: fixed; pointer-events: none; background: #1d232a; color: #fff; padding: 3px 7px; border-radius: 4px; font-size: 12px; display: none; }

@@ -123,8 +123,9 @@ extension HTMLReporter {
             .h2("Steps"),
             .p(
                 .text(
-                    "Each column in its own unit. “own ops/s” is the group's rate at the run's concurrency: the mean number of"
-                        + " exchanges under way (Little's law: busy time ÷ measured time) ÷ the group's mean exchange time."
+                    "Each table's times are in one unit, named in its headings. “own ops/s” is the group's rate at"
+                        + " the run's concurrency: the mean number of exchanges under way (Little's law: busy time ÷"
+                        + " measured time) ÷ the group's mean exchange time."
                         + " “ops/s” is the group's share of the run's throughput, which follows the weights. Click a heading to sort."
                 )
             ),
@@ -150,9 +151,9 @@ extension HTMLReporter {
 
     private static func groupTable(_ result: RunResult, _ group: GroupResult) -> Node<HTML.BodyContext> {
         let rows = result.rows(of: group)
-        let units = Self.columns.map { column in
-            column.time ? ColumnUnit.time(rows.compactMap { column.figure($0.statistics) }) : ColumnUnit.count
-        }
+        // One unit for the table's times, chosen as report.md chooses it for the same table.
+        let time = ColumnUnit.time(rows.map(\.statistics.p50))
+        let units = Self.columns.map { $0.time ? time : ColumnUnit.count }
         let label = MarkdownReporter.label(group.key) + (group.insecure ? " (insecure)" : "")
         let own = Self.ownRate(result, group)
         return .div(
@@ -223,7 +224,7 @@ extension HTMLReporter {
     }
 }
 
-/// How a column shows its numbers: a time unit chosen for the column, a count, a ratio, a p-value.
+/// How a column shows its numbers: its table's time unit, a count, a ratio, a p-value.
 struct ColumnUnit {
     /// The heading's unit, e.g. `µs`; empty for counts.
     var name: String
@@ -237,9 +238,9 @@ struct ColumnUnit {
     static let ratio = ColumnUnit(name: "", dataName: "ratio", scale: 1, decimals: 3)
     static let pValue = ColumnUnit(name: "", dataName: "p", scale: 1, decimals: -2)
 
-    /// The largest unit in which the column's smallest non-zero value is at least 1.
-    static func time(_ values: [Double]) -> ColumnUnit {
-        let unit = MarkdownReporter.unit(for: values)
+    /// The unit of a table whose rows' typical times (their p50s) are `typical` (`TimeUnit.of`).
+    static func time(_ typical: [Double]) -> ColumnUnit {
+        let unit = TimeUnit.of(typical)
         return ColumnUnit(name: unit.name, dataName: "ns", scale: unit.nanoseconds, decimals: unit.decimals)
     }
 

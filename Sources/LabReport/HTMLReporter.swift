@@ -63,7 +63,8 @@ public struct HTMLReporter: Reporter {
             HTMLAssets.head(title: "\(metadata.scenario) — crypto-lab"),
             .body(.main(.group(body)), .script(.raw(HTMLAssets.script)))
         )
-        return page.render() + "\n"
+        // The Markdown's marks (✅, ⚠️ from its sections) as SVGs: no emoji font is needed.
+        return HTMLMarks.drawn(in: page.render()) + "\n"
     }
 
     /// `text` as an attribute's value: Plot writes a value as it is given, and escapes only

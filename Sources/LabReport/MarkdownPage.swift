@@ -6,7 +6,8 @@ import Plot
 /// comparison.md, `lab check`'s check.md, a sweep's sweep.md. Ink renders the Markdown; each
 /// image whose file is among `images` is put inline (the SVG itself, so that nothing is
 /// fetched when the page opens), tables become sortable and scroll sideways in their box on a
-/// narrow screen, and the style and script are report.html's.
+/// narrow screen, the style and script are report.html's, and the marks of a verdict (✅, 🔴)
+/// are drawn (`HTMLMarks`).
 public enum MarkdownPage {
     /// The file every such report is written as, beside its Markdown.
     public static let fileName = "report.html"
@@ -23,7 +24,7 @@ public enum MarkdownPage {
             HTMLAssets.head(title: title),
             .body(.main(.div(.class("markdown"), .raw(body))), .script(.raw(HTMLAssets.script)))
         )
-        return page.render() + "\n"
+        return HTMLMarks.drawn(in: page.render()) + "\n"
     }
 
     /// `html` with every `<img src="name" …>` replaced by the chart itself.

@@ -55,16 +55,17 @@ extension MarkdownReporter {
                 }
                 lines.append("")
             }
+            let time = TimeUnit.of(capacity.points.compactMap(\.p50))
             lines += [
-                "| Stage | \(capacity.offered == .clients ? "Clients" : "Offered /s") | Throughput /s | Exchanges | Errors | p50 | p99 | Sustained |",
+                "| Stage | \(capacity.offered == .clients ? "Clients" : "Offered /s") | Throughput /s | Exchanges"
+                    + " | Errors | \(time.heading("p50")) | \(time.heading("p99")) | Sustained |",
                 "|--:|--:|--:|--:|--:|--:|--:|:--|",
             ]
             for (index, point) in capacity.points.enumerated() {
                 let cells = [
                     String(index + 1), Numbers.fixed(point.offered, decimals, grouped: true),
                     Numbers.fixed(point.throughput, 1, grouped: true), Numbers.integer(point.exchanges),
-                    Numbers.integer(point.errors), point.p50.map { TimeSpan.format(nanoseconds: $0) } ?? "—",
-                    point.p99.map { TimeSpan.format(nanoseconds: $0) } ?? "—",
+                    Numbers.integer(point.errors), point.p50.map(time.format) ?? "—", point.p99.map(time.format) ?? "—",
                     point.sustained.map { $0 ? "yes" : point.draining == true ? "**no** (draining)" : "**no**" } ?? "—",
                 ]
                 lines.append("| " + cells.joined(separator: " | ") + " |")

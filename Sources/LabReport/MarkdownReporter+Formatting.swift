@@ -34,27 +34,6 @@ extension MarkdownReporter {
 
     // MARK: Formatting
 
-    /// A time unit for a table.
-    struct TimeUnit {
-        /// `µs`.
-        var name: String
-        /// Nanoseconds in one unit.
-        var nanoseconds: Double
-        /// Decimals shown.
-        var decimals: Int
-    }
-
-    /// The largest unit in which every non-zero median is at least 1, so no row reads `0.00`:
-    /// chosen once per report, over every group's steps, so that every table has the same unit.
-    static func unit(for medians: [Double]) -> TimeUnit {
-        let units = [
-            TimeUnit(name: "s", nanoseconds: 1e9, decimals: 3), TimeUnit(name: "ms", nanoseconds: 1e6, decimals: 2),
-            TimeUnit(name: "µs", nanoseconds: 1e3, decimals: 2), TimeUnit(name: "ns", nanoseconds: 1, decimals: 0),
-        ]
-        guard let smallest = medians.filter({ $0 > 0 }).min() else { return units[2] }
-        return units.first { smallest >= $0.nanoseconds } ?? units[3]
-    }
-
     /// `cx · x25519 · swift-crypto · in-process`.
     static func label(_ key: GroupKey) -> String {
         ([key.flow] + Self.suiteAndProvider(key) + [key.transport]).joined(separator: " · ")

@@ -15,10 +15,17 @@ extension MarkdownReporter {
                 "![\(Self.cell("\(figures.metric) against \(MatrixFigures.short(figures.parameter))"))](\(chart))", "",
             ]
         }
-        lines.append("| Series | " + figures.xs.map(Self.cell).joined(separator: " | ") + " |")
+        // Times in one unit for the table, named in its corner; other figures as the chart labels them.
+        let values = figures.series.flatMap { $0.points.compactMap { $0.value } }
+        let time = figures.unit == "ns" ? TimeUnit.of(values) : nil
+        lines.append(
+            "| \(time?.heading("Series") ?? "Series") | " + figures.xs.map(Self.cell).joined(separator: " | ") + " |"
+        )
         lines.append("|:--|" + String(repeating: "--:|", count: figures.xs.count))
         for series in figures.series {
-            let cells = series.points.map { $0.value.map { Self.matrixValue($0, unit: figures.unit) } ?? "—" }
+            let cells = series.points.map { point in
+                point.value.map { time?.format($0) ?? Self.matrixValue($0, unit: figures.unit) } ?? "—"
+            }
             lines.append("| \(Self.cell(series.label)) | " + cells.joined(separator: " | ") + " |")
         }
         return lines + [""]

@@ -77,8 +77,6 @@ public struct MarkdownReporter: Reporter {
         lines += Self.comparisons(result)
         var flows: [String] = []
         for group in result.groups where !flows.contains(group.key.flow) { flows.append(group.key.flow) }
-        // One unit for every table, so groups read side by side.
-        let unit = Self.unit(for: result.rows.map(\.statistics.p50))
         for flow in flows {
             lines += ["## Flow \(Self.cell(flow))", ""]
             if result.groups.contains(where: { $0.key.flow == flow && $0.isServerSide }) {
@@ -88,7 +86,7 @@ public struct MarkdownReporter: Reporter {
                     "",
                 ]
             }
-            for group in result.groups where group.key.flow == flow { lines += Self.table(result, group, unit: unit) }
+            for group in result.groups where group.key.flow == flow { lines += Self.table(result, group) }
         }
         lines += Self.outcomes(result)
         lines += Self.capacity(result, chart: self.charts ? Self.capacityChartName : nil)
@@ -150,24 +148,28 @@ public struct MarkdownReporter: Reporter {
             "",
         ]
         let withRounds = !result.rounds.isEmpty
+        let steps = result.groups.filter { !$0.isServerSide }.flatMap { group in
+            group.orderedSteps.filter { $0.histogram.totalCount > 0 }.map { step in
+                (group: group, step: step.step, p50: Double(step.histogram.valueAtPercentile(50)))
+            }
+        }
+        // The table's times in one unit, as the step tables'.
+        let unit = TimeUnit.of(steps.map(\.p50))
         lines += [
-            "| Group | Step | p50 | p50 (cu) |" + (withRounds ? " Rounds: min – max (cu) |" : ""),
+            "| Group | Step | \(unit.heading("p50")) | p50 (cu) |" + (withRounds ? " Rounds: min – max (cu) |" : ""),
             "|:--|:--|--:|--:|" + (withRounds ? "--:|" : ""),
         ]
-        for group in result.groups where !group.isServerSide {
-            for (step, histogram) in group.orderedSteps where histogram.totalCount > 0 {
-                let p50 = Double(histogram.valueAtPercentile(50))
-                var row =
-                    "| \(Self.cell(Self.label(group.key))) | \(Self.cell(step.name)) | \(TimeSpan.format(nanoseconds: p50))"
-                    + " | \(Numbers.fixed(p50 / median.unit, 4)) |"
-                if withRounds {
-                    let values = result.rounds.compactMap { $0.calibrated(group.key, step.name) }
-                    row +=
-                        values.isEmpty
-                        ? " — |" : " \(Numbers.fixed(values.min()!, 4)) – \(Numbers.fixed(values.max()!, 4)) |"
-                }
-                lines.append(row)
+        for (group, step, p50) in steps {
+            var row =
+                "| \(Self.cell(Self.label(group.key))) | \(Self.cell(step.name)) | \(unit.format(p50))"
+                + " | \(Numbers.fixed(p50 / median.unit, 4)) |"
+            if withRounds {
+                let values = result.rounds.compactMap { $0.calibrated(group.key, step.name) }
+                row +=
+                    values.isEmpty
+                    ? " — |" : " \(Numbers.fixed(values.min()!, 4)) – \(Numbers.fixed(values.max()!, 4)) |"
             }
+            lines.append(row)
         }
         return lines + [""]
     }
@@ -266,8 +268,8 @@ public struct MarkdownReporter: Reporter {
         return lines + [""]
     }
 
-    /// One group's heading, notes and table of steps.
-    private static func table(_ result: RunResult, _ group: GroupResult, unit: TimeUnit) -> [String] {
+    /// One group's heading, notes and table of steps, in the unit its p50s choose (`TimeUnit`).
+    private static func table(_ result: RunResult, _ group: GroupResult) -> [String] {
         let key = group.key
         var lines = ["### " + Self.cell((Self.suiteAndProvider(key) + [key.transport]).joined(separator: " · ")), ""]
         var notes: [String] = []
@@ -280,17 +282,16 @@ public struct MarkdownReporter: Reporter {
         }
         for note in notes { lines += [note, ""] }
         let rows = result.rows(of: group)
+        let unit = TimeUnit.of(rows.map(\.statistics.p50))
         let headers =
-            ["Step", "Count", "Errors"]
-            + ["Min", "p50", "p90", "p99", "p99.9", "Max", "Mean"].map {
-                "\($0) (\(unit.name))"
-            } + ["ops/s"]
+            ["Step", "Count", "Errors"] + ["Min", "p50", "p90", "p99", "p99.9", "Max", "Mean"].map(unit.heading)
+            + ["ops/s"]
         lines.append("| " + headers.joined(separator: " | ") + " |")
         lines.append("|:--|" + String(repeating: "--:|", count: headers.count - 1))
         for row in rows {
             let figures = row.statistics
             let times = [figures.min, figures.p50, figures.p90, figures.p99, figures.p999, figures.max, figures.mean]
-                .map { Numbers.fixed($0 / unit.nanoseconds, unit.decimals, grouped: true) }
+                .map(unit.format)
             let cells =
                 [Self.cell(row.step.name), Numbers.integer(figures.count), Numbers.integer(figures.errors)] + times
                 + [Numbers.fixed(figures.opsPerSecond, 1, grouped: true)]
@@ -311,6 +312,7 @@ public struct MarkdownReporter: Reporter {
     /// group without details (a server's own report, a document from before they were kept,
     /// a run that did not read its steps' usage: `report.stepUsage`).
     /// `interrupts`: whether a sample's interrupts were counted (nil: not said, an older document).
+    /// In `unit`, the group's table's: the same steps' times.
     private static func preemption(_ group: GroupResult, rows: [Step], unit: TimeUnit, interrupts: Bool?) -> [String] {
         let steps = rows.filter { step in
             group.details[step].map { $0.preempted + $0.unpreempted.totalCount > 0 || $0.cpu != nil } ?? false
@@ -326,12 +328,11 @@ public struct MarkdownReporter: Reporter {
                 + " CPU for over 100 µs; for the exchange, any thread of this process switched out), the percentiles"
                 + " of the others, and the thread's CPU time." + uncounted,
             "",
-            "| Step | Preempted | p50 (\(unit.name)) | p99 (\(unit.name)) | p99.9 (\(unit.name)) | CPU p50 (\(unit.name)) | CPU p99 (\(unit.name)) |",
+            "| Step | Preempted | "
+                + ["p50", "p99", "p99.9", "CPU p50", "CPU p99"].map(unit.heading).joined(separator: " | ") + " |",
             "|:--|--:|--:|--:|--:|--:|--:|",
         ]
-        func time(_ nanoseconds: UInt64) -> String {
-            Numbers.fixed(Double(nanoseconds) / unit.nanoseconds, unit.decimals, grouped: true)
-        }
+        func time(_ nanoseconds: UInt64) -> String { unit.format(Double(nanoseconds)) }
         for step in steps {
             guard let detail = group.details[step] else { continue }
             let total = detail.preempted + detail.unpreempted.totalCount

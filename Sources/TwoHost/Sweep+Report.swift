@@ -29,9 +29,12 @@ extension TwoHostRun {
             + "segments_per_request,segments_per_answer,requests_retransmitted_percent,answers_retransmitted_percent,"
             + "retransmitted_at_least_percent,retransmitted_at_most_percent,min_rtt_ms,delay_each_end_ms,rtt_asked_ms\n"
         let swept = points.contains { $0.delay != nil }
+        // The table's times in one unit, named in its headings; the CSV keeps milliseconds.
+        let unit = TimeUnit.of(points.flatMap { $0.groups.map(\.p50) })
+        let times = ["p50", "p95", "p99"].map(unit.heading).joined(separator: " | ")
         var table = [
-            "| loss | measured a→b | measured b→a | suite | exchanges | errors | p50 | p95 | p99 | segments: client | segments: server | client sent again | server sent again | met one at either end | min RTT |"
-                + (swept ? " RTT asked | p50 in round trips |" : ""),
+            "| loss | measured a→b | measured b→a | suite | exchanges | errors | \(times) | segments: client | segments: server | client sent again | server sent again | met one at either end | \(unit.heading("min RTT")) |"
+                + (swept ? " \(unit.heading("RTT asked")) | p50 in round trips |" : ""),
             "|--:|--:|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|" + (swept ? "--:|--:|" : ""),
         ]
         func share(_ packets: SweepPoint.Packets?) -> String {
@@ -45,19 +48,25 @@ extension TwoHostRun {
             let rtt = point.rtt.map { String(format: "%.3f", $0 / 1e6) } ?? ""
             let asked = [point.delay.map { String(format: "%g", $0 * 1000) } ?? "", point.configuredRTT.map { String(format: "%g", $0 * 1000) } ?? ""]
             for group in point.groups {
-                let times = [group.p50, group.p90, group.p95, group.p99].map { String(format: "%.3f", $0 / 1e6) }
+                let milliseconds = [group.p50, group.p90, group.p95, group.p99].map { String(format: "%.3f", $0 / 1e6) }
                 let packets = [segments(group.requests), segments(group.answers), share(group.requests), share(group.answers)]
                 let bounds = group.retransmittedBounds.map {
                     [String(format: "%.1f", $0.lowerBound * 100), String(format: "%.1f", $0.upperBound * 100)]
                 } ?? ["", ""]
                 csv += ([String(format: "%g", point.loss * 100)] + measured + [group.suite, "\(group.count)", "\(group.errors)"]
-                    + times + packets + bounds + [rtt] + asked).joined(separator: ",") + "\n"
-                let cells =
-                    [point.label] + measured.map { $0.isEmpty ? "–" : "\($0)%" } + [group.suite, "\(group.count)", "\(group.errors)"]
-                    + [times[0], times[2], times[3]].map { "\($0) ms" } + packets.prefix(2).map { $0.isEmpty ? "–" : $0 }
-                    + packets.suffix(2).map { $0.isEmpty ? "–" : "\($0)%" }
-                    + [bounds[0].isEmpty ? "–" : "\(bounds[0])–\(bounds[1])%", rtt.isEmpty ? "–" : "\(rtt) ms"]
-                    + (swept ? [asked[1].isEmpty ? "–" : "\(asked[1]) ms", Self.roundTrips(group.p50, rtt: point.rtt)] : [])
+                    + milliseconds + packets + bounds + [rtt] + asked).joined(separator: ",") + "\n"
+                let shown: [String] = [group.p50, group.p95, group.p99].map(unit.format)
+                let linked: [String] = [
+                    bounds[0].isEmpty ? "–" : "\(bounds[0])–\(bounds[1])%", point.rtt.map(unit.format) ?? "–",
+                ]
+                let round: [String] =
+                    swept
+                    ? [point.configuredRTT.map { unit.format($0 * 1e9) } ?? "–", Self.roundTrips(group.p50, rtt: point.rtt)]
+                    : []
+                var cells: [String] = [point.label] + measured.map { $0.isEmpty ? "–" : "\($0)%" }
+                cells += [group.suite, "\(group.count)", "\(group.errors)"] + shown
+                cells += packets.prefix(2).map { $0.isEmpty ? "–" : $0 } + packets.suffix(2).map { $0.isEmpty ? "–" : "\($0)%" }
+                cells += linked + round
                 table.append("| " + cells.joined(separator: " | ") + " |")
             }
         }
@@ -141,7 +150,7 @@ extension TwoHostRun {
             handshake per client, once per key-exchange group: rows `tls <group>`) across it; the \
             loss measured from the link's own packet counts (`link.json` in each point's folder \
             says how it was applied). Times are the clients' whole cx exchange, or TLS \
-            `handshake`, in milliseconds. Segments are those carrying data that each end sent, \
+            `handshake`, each table's in one unit that its headings name. Segments are those carrying data that each end sent, \
             per exchange (a request and its answer) or per connection up to its first request \
             (the SYN and the TLS handshake), as the client (`report.packets`) and the server \
             (`lab serve --packets`) counted them; "sent again" is the share of exchanges, or of \
@@ -201,7 +210,8 @@ extension TwoHostRun {
         let lossless = points.filter { $0.loss == 0 }
         let checked = lossless.isEmpty ? Array(points.prefix(1)) : lossless
         guard !checked.isEmpty, !baseline.isEmpty else { return [] }
-        func ms(_ value: Double) -> String { String(format: "%.3f ms", value / 1e6) }
+        let unit = TimeUnit.of(baseline.map(\.p50))
+        func ms(_ value: Double) -> String { unit.format(value) }
         var lines = [
             "## Against one host",
             "",
@@ -213,7 +223,9 @@ extension TwoHostRun {
                 + " its single-host p95 plus the RTT plus \(String(format: "%g", Self.p95Allowance / 1e6)) ms, or that"
                 + " spread plus 4 ms: a cx exchange and a TLS handshake each take one round trip more than on one host.",
             "",
-            "| suite | single-host p50 | point | p50 | within | single-host p95 | p95 | within | RTT | allowance p50 / p95 |",
+            "| suite | \(unit.heading("single-host p50")) | point | \(unit.heading("p50")) | within"
+                + " | \(unit.heading("single-host p95")) | \(unit.heading("p95")) | within | \(unit.heading("RTT"))"
+                + " | \(unit.heading("allowance p50 / p95")) |",
             "|:--|--:|:--|--:|:--|--:|--:|:--|--:|--:|",
         ]
         for first in checked {

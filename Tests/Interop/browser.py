@@ -4,7 +4,8 @@
     browser.py report URL --screenshots DIR [--widths 1280,400]
         Loads URL, waits for it, and prints one JSON object: the console messages and uncaught
         exceptions, every network request the page made (its own URL aside), each table's cells
-        (text and data-value) by its group, the comparisons' sentences, and the screenshots it
+        (text and data-value) by its group, the comparisons' sentences, the time units each
+        table names and writes, the characters that need an emoji font, and the screenshots it
         wrote (full page, one per width, and the first screen at the first width:
         report-WIDTH-top.png).
 
@@ -197,6 +198,30 @@ TABLES = """
 """
 
 
+# The units each table names and writes, and the characters that need an emoji font, as
+# Chromium renders the page: a table's headings name its time unit (`p50 (ms)`), its cells
+# after the first may write one after a number (`2.9 ms`).
+TABLE_UNITS = r"""
+(() => {
+  const named = (text) => { const m = text.match(/\((ns|µs|ms|s)\)$/); return m ? m[1] : null; };
+  const written = (text) => Array.from(text.matchAll(/\d\s?(ns|µs|us|ms|s)(?![A-Za-z\/])/g))
+    .map((m) => (m[1] === 'us' ? 'µs' : m[1]));
+  const emoji = (c) => { const p = c.codePointAt(0);
+    return (p >= 0x2600 && p <= 0x27BF) || (p >= 0x2B00 && p <= 0x2BFF) || p === 0xFE0F || p >= 0x1F000; };
+  return {
+    tables: Array.from(document.querySelectorAll('table')).map((table) => {
+      const headings = Array.from(table.querySelectorAll('thead th')).map((th) => th.innerText.trim());
+      const cells = Array.from(table.querySelectorAll('tbody td:not(:first-child)')).map((td) => td.innerText.trim());
+      return { kind: table.getAttribute('data-table'), headings: headings,
+        named: Array.from(new Set(headings.map(named).filter((unit) => unit))),
+        written: Array.from(new Set(cells.flatMap(written))) };
+    }),
+    emoji: Array.from(document.body.innerText).filter(emoji).map((c) => 'U+' + c.codePointAt(0).toString(16)),
+  };
+})()
+"""
+
+
 def report(arguments):
     browser = Browser()
     try:
@@ -205,6 +230,7 @@ def report(arguments):
         browser.open(arguments.url, widths[0])
         browser.drain(0.5)
         page = browser.evaluate(TABLES)
+        page["units"] = browser.evaluate(TABLE_UNITS)
         top = browser.call("Page.captureScreenshot", {"format": "png"})
         with open(os.path.join(arguments.screenshots, f"report-{widths[0]}-top.png"), "wb") as file:
             file.write(base64.b64decode(top["data"]))

@@ -41,9 +41,12 @@ import Testing
         #expect(result.groups.allSatisfy { !$0.steps.isEmpty })
     }
 
-    @Test("A document the lab wrote is written back the same, byte for byte", arguments: Self.current)
+    @Test(
+        "A document the lab wrote is written back the same, byte for byte, but for a mean beyond its min or max",
+        arguments: Self.current
+    )
     func writesTheSameDocument(name: String) throws {
-        let original = try Self.data(name)
+        let original = try Self.meansWithinSamples(try Self.data(name))
         let again = try Self.written(try Self.read(name))
         // As parsed JSON first, so that a difference names its key.
         let parsed = try JSONSerialization.jsonObject(with: original) as? NSDictionary
@@ -54,9 +57,35 @@ import Testing
 
     @Test("An older document is written back the same but for the figures added since (p95)", arguments: Self.olderOnes)
     func olderDocumentWritesBack(name: String) throws {
-        let original = try JSONSerialization.jsonObject(with: try Self.data(name)) as? NSDictionary
+        let original =
+            try JSONSerialization.jsonObject(with: try Self.meansWithinSamples(try Self.data(name))) as? NSDictionary
         let again = try JSONSerialization.jsonObject(with: try Self.written(try Self.read(name)))
         #expect(original != nil && original == Self.withoutP95(again) as? NSDictionary)
+    }
+
+    /// `document` with each step's mean kept within its min and max, as the lab now writes it:
+    /// before, the mean of the histogram's bucket middles could lie beyond them (a step of one
+    /// sample of 18,693 ns had a mean of 18,696), and a document that has one is written back
+    /// with the min or the max there instead.
+    static func meansWithinSamples(_ document: Data) throws -> Data {
+        let text = String(decoding: document, as: UTF8.self)
+        let number = "(-?[0-9][0-9.eE+-]*)"
+        let expression = try NSRegularExpression(
+            pattern: "\"max\" : \(number),(\\s*)\"mean\" : \(number),(\\s*)\"min\" : \(number)"
+        )
+        var result = ""
+        var last = text.startIndex
+        for match in expression.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            let parts = (1...5).compactMap { Range(match.range(at: $0), in: text).map { String(text[$0]) } }
+            guard parts.count == 5, let max = Double(parts[0]), let mean = Double(parts[2]), let min = Double(parts[4]),
+                let whole = Range(match.range, in: text)
+            else { continue }
+            let kept = mean < min ? parts[4] : mean > max ? parts[0] : parts[2]
+            result += text[last..<whole.lowerBound]
+            result += "\"max\" : \(parts[0]),\(parts[1])\"mean\" : \(kept),\(parts[3])\"min\" : \(parts[4])"
+            last = whole.upperBound
+        }
+        return Data((result + text[last...]).utf8)
     }
 
     /// `json` without the `p95` of each step's `statistics`.

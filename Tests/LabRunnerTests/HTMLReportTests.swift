@@ -96,6 +96,38 @@ import Testing
     }
 
     @Test(
+        "report.html in Chromium: no table of times with two units, and no character that needs an emoji font"
+    )
+    func oneUnitPerTableAsRendered() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = try await Self.quickstart.value
+        let seen = try await Self.browser([
+            "report", out.appendingPathComponent("report.html").absoluteString, "--screenshots",
+            folder.appendingPathComponent("shots").path, "--widths", "1280",
+        ])
+        let content = try #require(seen["page"] as? [String: Any])
+        let units = try #require(content["units"] as? [String: Any])
+        let tables = try #require(units["tables"] as? [[String: Any]])
+        var timed = 0
+        // Not tables of times: the Summary (a list of facts, no headings) and the thresholds (a
+        // row per metric, each in its condition's unit).
+        for table in tables where table["kind"] as? String != "thresholds" {
+            let headings = table["headings"] as? [String] ?? []
+            guard !headings.allSatisfy(\.isEmpty) else { continue }
+            let named = table["named"] as? [String] ?? []
+            let written = table["written"] as? [String] ?? []
+            #expect(named.count <= 1, "a table names \(named): \(headings)")
+            #expect(named.isEmpty ? written.count <= 1 : written.isEmpty, "cells in \(written) under \(headings)")
+            if named.count == 1 { timed += 1 }
+        }
+        let result = try RunResult.read(from: out.appendingPathComponent("results.json"))
+        #expect(timed >= result.groups.count, "a table of times per group at least: \(tables)")
+        // The quickstart saturates two cores (a ⚠️ in its summary) and passes (a ✅): drawn, not boxes.
+        #expect((units["emoji"] as? [String])?.isEmpty == true, "\(units["emoji"] ?? "")")
+    }
+
+    @Test(
         "The quickstart's in-run comparison of x25519 on the two providers agrees with lab compare of the same groups"
     )
     func agreesWithCompare() async throws {
