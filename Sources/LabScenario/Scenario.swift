@@ -112,8 +112,12 @@ public struct Scenario: Sendable, Decodable {
 
     /// Decodes `data`: the scenario, and every problem of shape found on the way.
     ///
-    /// A file that is not JSON at all yields one problem at `$` and no scenario.
+    /// A file that is not strict JSON (`StrictJSON`: no trailing commas, comments or
+    /// duplicate keys) yields one problem at `$`, naming the line and column, and no scenario.
     public static func decode(_ data: Data) -> (scenario: Scenario?, problems: [ScenarioProblem]) {
+        if let syntax = StrictJSON.check(data) {
+            return (nil, [ScenarioProblem(path: "$", message: "not valid JSON: \(syntax)")])
+        }
         let log = ProblemLog()
         let decoder = JSONDecoder()
         decoder.userInfo[ProblemLog.userInfoKey] = log
@@ -121,27 +125,7 @@ public struct Scenario: Sendable, Decodable {
             let scenario = try decoder.decode(Scenario.self, from: data)
             return (scenario, log.problems)
         } catch {
-            return (
-                nil,
-                [ScenarioProblem(path: "$", message: "not valid JSON: \(Self.syntaxError(in: data) ?? "\(error)")")]
-            )
-        }
-    }
-
-    /// Where the JSON syntax breaks, as `line L, column C: …`, from `JSONSerialization`'s offset.
-    static func syntaxError(in data: Data) -> String? {
-        do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-            return nil
-        } catch {
-            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            guard let range = text.range(of: "character "),
-                let offset = Int(text[range.upperBound...].prefix { $0.isNumber })
-            else { return text }
-            let before = data.prefix(offset)
-            let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
-            let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-            return "line \(line), column \(column): \(text)"
+            return (nil, [ScenarioProblem(path: "$", message: "could not be read: \(error)")])
         }
     }
 }

@@ -28,6 +28,7 @@ package enum ScenarioSchema {
     "load": { "$ref": "#/$defs/load" },
     "flows": { "type": "array", "minItems": 1, "items": { "$ref": "#/$defs/flow" } },
     "thresholds": {
+      "description": "Metric → condition: errors, <flow>.errors, <flow>.<step>.<stat> with stats count, min, p50, p90, p95, p99, p99.9, max, mean, stddev, ops; outcomes.<name>, <flow>.outcomes.<name>, <flow>.bytes.<direction>, <flow>.<step>.bytes.<direction> (docs/scenarios.md, Thresholds).",
       "type": "object",
       "propertyNames": { "pattern": "^[A-Za-z0-9._{},=-]+$" },
       "additionalProperties": {
