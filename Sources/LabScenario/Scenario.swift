@@ -54,14 +54,16 @@ public struct Scenario: Sendable, Decodable {
                 "expected the clients' ramp-up (\(self.clients.rampUp)) plus the idle duration (\(self.load.duration)) to be shorter than server.idleTimeout (\(self.server.idleTimeout)), or the server closes the first clients' connections during the hold; shorten them or raise server.idleTimeout (and `lab serve --idle-timeout`)"
             )
         }
-        // An entry with a matrix stands for one entry per combination (`FlowEntry.expanded`).
-        self.flows =
+        // An entry with a matrix stands for one entry per combination (`FlowEntry.expanded`),
+        // labelled by what sets it apart from the flow's other entries (`FlowEntry.labelled`).
+        let entries =
             (object.required(
                 "flows",
                 as: [FlowEntry].self,
                 expected: "a non-empty array of flows",
                 isValid: { !$0.isEmpty }
             ) ?? []).enumerated().flatMap { $1.expanded(origin: $0) }
+        self.flows = FlowEntry.labelled(entries)
         var thresholds: [String: String] = [:]
         let rawThresholds: [String: JSONValue]? = object.optional(
             "thresholds",
