@@ -96,6 +96,16 @@ import Testing
         #expect(error.message.hasPrefix("expected ") || error.message.contains("appears twice"), "\(name): \(error)")
     }
 
+    @Test("Nesting takes no stack: 200,000 levels are read in one pass, and an unclosed one is named")
+    func deepNesting() throws {
+        let depth = 200_000
+        #expect(StrictJSON.check(String(repeating: "[", count: depth) + String(repeating: "]", count: depth)) == nil)
+        let unclosed = try #require(StrictJSON.check(String(repeating: "[{\"a\":", count: depth)))
+        #expect(unclosed.column == depth * 6 + 1 && unclosed.message.hasPrefix("expected the value of \"a\""))
+        let deepArrays = try #require(StrictJSON.check(String(repeating: "[", count: depth) + "1 2"))
+        #expect(deepArrays.message == "expected ',' or ']' after element [0] of an array nested deep in arrays, found '2'")
+    }
+
     @Test("Bytes that are not UTF-8 are refused where they are")
     func notUTF8() throws {
         let error = try #require(StrictJSON.check(Data([0x5B, 0x22, 0x61, 0xFF, 0x22, 0x5D])))

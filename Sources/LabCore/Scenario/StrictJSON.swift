@@ -1,20 +1,16 @@
 public import Foundation
 
 /// A strict check of JSON text (RFC 8259) that says where it breaks and what was expected
-/// there. Foundation's parsers on Linux accept trailing commas and more, and name a broken
-/// file by a byte offset; a user's scenario is checked here first, then decoded.
-///
-/// Refused beside plain syntax errors: trailing commas, comments, `NaN` and `Infinity`,
-/// single quotes, unquoted keys, leading zeros, control characters and bad escapes in
-/// strings, lone surrogates, bytes that are not UTF-8, a byte-order mark, and a key that
-/// appears twice in one object (both places are named).
+/// there: Foundation's parsers on Linux accept trailing commas and more, and name a break by
+/// its byte offset. Refused: trailing commas, comments, `NaN`, `Infinity`, single quotes,
+/// unquoted keys, leading zeros, control characters and bad escapes in strings, lone
+/// surrogates, bytes that are not UTF-8, a byte-order mark, a key twice in one object.
 public enum StrictJSON {
     /// Where the text breaks: a line and column (from 1, in characters) and what was expected.
     public struct SyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
         public var line: Int
         public var column: Int
         public var message: String
-
         /// `line 4, column 3: expected ',' or '}' after the value of "clients", found '"load"'`.
         public var description: String { "line \(self.line), column \(self.column): \(self.message)" }
     }
@@ -22,38 +18,30 @@ public enum StrictJSON {
     /// Nil if `data` is one JSON value (surrounded by whitespace at most), else the first break.
     public static func check(_ data: Data) -> SyntaxError? {
         var scanner = Scanner(bytes: Array(data))
-        do {
-            try scanner.run()
-            return nil
-        } catch {
-            return error
-        }
+        do { try scanner.run() } catch { return error }
+        return nil
     }
 
-    /// Nil if `text` is JSON (`check`).
+    /// Nil if `text` is JSON (`check(_:)`).
     public static func check(_ text: String) -> SyntaxError? { Self.check(Data(text.utf8)) }
 }
 
 /// The check itself: one pass with a stack of open containers, no recursion.
 private struct Scanner {
-    /// An open object or array, and what it is called in messages.
+    /// An open object or array: what messages call it (`"clients"`, `"flows"[2]`, `the document`),
+    /// its values so far, whether `run` has yet to read one, its last key, where each key starts.
     struct Container {
         var isObject: Bool
-        /// `"clients"`, `"flows"[2]`, or `the document`.
         var name: String
         var count = 0
-        /// The key whose value comes or came last.
+        var isNew = true
         var key = ""
-        /// Each key so far, by where it starts.
         var keys: [String: Int] = [:]
     }
 
     let bytes: [UInt8]
     var index = 0
     var stack: [Container] = []
-
-    init(bytes: [UInt8]) { self.bytes = bytes }
-
     var byte: UInt8? { self.index < self.bytes.count ? self.bytes[self.index] : nil }
 
     mutating func run() throws(StrictJSON.SyntaxError) {
@@ -61,7 +49,7 @@ private struct Scanner {
             throw self.error(at: bad, "expected UTF-8 text, found the byte 0x\(String(self.bytes[bad], radix: 16))")
         }
         if self.bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-            throw self.error(at: 0, "expected JSON, found a byte-order mark (U+FEFF): save the file as UTF-8 without one")
+            throw self.error(at: 0, "expected JSON, found a byte-order mark (U+FEFF): save the file without one")
         }
         try self.value(expected: "a JSON value")
         while true {
@@ -71,6 +59,14 @@ private struct Scanner {
                 return
             }
             let close = top.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            if top.isNew {
+                self.stack[self.stack.count - 1].isNew = false
+                if self.byte == close {
+                    self.index += 1
+                    self.stack.removeLast()
+                } else if top.isObject { try self.member() } else { try self.value(expected: "a value or ']'") }
+                continue
+            }
             let after = top.isObject ? "the value of \"\(top.key)\"" : "element [\(top.count - 1)] of \(top.name)"
             switch self.byte {
             case close:
@@ -82,36 +78,22 @@ private struct Scanner {
                 if self.byte == close {
                     throw self.error("expected \(top.isObject ? "a key" : "a value") after ',', found \(self.found())")
                 }
-                if top.isObject {
-                    try self.member()
-                } else {
-                    try self.value(expected: "a value after ','")
-                }
+                if top.isObject { try self.member() } else { try self.value(expected: "a value after ','") }
             default:
-                throw self.error("expected ',' or '\(Character(Unicode.Scalar(close)))' after \(after), found \(self.found())")
+                let expected = "expected ',' or '\(Character(Unicode.Scalar(close)))' after \(after)"
+                throw self.error("\(expected), found \(self.found())")
             }
         }
     }
 
-    /// A value; an object or array is opened (and its first member read) for `run` to go on with.
+    /// A value; an object or array is only opened, for `run` to go on with (no recursion).
     mutating func value(expected: String) throws(StrictJSON.SyntaxError) {
         self.skipWhitespace()
         if !self.stack.isEmpty { self.stack[self.stack.count - 1].count += 1 }
         switch self.byte {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
-            let isObject = self.byte == UInt8(ascii: "{")
-            let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            self.stack.append(Container(isObject: self.byte == UInt8(ascii: "{"), name: self.childName))
             self.index += 1
-            self.stack.append(Container(isObject: isObject, name: self.childName))
-            self.skipWhitespace()
-            if self.byte == close {
-                self.index += 1
-                self.stack.removeLast()
-            } else if isObject {
-                try self.member()
-            } else {
-                try self.value(expected: "a value or ']'")
-            }
         case UInt8(ascii: "\""): _ = try self.string()
         case UInt8(ascii: "-"), .some(UInt8(ascii: "0")...UInt8(ascii: "9")): try self.number()
         default:
@@ -126,7 +108,9 @@ private struct Scanner {
     /// What a container opened here is called: the key it is the value of, or its place in an array.
     var childName: String {
         guard let top = self.stack.last else { return "the document" }
-        return top.isObject ? "\"\(top.key)\"" : "\(top.name)[\(top.count - 1)]"
+        if top.isObject { return "\"\(top.key)\"" }
+        let (name, deep) = ("\(top.name)[\(top.count - 1)]", "an array nested deep in arrays")
+        return top.name == deep || name.count > 40 ? deep : name
     }
 
     /// `"key": value` in the innermost object; a key it already has is refused, naming both.
@@ -139,7 +123,8 @@ private struct Scanner {
         let top = self.stack.count - 1
         if let first = self.stack[top].keys[key] {
             let (line, column) = self.position(of: first)
-            throw self.error(at: start, "the key \"\(key)\" appears twice in \(self.stack[top].name), first at line \(line), column \(column)")
+            let twice = "the key \"\(key)\" appears twice in \(self.stack[top].name)"
+            throw self.error(at: start, "\(twice), first at line \(line), column \(column)")
         }
         self.stack[top].keys[key] = start
         self.stack[top].key = key
@@ -159,7 +144,8 @@ private struct Scanner {
         while true {
             guard let byte = self.byte else {
                 let (line, column) = self.position(of: start)
-                throw self.error("expected '\"' to close the string at line \(line), column \(column), found the end of the file")
+                let expected = "expected '\"' to close the string at line \(line), column \(column)"
+                throw self.error("\(expected), found the end of the file")
             }
             switch byte {
             case UInt8(ascii: "\""):
@@ -189,11 +175,13 @@ private struct Scanner {
             return scalar
         }
         guard self.byte == UInt8(ascii: "u") else {
-            throw self.error("expected an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\u and 4 hex digits) after '\\', found \(self.found())")
+            let escapes = #"\" \\ \/ \b \f \n \r \t or \u and 4 hex digits"#
+            throw self.error("expected an escape (\(escapes)) after '\\', found \(self.found())")
         }
         let high = try self.hex4()
         if (0xDC00...0xDFFF).contains(high) {
-            throw self.error(at: self.index - 6, "expected a character, found a lone low surrogate \\u\(String(high, radix: 16))")
+            let lone = "found a lone low surrogate \\u\(String(format: "%04X", high))"
+            throw self.error(at: self.index - 6, "expected a character, \(lone)")
         }
         guard (0xD800...0xDBFF).contains(high) else { return Unicode.Scalar(high)! }
         var low: UInt32 = 0
@@ -202,7 +190,8 @@ private struct Scanner {
             low = try self.hex4()
         }
         guard (0xDC00...0xDFFF).contains(low) else {
-            throw self.error("expected \\u and a low surrogate (DC00 to DFFF) after the high surrogate \\u\(String(high, radix: 16))")
+            let after = "after the high surrogate \\u\(String(format: "%04X", high))"
+            throw self.error("expected \\u and a low surrogate (DC00 to DFFF) \(after)")
         }
         return Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))!
     }
@@ -251,9 +240,9 @@ private struct Scanner {
         while let byte = self.byte, [0x20, 0x09, 0x0A, 0x0D].contains(byte) { self.index += 1 }
     }
 
-    /// The letters, digits and `_` from here: a literal, or what a user meant as one.
+    /// The ASCII letters from here: a literal, or what a user meant as one.
     var word: String {
-        let letters = self.bytes[self.index...].prefix { ($0 < 0x80 && Character(Unicode.Scalar($0)).isLetter) || $0 == 0x5F }
+        let letters = self.bytes[self.index...].prefix { $0 < 0x80 && Character(Unicode.Scalar($0)).isLetter }
         return String(decoding: letters, as: UTF8.self)
     }
 
@@ -263,7 +252,8 @@ private struct Scanner {
         let word = self.word
         switch word {
         case "NaN", "Infinity", "inf", "nan": return "'\(word)' (JSON has no NaN or Infinity)"
-        case "True", "False", "None", "Null", "TRUE", "FALSE", "NULL": return "'\(word)' (JSON writes true, false and null)"
+        case "True", "False", "None", "Null", "TRUE", "FALSE", "NULL":
+            return "'\(word)' (JSON writes true, false and null)"
         case "": break
         default: return "'\(word)'"
         }
@@ -285,10 +275,9 @@ private struct Scanner {
         }
     }
 
-    func error(_ message: String) -> StrictJSON.SyntaxError { self.error(at: self.index, message) }
-
-    func error(at offset: Int, _ message: String) -> StrictJSON.SyntaxError {
-        let (line, column) = self.position(of: offset)
+    /// A break at `offset`, here by default.
+    func error(at offset: Int? = nil, _ message: String) -> StrictJSON.SyntaxError {
+        let (line, column) = self.position(of: offset ?? self.index)
         return StrictJSON.SyntaxError(line: line, column: column, message: message)
     }
 
@@ -302,15 +291,8 @@ private struct Scanner {
 
     /// The offset of the first byte that is not part of well-formed UTF-8, if any.
     func firstNonUTF8() -> Int? {
-        var parser = Unicode.UTF8.ForwardParser()
-        var iterator = self.bytes.makeIterator()
-        var offset = 0
-        while true {
-            switch parser.parseScalar(from: &iterator) {
-            case .valid(let encoded): offset += encoded.count
-            case .emptyInput: return nil
-            case .error: return offset
-            }
-        }
+        var (parser, iterator, offset) = (Unicode.UTF8.ForwardParser(), self.bytes.makeIterator(), 0)
+        while case .valid(let encoded) = parser.parseScalar(from: &iterator) { offset += encoded.count }
+        return offset < self.bytes.count ? offset : nil
     }
 }
