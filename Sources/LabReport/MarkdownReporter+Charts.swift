@@ -49,7 +49,7 @@ extension MarkdownReporter {
             flows[other.key.flow, default: []] += other.orderedSteps.map(\.step)
             flows[other.flowKind, default: []] += other.orderedSteps.map(\.step)
         }
-        let percentiles: [Threshold.Stat: Double] = [.min: 0, .p50: 50, .p90: 90, .p99: 99, .p999: 99.9, .max: 100]
+        let percentiles: [Threshold.Stat: Double] = [.min: 0, .p50: 50, .p90: 90, .p95: 95, .p99: 99, .p999: 99.9, .max: 100]
         return result.thresholds.compactMap { outcome in
             guard case .success(let threshold) = Threshold.parse(metric: outcome.metric, condition: outcome.condition, flows: flows),
                 !group.isServerSide, threshold.matches(group), case .step(let step, let stat) = threshold.measure,

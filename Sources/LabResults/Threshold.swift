@@ -66,6 +66,7 @@ extension Threshold {
         case .min: value = statistics.min
         case .p50: value = statistics.p50
         case .p90: value = statistics.p90
+        case .p95: value = statistics.p95 ?? 0
         case .p99: value = statistics.p99
         case .p999: value = statistics.p999
         case .max: value = statistics.max

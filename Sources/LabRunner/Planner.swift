@@ -142,13 +142,23 @@ struct Planner {
             guard let setup = self.setup(entry, index: index, label: labels[index], serverProvider: serverProvider)
             else { continue }
             let (flow, flowProblems) = ScenarioValidator.plan(type, index: index, setup: setup)
-            self.problems += flowProblems
+            self.problems += flowProblems.map { Self.suggestingExclude($0, entry, path: path) }
             if let flow { planned.append(flow) }
         }
         if planned.count < flows.count, self.problems.isEmpty {
             self.problems.append(ScenarioProblem(path: "$.flows", message: "a flow could not be planned"))
         }
         return planned
+    }
+
+    /// `problem` with, when it is a matrix combination's suite or provider that cannot be,
+    /// the `"exclude"` that leaves the combination out.
+    static func suggestingExclude(_ problem: ScenarioProblem, _ entry: FlowEntry, path: String) -> ScenarioProblem {
+        guard let hint = entry.excludeHint, let origin = entry.origin,
+            ["suite", "provider", "clientProvider"].contains(where: { problem.path == "\(path).\($0)" })
+        else { return problem }
+        let message = problem.message + " To leave this combination out, add it to \"exclude\" in $.flows[\(origin)].matrix: "
+        return ScenarioProblem(path: problem.path, message: message + "\"exclude\": [\(hint)]")
     }
 
     /// What a flow entry is built from: its providers (the server's unless it names its

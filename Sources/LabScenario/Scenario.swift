@@ -54,14 +54,16 @@ public struct Scenario: Sendable, Decodable {
                 "expected the clients' ramp-up (\(self.clients.rampUp)) plus the idle duration (\(self.load.duration)) to be shorter than server.idleTimeout (\(self.server.idleTimeout)), or the server closes the first clients' connections during the hold; shorten them or raise server.idleTimeout (and `lab serve --idle-timeout`)"
             )
         }
-        // An entry with a matrix stands for one entry per combination (`FlowEntry.expanded`).
-        self.flows =
+        // An entry with a matrix stands for one entry per combination (`FlowEntry.expanded`),
+        // labelled by what sets it apart from the flow's other entries (`FlowEntry.labelled`).
+        let entries =
             (object.required(
                 "flows",
                 as: [FlowEntry].self,
                 expected: "a non-empty array of flows",
                 isValid: { !$0.isEmpty }
             ) ?? []).enumerated().flatMap { $1.expanded(origin: $0) }
+        self.flows = FlowEntry.labelled(entries)
         var thresholds: [String: String] = [:]
         let rawThresholds: [String: JSONValue]? = object.optional(
             "thresholds",
@@ -112,8 +114,12 @@ public struct Scenario: Sendable, Decodable {
 
     /// Decodes `data`: the scenario, and every problem of shape found on the way.
     ///
-    /// A file that is not JSON at all yields one problem at `$` and no scenario.
+    /// A file that is not strict JSON (`StrictJSON`: no trailing commas, comments or
+    /// duplicate keys) yields one problem at `$`, naming the line and column, and no scenario.
     public static func decode(_ data: Data) -> (scenario: Scenario?, problems: [ScenarioProblem]) {
+        if let syntax = StrictJSON.check(data) {
+            return (nil, [ScenarioProblem(path: "$", message: "not valid JSON: \(syntax)")])
+        }
         let log = ProblemLog()
         let decoder = JSONDecoder()
         decoder.userInfo[ProblemLog.userInfoKey] = log
@@ -121,27 +127,7 @@ public struct Scenario: Sendable, Decodable {
             let scenario = try decoder.decode(Scenario.self, from: data)
             return (scenario, log.problems)
         } catch {
-            return (
-                nil,
-                [ScenarioProblem(path: "$", message: "not valid JSON: \(Self.syntaxError(in: data) ?? "\(error)")")]
-            )
-        }
-    }
-
-    /// Where the JSON syntax breaks, as `line L, column C: …`, from `JSONSerialization`'s offset.
-    static func syntaxError(in data: Data) -> String? {
-        do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-            return nil
-        } catch {
-            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            guard let range = text.range(of: "character "),
-                let offset = Int(text[range.upperBound...].prefix { $0.isNumber })
-            else { return text }
-            let before = data.prefix(offset)
-            let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
-            let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-            return "line \(line), column \(column): \(text)"
+            return (nil, [ScenarioProblem(path: "$", message: "could not be read: \(error)")])
         }
     }
 }

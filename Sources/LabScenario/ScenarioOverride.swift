@@ -64,7 +64,14 @@ public struct ScenarioOverride: Sendable, Equatable {
                 "the path '\(pathText)' does not parse: keys joined by '.', indexes as [0], keys with dots as [\"a.b\"]"
             )
         }
-        return ScenarioOverride(path: path, value: String(argument[argument.index(after: equals)...]))
+        let value = String(argument[argument.index(after: equals)...])
+        // A value that starts as JSON's containers or strings do is meant as JSON: held to it.
+        if let first = value.first(where: { !$0.isWhitespace }), "{[\"".contains(first),
+            let syntax = StrictJSON.check(value)
+        {
+            throw LabError(.invalidScenario, "--set \(pathText): the value is not valid JSON: \(syntax)")
+        }
+        return ScenarioOverride(path: path, value: value)
     }
 
     /// `PATH=VALUE` as given on the command line.
@@ -116,20 +123,21 @@ public struct ScenarioOverride: Sendable, Equatable {
         return path
     }
 
-    /// The value as JSON, or as a string when it is not JSON; nil for `null`.
+    /// The value as JSON, or as a string when it is not (strict) JSON; nil for `null`.
     var json: Any? {
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(self.value.utf8), options: [.fragmentsAllowed])
+        guard StrictJSON.check(self.value) == nil,
+            let parsed = try? JSONSerialization.jsonObject(with: Data(self.value.utf8), options: [.fragmentsAllowed])
         else { return self.value }
         return parsed is NSNull ? nil : parsed
     }
 
     /// `data` (a scenario's JSON text) with `overrides` made in order; throws naming the
-    /// override that does not fit the document.
+    /// override that does not fit the document. Text that is not strict JSON is returned as it
+    /// is, for `Scenario.decode` to name where it breaks.
     public static func apply(_ overrides: [ScenarioOverride], to data: Data) throws -> Data {
-        guard !overrides.isEmpty else { return data }
-        guard var root = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
-            throw LabError(.invalidScenario, "--set needs a scenario that is valid JSON")
-        }
+        guard !overrides.isEmpty, StrictJSON.check(data) == nil,
+            var root = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        else { return data }
         for override in overrides {
             root = try override.set(in: root, at: override.path[...])
         }
@@ -160,10 +168,7 @@ public struct ScenarioOverride: Sendable, Equatable {
                 throw LabError(.invalidScenario, "--set \(self.pathDescription): \(here) is not an array")
             }
             guard index <= array.count else {
-                throw LabError(
-                    .invalidScenario,
-                    "--set \(self.pathDescription): \(here) has \(array.count) elements; index \(index) is past its end"
-                )
+                throw self.pastTheEnd(of: array, at: here, named: self.path[..<path.startIndex].last, index: index)
             }
             if path.count == 1 && self.json == nil {
                 if index < array.count { array.remove(at: index) }
@@ -173,5 +178,22 @@ public struct ScenarioOverride: Sendable, Equatable {
             if index < array.count { array[index] = value } else { array.append(value) }
             return array
         }
+    }
+
+    /// `$.flows[3]: no such flow; $.flows has 1 element (index 0), and [1] appends one`.
+    private func pastTheEnd(of array: [Any], at here: String, named name: Component?, index: Int) -> LabError {
+        var noun = "element"
+        if case .key(let key) = name, key.count > 1, key.hasSuffix("s") { noun = String(key.dropLast()) }
+        let elements =
+            switch array.count {
+            case 0: "no elements"
+            case 1: "1 element (index 0)"
+            default: "\(array.count) elements (indexes 0…\(array.count - 1))"
+            }
+        return LabError(
+            .invalidScenario,
+            "--set \(self.pathDescription): \(here)[\(index)]: no such \(noun); \(here) has \(elements), "
+                + "and [\(array.count)] appends one"
+        )
     }
 }

@@ -28,6 +28,7 @@ package enum ScenarioSchema {
     "load": { "$ref": "#/$defs/load" },
     "flows": { "type": "array", "minItems": 1, "items": { "$ref": "#/$defs/flow" } },
     "thresholds": {
+      "description": "Metric → condition: errors, <flow>.errors, <flow>.<step>.<stat> with stats count, min, p50, p90, p95, p99, p99.9, max, mean, stddev, ops; outcomes.<name>, <flow>.outcomes.<name>, <flow>.bytes.<direction>, <flow>.<step>.bytes.<direction> (docs/scenarios.md, Thresholds).",
       "type": "object",
       "propertyNames": { "pattern": "^[A-Za-z0-9._{},=-]+$" },
       "additionalProperties": {
@@ -188,10 +189,22 @@ package enum ScenarioSchema {
         "clientProvider": { "$ref": "#/$defs/provider" },
         "options": { "type": "object" },
         "matrix": {
-          "description": "Parameters to vary: the entry stands for one entry per combination, each a group of its own labelled <name or flow>-<value>-…",
+          "description": "Parameters to vary: the entry stands for one entry per combination, each a group of its own labelled <name or flow>-<value>-…; exclude leaves combinations out.",
           "type": "object",
           "minProperties": 1,
-          "propertyNames": { "pattern": "^(suite|provider|clientProvider|options\\.[A-Za-z0-9_]+)$" },
+          "properties": {
+            "exclude": {
+              "description": "Partial combinations to leave out, e.g. [{\"suite\": \"pq\", \"provider\": \"openssl\"}]: every combination with those values.",
+              "type": "array",
+              "minItems": 1,
+              "items": {
+                "type": "object",
+                "minProperties": 1,
+                "propertyNames": { "pattern": "^(suite|provider|clientProvider|options\\.[A-Za-z0-9_]+)$" }
+              }
+            }
+          },
+          "propertyNames": { "pattern": "^(exclude|suite|provider|clientProvider|options\\.[A-Za-z0-9_]+)$" },
           "additionalProperties": { "type": "array", "minItems": 1, "uniqueItems": true }
         }
       },

@@ -9,7 +9,7 @@ public import LabCore
 /// `{suite=…,provider=…,transport=…}`; `<flow>.bytes.<direction>` (bytes on the wire per
 /// measured iteration) and `<flow>.<step>.bytes.<direction>` (per round trip of the step, set-up's
 /// included), with directions `sent`, `received` and `total`, against a size (`"< 4 KiB"`; a
-/// plain number is bytes). Stats: `count`, `min`, `p50`, `p90`, `p99`, `p99.9`,
+/// plain number is bytes). Stats: `count`, `min`, `p50`, `p90`, `p95`, `p99`, `p99.9`,
 /// `max`, `mean`, `stddev`, `ops` (per second). An outcome is a count a flow records with
 /// `StepRecorder.count` (letters, digits, `_`, `-`, `.`), summed over the matching groups;
 /// one never counted is 0 (the planner checks the name against the flows' declared
@@ -19,7 +19,7 @@ public import LabCore
 public struct Threshold: Sendable, Equatable {
     /// A figure thresholds can test.
     public enum Stat: String, Sendable, CaseIterable {
-        case count, min, p50, p90, p99
+        case count, min, p50, p90, p95, p99
         case p999 = "p99.9"
         case max, mean, stddev, ops
 

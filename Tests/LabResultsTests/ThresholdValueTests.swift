@@ -44,6 +44,22 @@ import Testing
         #expect(errors.value == 3 && errors.bound == 3 && errors.unit == "count" && errors.passed, "\(errors)")
     }
 
+    @Test("p95 is a stat, judged on the run's p95 (not p90's or p99's)")
+    func p95() throws {
+        // 90 exchanges of 1 µs, 5 of 2 µs, 5 of 4 µs: p90 1 µs, p95 2 µs, p99 4 µs.
+        var histogram = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+        for (value, times) in [(1_000, 90), (2_000, 5), (4_000, 5)] {
+            for _ in 0..<times { histogram.record(UInt64(value)) }
+        }
+        let result = OutcomeTests.result([
+            GroupResult(key: OutcomeTests.key, flowKind: "lockout", insecure: false, steps: [.exchange: histogram])
+        ])
+        let met = try OutcomeTests.parse("lockout.exchange.p95", "< 3 µs").get().evaluate(result)
+        #expect(met.value == 2_000 && met.passed, "\(met)")
+        let missed = try OutcomeTests.parse("lockout.exchange.p95", "<= 1.5 µs").get().evaluate(result)
+        #expect(missed.value == 2_000 && !missed.passed && missed.observed == "2 µs", "\(missed)")
+    }
+
     @Test("Nothing measured: no value, the unit still named, and the threshold missed")
     func noDataHasNoValue() throws {
         let none = try Self.evaluate("lockout{provider=boringssl}.exchange.p99", "< 1 s")

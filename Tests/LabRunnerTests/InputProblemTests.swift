@@ -83,4 +83,13 @@ import Testing
         // Over TLS every connection counts its handshake's `tls.` outcomes.
         #expect(problems(#"{"cx.outcomes.tls.version.1.3": ">= 1"}"#, transport: "tls") == [])
     }
+
+    @Test("A threshold may name p95, as every table shows it")
+    func p95Threshold() throws {
+        let plan = try TestPlan.from(
+            #"{"name": "p", "flows": [{"flow": "cx"}], "thresholds": {"cx.exchange.p95": "< 50 ms"}}"#
+        )
+        #expect(plan.thresholds.map(\.metric) == ["cx.exchange.p95"])
+        #expect(plan.thresholds.first?.measure == .step(.exchange, .p95))
+    }
 }

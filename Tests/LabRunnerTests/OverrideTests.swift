@@ -46,9 +46,11 @@ import Testing
 
     @Test("An override that does not fit the document is refused, naming where")
     func misfits() throws {
-        let base = #"{"name": "n", "flows": [{"flow": "cx"}]}"#
+        let base = #"{"name": "n", "flows": [{"flow": "cx", "options": {"sizes": [], "pair": [1, 2]}}]}"#
         for (argument, words) in [
-            ("flows[5].suite=x", "$.flows has 1 elements; index 5 is past its end"),
+            ("flows[5].suite=x", "$.flows[5]: no such flow; $.flows has 1 element (index 0), and [1] appends one"),
+            ("flows[0].options.sizes[3]=1", "sizes[3]: no such size; $.flows[0].options.sizes has no elements, and [0]"),
+            ("flows[0].options.pair[3]=1", "pair[3]: no such element; $.flows[0].options.pair has 2 elements (indexes 0…1)"),
             ("name.first=x", "$.name is not an object"),
             ("flows.first=x", "$.flows is not an object"),
         ] {
@@ -62,6 +64,31 @@ import Testing
                 #expect(error.message.contains(words), "\(argument): \(error.message)")
             }
         }
+    }
+
+    @Test("JSON is held to RFC 8259: in a --set value that starts as JSON, and in the file it changes")
+    func strictJSON() throws {
+        #expect(throws: LabError.self) { try ScenarioOverride.parse(#"flows[0].options={"rsaBits": 2048,}"#) }
+        do {
+            _ = try ScenarioOverride.parse(#"flows[0].options={"rsaBits": 2048,}"#)
+        } catch let error as LabError {
+            #expect(
+                error.message
+                    == "--set flows[0].options: the value is not valid JSON: line 1, column 18: "
+                    + "expected a key after ',', found '}' (JSON allows no comma before it)",
+                "\(error.message)"
+            )
+        }
+        for text in ["1.5.3", "NaN", "x25519", "2048,"] {
+            let override = try ScenarioOverride.parse("a=\(text)")
+            #expect(try Self.apply([override.argument], to: "{}")["a"] as? String == text, "\(text) is text")
+        }
+        // A file with a trailing comma stays as it is, for the decoder to name where it breaks.
+        let lenient = Data(#"{"name": "n", "flows": [{"flow": "cx"},]}"#.utf8)
+        let changed = try ScenarioOverride.apply([try ScenarioOverride.parse("name=m")], to: lenient)
+        #expect(changed == lenient)
+        let problems = Scenario.decode(changed).problems.map(\.description)
+        #expect(problems == [#"$: not valid JSON: line 1, column 40: expected a value after ',', found ']' (JSON allows no comma before it)"#])
     }
 
     @Test("\"$schema\" is accepted as a string, and refused as anything else")
@@ -98,7 +125,7 @@ import Testing
         let misfit = try await CLITests.lab([
             "run", "Scenarios/quickstart.json", "--quiet", "--set", "flows[99].suite=x",
         ])
-        #expect(misfit.status == 1 && misfit.errors.contains("index 99 is past its end"), "\(misfit.errors)")
+        #expect(misfit.status == 1 && misfit.errors.contains("$.flows[99]: no such flow; $.flows has 6 elements"), "\(misfit.errors)")
         let malformed = try await CLITests.lab(["run", "Scenarios/quickstart.json", "--quiet", "--set", "a..b=1"])
         #expect(malformed.status == 1 && malformed.errors.contains("--set"), "\(malformed.errors)")
     }
