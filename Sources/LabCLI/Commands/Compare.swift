@@ -50,6 +50,8 @@ struct Compare: AsyncParsableCommand {
     @Option(help: "Write the comparison here instead of Reports/compare/<UTC timestamp>/.")
     var out: String?
 
+    @OptionGroup var replacing: ReplaceOption
+
     @Option(help: "The noise floor: the smallest p50 change called a change, e.g. 10%.")
     var threshold = "10%"
 
@@ -122,6 +124,7 @@ struct Compare: AsyncParsableCommand {
             try Self.requireSomethingCompared(comparison)
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) } ?? Run.defaultDirectory(named: "compare", at: Date())
+            let folder = try OutputFolder(directory, command: "compare", replace: self.replacing.replace)
             let report = ComparisonReport(comparison)
             let written =
                 try report.write(to: directory)
@@ -131,6 +134,7 @@ struct Compare: AsyncParsableCommand {
                     to: directory,
                     prefix: "comparison"
                 )
+            try folder.record(written)
             if !self.quiet {
                 // Labels, scenario names and hosts come from results.json files: shown, never obeyed.
                 print(MarkdownReporter.printable(report.terminal()))
