@@ -25,8 +25,8 @@ struct Compare: AsyncParsableCommand {
             and said). A warning names what else differs (scenario, transport, \
             load model, host, cores, build). When three quarters of a run's steps \
             moved together, their median ratio is reported as the run's common factor and each step is \
-            judged against it (--absolute: never). Writes comparison.md (with an SVG chart per candidate) \
-            and comparison.csv. Exit codes: 0 compared; 1 bad input; 2 with --fail-on-slower, a step or \
+            judged against it (--absolute: never). Writes report.html (the comparison as one page, its \
+            charts inside: open it first), comparison.md (with an SVG chart per candidate) and comparison.csv. Exit codes: 0 compared; 1 bad input; 2 with --fail-on-slower, a step or \
             a whole run got slower; 3 with --fail-on-slower, a candidate ran with other CPU to spare than \
             the baseline (another machine, or something beside it), so nothing of it was judged. A candidate that shares no group with the baseline is \
             bad input (exit 1). RUN#SELECTOR compares some groups of a run: #{provider=openssl}, \

@@ -9,7 +9,7 @@ import LabResults
 /// `lab merge SHARD…`: one report from the shards of a run (`lab run --shard K/N`).
 struct Merge: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Merge shards' results.json into one report: histograms merged exactly, counts summed.",
+        abstract: "Merge shards' results.json into one report (report.html first): histograms merged exactly, counts summed.",
         discussion: """
             Every input must come from the same scenario; the scenario's thresholds are evaluated on the \
             merge. A split with shards missing is refused unless --allow-partial (a lost shard must \

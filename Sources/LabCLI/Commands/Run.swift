@@ -12,7 +12,7 @@ import LabTransports
 /// `lab run FILE`: runs a scenario and writes its reports.
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run a scenario and write results.csv, report.md (with charts) and results.json.",
+        abstract: "Run a scenario and write report.html (open it first), results.csv, report.md and results.json.",
         discussion: """
             Exit codes: 0 all good; 1 bad input or usage; 2 a threshold was missed or the deadline \
             cut the run short; 3 the run itself failed.
