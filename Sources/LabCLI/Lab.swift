@@ -78,7 +78,8 @@ struct Lab: AsyncParsableCommand {
             command = try Self.parseAsRoot(nil)
         } catch {
             guard Self.exitCode(for: error) == .validationFailure else { Self.exit(withError: error) }
-            let message = Self.unknownCommandMessage(Array(CommandLine.arguments.dropFirst())) ?? Self.fullMessage(for: error)
+            let message =
+                Self.unknownCommandMessage(Array(CommandLine.arguments.dropFirst())) ?? Self.fullMessage(for: error)
             FileHandle.standardError.write(Data((MarkdownReporter.printable(message) + "\n").utf8))
             Self.exit(withError: ExitCode(1))
         }

@@ -112,7 +112,9 @@ struct OutputFolder {
     static func labFiles(in url: URL) -> [String: [String]] {
         let present = Self.entries(url)
         let listed = url.appendingPathComponent(Self.manifestName)
-        if let data = try? Data(contentsOf: listed), let manifest = try? JSONDecoder().decode(Manifest.self, from: data) {
+        if let data = try? Data(contentsOf: listed),
+            let manifest = try? JSONDecoder().decode(Manifest.self, from: data)
+        {
             return manifest.files.mapValues { names in
                 names.filter { !$0.contains("/") && $0 != "." && $0 != ".." && present.contains($0) }
             }.filter { !$0.value.isEmpty }

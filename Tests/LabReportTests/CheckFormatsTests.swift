@@ -77,7 +77,7 @@ import Testing
         #expect(page.contains("<table"), "check.md's table, as HTML")
     }
 
-    @Test("lab check into its run's folder joins the run's files and replaces an earlier check's; --out elsewhere refuses")
+    @Test("lab check into its run's folder joins its files and replaces an earlier check's; --out elsewhere refuses")
     func checkBesideItsRun() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-check-folder-\(UUID())")
         let runFolder = folder.appendingPathComponent("run")

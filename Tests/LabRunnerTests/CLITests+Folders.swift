@@ -40,7 +40,8 @@ import Testing
 
         let refused = try await CLITests.lab(["run", one.path, "--out", out.path])
         #expect(refused.status == 1, "\(refused.errors)")
-        #expect(refused.errors.contains("\(out.path) holds the files `lab run` wrote there before"), "\(refused.errors)")
+        let said = "\(out.path) holds the files `lab run` wrote there before"
+        #expect(refused.errors.contains(said), "\(refused.errors)")
         #expect(refused.errors.contains("pass --replace"), "\(refused.errors)")
         // Before any work: no progress line, and every file as it was.
         #expect(!refused.errors.contains("progress:"), "\(refused.errors)")
@@ -59,7 +60,28 @@ import Testing
         #expect(listed.contains("\"latency-first.svg\"") && !listed.contains("notes.txt"), "\(listed)")
     }
 
-    @Test("lab compare --out into a run's folder: refused, nothing touched; --replace writes the comparison alone")
+    @Test("A folder from before .lab-files: refused; --replace removes the reports and the charts they link, not mine")
+    func folderFromBeforeTheList() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = folder.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let files = [
+            "results.json": "{}", "report.md": "# old\n![latency](latency-old.svg)\n",
+            "latency-old.svg": "<svg/>", "mine.svg": "<svg/>",
+        ]
+        for (name, text) in files { try Data(text.utf8).write(to: out.appendingPathComponent(name)) }
+        let one = try Self.scenario(named: "one", groups: ["first"], in: folder)
+        let refused = try await CLITests.lab(["run", one.path, "--out", out.path, "--quiet"])
+        #expect(refused.status == 1 && refused.errors.contains("pass --replace"), "\(refused.errors)")
+        let replaced = try await CLITests.lab(["run", one.path, "--out", out.path, "--quiet", "--replace"])
+        #expect(replaced.status == 0, "\(replaced.errors)")
+        let after = try Self.contents(out)
+        #expect(after["latency-old.svg"] == nil && after["mine.svg"] != nil, "\(after.keys.sorted())")
+        #expect(after["latency-first.svg"] != nil, "\(after.keys.sorted())")
+    }
+
+    @Test("lab compare and lab merge --out into a run's folder: refused, nothing touched; --replace writes anew")
     func compareRefusesThenReplaces() async throws {
         let folder = try CLITests.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -75,7 +97,12 @@ import Testing
         #expect(refused.status == 1, "\(refused.errors)")
         #expect(refused.errors.contains("pass --replace"), "\(refused.errors)")
         #expect(try Self.contents(other) == before)
-        let replaced = try await CLITests.lab(["compare", run.path, other.path, "--out", other.path, "--quiet", "--replace"])
+        let merge = try await CLITests.lab(["merge", run.path, "--out", other.path, "--quiet"])
+        #expect(merge.status == 1 && merge.errors.contains("pass --replace"), "\(merge.errors)")
+        #expect(try Self.contents(other) == before)
+        let replaced = try await CLITests.lab([
+            "compare", run.path, other.path, "--out", other.path, "--quiet", "--replace",
+        ])
         #expect(replaced.status == 0, "\(replaced.errors)")
         let after = try Self.contents(other)
         #expect(after["comparison.md"] != nil && after["results.json"] == nil, "\(after.keys.sorted())")

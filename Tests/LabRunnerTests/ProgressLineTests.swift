@@ -95,7 +95,8 @@ import Testing
         #expect(plain.contains("1000/3300 30% 832/s errors 0 ETA 3s"), "\(plain)")
         #expect(plain.contains("last 1 s: p50 812 µs  p99 3.4 ms  832/s  0 failed"), "\(plain)")
         // With failures the rate counts every iteration ended, done or failed (the ETA's count).
-        let failing = line.text(Self.figures(done: 1_000, elapsed: 4, live: Self.interval(exchanges: 600, errors: 232)), columns: nil)
+        let mixed = Self.interval(exchanges: 600, errors: 232)
+        let failing = line.text(Self.figures(done: 1_000, elapsed: 4, live: mixed), columns: nil)
         #expect(failing.contains(" 832/s errors 0 ETA 3s"), "\(failing)")
         // On a terminal, where the window's rate exists, the closed second's rate still wins.
         line.note(done: 1_500, at: 4 * Self.second + Self.second / 2)

@@ -23,9 +23,10 @@ struct List: AsyncParsableCommand {
                 print("  \(flow.name.padding(12))\(flow.summary)")
                 Self.printWrapped("steps: ", flow.steps.map(\.name))
                 // What `outcomes.<name>` thresholds may name.
+                let indent = String(repeating: " ", count: 14)
                 switch flow.outcomes {
-                case .none: print(String(repeating: " ", count: 14) + "outcomes: any name (the flow does not list them)")
-                case .some([]): print(String(repeating: " ", count: 14) + "outcomes: none")
+                case .none: print(indent + "outcomes: any name (the flow does not list them)")
+                case .some([]): print(indent + "outcomes: none")
                 case .some(let names): Self.printWrapped("outcomes: ", names)
                 }
             }
