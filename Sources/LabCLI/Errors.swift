@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import LabCore
 import LabReport
 
@@ -20,9 +21,14 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
         var standardError = StandardError()
         print("error: \(error.message)", to: &standardError)
         if let cause = error.cause {
-            print("  cause: \(cause)", to: &standardError)
+            print("  cause: \(plainCause(cause))", to: &standardError)
         }
         throw error.code.exitCode
+    } catch let error as CocoaError {
+        // A file error no LabError wrapped: one sentence, the path and the reason.
+        var standardError = StandardError()
+        print("error: \(error.filePath.map { $0 + ": " } ?? "")\(FileReason.describe(error))", to: &standardError)
+        throw ExitCode(3)
     } catch let error as any CodedError {
         // A protocol's verdict (CXVerdict, MsgVerdict) outside a run's iterations: the run failed.
         var standardError = StandardError()
@@ -34,6 +40,13 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
         print("error: \(error.message)", to: &standardError)
         throw ExitCode(1)
     }
+}
+
+/// A cause as one line: a file error as its reason ("permission denied"), never Foundation's
+/// domain, code and user-info dump; any other error as it describes itself.
+private func plainCause(_ cause: any Error) -> String {
+    let domain = (cause as NSError).domain
+    return domain == NSCocoaErrorDomain || domain == NSPOSIXErrorDomain ? FileReason.describe(cause) : "\(cause)"
 }
 
 /// Standard error for `print(_:to:)`: whatever is printed through it shows its controls

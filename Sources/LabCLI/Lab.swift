@@ -3,6 +3,7 @@ import Foundation
 import LabCore
 public import LabKit
 import LabMessaging
+import LabReport
 import LabResults
 import LabRunner
 import LabScenario
@@ -77,7 +78,9 @@ struct Lab: AsyncParsableCommand {
             command = try Self.parseAsRoot(nil)
         } catch {
             guard Self.exitCode(for: error) == .validationFailure else { Self.exit(withError: error) }
-            FileHandle.standardError.write(Data((Self.fullMessage(for: error) + "\n").utf8))
+            let message =
+                Self.unknownCommandMessage(Array(CommandLine.arguments.dropFirst())) ?? Self.fullMessage(for: error)
+            FileHandle.standardError.write(Data((MarkdownReporter.printable(message) + "\n").utf8))
             Self.exit(withError: ExitCode(1))
         }
         do {
@@ -90,6 +93,20 @@ struct Lab: AsyncParsableCommand {
         } catch {
             Self.exit(withError: error)
         }
+    }
+
+    /// What `lab runn x.json` is told: its first word names no command, with the nearest one
+    /// (the scenario validation's "did you mean") and the list; nil when the first word is a
+    /// command, an option or missing, whose errors ArgumentParser words.
+    static func unknownCommandMessage(_ arguments: [String]) -> String? {
+        let names = Self.configuration.subcommands.map { $0._commandName } + ["help"]
+        guard let word = arguments.first, !word.hasPrefix("-"), !names.contains(word) else { return nil }
+        return """
+            Error: '\(word)' is not a lab command\(suggestion(for: word, in: names)); the commands: \
+            \(names.joined(separator: ", "))
+            Usage: lab <subcommand>
+              See 'lab --help' for more information.
+            """
     }
 
     /// Whether tasks should run on NIO's event loops: for `lab serve`, and for `lab run` of a

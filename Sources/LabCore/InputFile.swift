@@ -11,11 +11,7 @@ public enum InputFile {
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw LabError(
-                .unreadableFile,
-                "\(path): cannot read the file: \(Self.describe(error))",
-                cause: UnderlyingError(describing: error)
-            )
+            throw LabError(.unreadableFile, "\(path): cannot read the file: \(FileReason.describe(error))")
         }
     }
 
@@ -31,7 +27,7 @@ public enum InputFile {
         do {
             return .success(try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
-            return .failure(Unreadable(reason: Self.describe(error)))
+            return .failure(Unreadable(reason: FileReason.describe(error)))
         }
     }
 
@@ -44,14 +40,5 @@ public enum InputFile {
         if isDirectory.boolValue { return "it is a folder" }
         if !FileManager.default.isReadableFile(atPath: path) { return "permission denied" }
         return nil
-    }
-
-    /// A read error's reason without Foundation's domain and code.
-    private static func describe(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        return nsError.localizedDescription
     }
 }

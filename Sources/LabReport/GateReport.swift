@@ -46,6 +46,9 @@ public struct GateReport<Gate: GateFormat>: Sendable {
     public static var markdownName: String { "check.md" }
     /// The CSV file.
     public static var csvName: String { "check.csv" }
+    /// The page: check.md as HTML. Not `report.html`: a check writes into its run's folder by
+    /// default, beside the run's own report.html.
+    public static var pageName: String { "check.html" }
     /// The CSV header: one row per group and step.
     public static var columns: [String] {
         ["flow", "suite", "provider", "transport", "step"] + Gate.csvColumns + ["verdict"]
@@ -67,7 +70,7 @@ public struct GateReport<Gate: GateFormat>: Sendable {
     public func write(to directory: URL) throws -> [URL] {
         let markdown = self.markdown()
         let page = MarkdownPage.html(markdown: markdown, title: "Check — crypto-lab", images: [:])
-        let files = [(Self.markdownName, markdown), (Self.csvName, self.csv()), (MarkdownPage.fileName, page)]
+        let files = [(Self.markdownName, markdown), (Self.csvName, self.csv()), (Self.pageName, page)]
         return try writeTexts(files, to: directory)
     }
 

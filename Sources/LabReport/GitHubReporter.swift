@@ -86,7 +86,7 @@ public struct GitHubReporter: Reporter {
             try handle.seekToEnd()
             try handle.write(contentsOf: Data(text.utf8))
         } catch {
-            throw LabError(.storage, "Cannot append to \(url.path)", cause: UnderlyingError(describing: error))
+            throw LabError(.storage, "Cannot append to \(url.path): \(FileReason.describe(error))")
         }
     }
 }

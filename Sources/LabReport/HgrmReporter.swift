@@ -20,7 +20,7 @@ public struct HgrmReporter: Reporter {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw LabError(.storage, "Cannot create \(folder.path)", cause: UnderlyingError(describing: error))
+            throw LabError(.storage, "Cannot create \(folder.path): \(FileReason.describe(error))")
         }
         var written: [URL] = []
         for group in result.groups {

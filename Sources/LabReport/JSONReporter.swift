@@ -16,11 +16,7 @@ public struct JSONReporter: Reporter {
     public func write(_ result: RunResult, to directory: URL) throws -> [URL] {
         let url = directory.appendingPathComponent(Self.fileName)
         let data = try result.jsonData()
-        do {
-            try (data + Data("\n".utf8)).write(to: url, options: .atomic)
-        } catch {
-            throw LabError(.storage, "Cannot write \(url.path)", cause: UnderlyingError(describing: error))
-        }
+        try writeData(data + Data("\n".utf8), to: url)
         return [url]
     }
 }

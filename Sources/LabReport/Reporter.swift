@@ -69,11 +69,7 @@ public struct ReporterRegistry: Sendable {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw LabError(
-                .storage,
-                "Cannot create the report folder \(directory.path)",
-                cause: UnderlyingError(describing: error)
-            )
+            throw LabError(.storage, "Cannot create the report folder \(directory.path): \(FileReason.describe(error))")
         }
         return try reporters.flatMap { try $0.write(result, to: directory) }
     }
@@ -93,7 +89,7 @@ func writeTexts(_ files: [(name: String, text: String)], to directory: URL) thro
     do {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     } catch {
-        throw LabError(.storage, "Cannot create \(directory.path)", cause: UnderlyingError(describing: error))
+        throw LabError(.storage, "Cannot create \(directory.path): \(FileReason.describe(error))")
     }
     return try files.map { name, text in
         let url = directory.appendingPathComponent(name)
@@ -118,6 +114,6 @@ func writeData(_ data: Data, to url: URL) throws {
     do {
         try data.write(to: url, options: .atomic)
     } catch {
-        throw LabError(.storage, "Cannot write \(url.path)", cause: UnderlyingError(describing: error))
+        throw LabError(.storage, "Cannot write \(url.path): \(FileReason.describe(error))")
     }
 }

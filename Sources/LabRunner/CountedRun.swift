@@ -121,8 +121,7 @@ package enum CountedRun {
         } catch {
             throw LabError(
                 .invalidScenario,
-                "Cannot copy the scenario '\(scenario)' for --counted",
-                cause: UnderlyingError(describing: error)
+                "Cannot copy the scenario '\(scenario)' for --counted: \(FileReason.describe(error))"
             )
         }
         let arguments = ["run", scenarioCopy.path, "--counted", "--quiet"] + slowdowns.flatMap { ["--test-slowdown", $0] }

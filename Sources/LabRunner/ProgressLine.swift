@@ -1,13 +1,15 @@
 import LabCore
 
-/// The text of a run's progress line: iterations done, the rate over the last seconds, the
+/// The text of a run's progress line: iterations done, the rate over the last second, the
 /// ETA from that rate, errors, and the last interval's exchange p50 and p99, fitted to a
 /// terminal's width.
 ///
-/// The rate is taken over a sliding `window` (2 s), from the first completed iteration on:
-/// an average since the start would count set-up (keys, connections) as time without
-/// iterations, read a fraction of the real rate for most of a short run, and make the first
-/// ETAs minutes long for a run of seconds.
+/// Once an interval has closed, the rate is the one its "last 1 s" figures give (its
+/// exchanges, done and failed, over its width), so the line never shows two rates or none
+/// beside one. Before that it is taken over a sliding `window` (2 s), from the first
+/// completed iteration on: an average since the start would count set-up (keys,
+/// connections) as time without iterations, read a fraction of the real rate for most of
+/// a short run, and make the first ETAs minutes long for a run of seconds.
 public struct ProgressLine: Sendable {
     /// How far back the rate looks, in nanoseconds.
     public var window: UInt64
@@ -89,7 +91,7 @@ public struct ProgressLine: Sendable {
     /// the bar shrinks first, then goes, then the interval's figures go: the p50 and p99 stay
     /// in 80 columns.
     public func text(_ figures: Figures, columns: Int?) -> String {
-        let rate = figures.final ? self.overallRate : self.rate
+        let rate = figures.final ? self.overallRate : (figures.live.flatMap(Self.rate) ?? self.rate)
         let rateText = rate.map { "\(Int($0.rounded()))/s" } ?? "–/s"
         var counts =
             figures.planned > 0
@@ -123,6 +125,13 @@ public struct ProgressLine: Sendable {
             line = room - counts.count >= 9 ? bar(min(30, room - counts.count - 1)) + counts : counts
         }
         return String("\(figures.name) \(line)".prefix(max(columns - 1, 20)))
+    }
+
+    /// The iterations per second an interval's figures give: its exchanges, done and failed,
+    /// over its width; nil for an interval without width.
+    static func rate(_ interval: RunProgress.IntervalFigures) -> Double? {
+        guard interval.width > 0 else { return nil }
+        return Double(interval.exchanges + interval.errors) / (Double(interval.width) / 1e9)
     }
 
     /// `p50 1.21 ms p99 3.40 ms`: the last interval's exchange percentiles, nil without exchanges.

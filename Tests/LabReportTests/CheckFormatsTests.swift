@@ -69,10 +69,55 @@ import Testing
         let written = try String(contentsOf: summary, encoding: .utf8)
         #expect(written == (try String(contentsOf: folder.appendingPathComponent("check.md"), encoding: .utf8)))
         // And as one page to open: check.md's heading and its tables, as HTML.
-        let page = try String(contentsOf: folder.appendingPathComponent("report.html"), encoding: .utf8)
+        // check.html, never report.html: the run's folder, where a check writes by default, has its own.
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("report.html").path))
+        let page = try String(contentsOf: folder.appendingPathComponent("check.html"), encoding: .utf8)
         let heading = written.split(separator: "\n").first.map { String($0.dropFirst(2)) } ?? "?"
         #expect(page.hasPrefix("<!DOCTYPE html>") && page.contains("<h1>\(heading)</h1>"), "\(heading): \(page.prefix(400))")
         #expect(page.contains("<table"), "check.md's table, as HTML")
+    }
+
+    @Test("lab check into its run's folder joins its files and replaces an earlier check's; --out elsewhere refuses")
+    func checkBesideItsRun() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lab-check-folder-\(UUID())")
+        let runFolder = folder.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: runFolder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = CountedCheckTests.run([.decode: CountedCheckTests.samples(200_000)])
+        try run.jsonData().write(to: folder.appendingPathComponent("base.json"))
+        // The run as `lab run` leaves it: its results.json and report.html, listed in .lab-files.
+        try run.jsonData().write(to: runFolder.appendingPathComponent("results.json"))
+        try Data("the run's page".utf8).write(to: runFolder.appendingPathComponent("report.html"))
+        try Data(#"{ "files": { "run": ["report.html", "results.json"] } }"#.utf8)
+            .write(to: runFolder.appendingPathComponent(".lab-files"))
+        let check = { (arguments: [String]) in
+            try await ChildProcess.run(
+                LabProcess.executable,
+                ["check", runFolder.path, "--baseline", folder.appendingPathComponent("base.json").path, "--quiet"]
+                    + arguments
+            )
+        }
+        let first = try await check(["--format", "junit"])
+        #expect(first.status == 0, "\(first.errors)")
+        let junit = runFolder.appendingPathComponent("check-junit.xml")
+        #expect(FileManager.default.fileExists(atPath: junit.path))
+        // Again, without junit: the earlier check's file goes, the run's stay as they were.
+        let second = try await check([])
+        #expect(second.status == 0, "\(second.errors)")
+        #expect(!FileManager.default.fileExists(atPath: junit.path), "the earlier check's junit file stayed")
+        let page = try String(contentsOf: runFolder.appendingPathComponent("report.html"), encoding: .utf8)
+        #expect(page == "the run's page")
+        let listed = try String(contentsOf: runFolder.appendingPathComponent(".lab-files"), encoding: .utf8)
+        #expect(listed.contains("\"run\"") && listed.contains("\"check.md\"") && !listed.contains("junit"), "\(listed)")
+        // Into another run's folder with --out: refused, as lab run is.
+        let other = try await check(["--out", runFolder.path + "/.."])
+        #expect(other.status == 0, "a folder of no run: \(other.errors)")
+        let base = folder.appendingPathComponent("base.json").path
+        let refused = try await ChildProcess.run(
+            LabProcess.executable,
+            ["check", base, "--baseline", base, "--out", runFolder.path]
+        )
+        #expect(refused.status == 1 && refused.errors.contains("pass --replace"), "\(refused.errors)")
     }
 
     @Test("A comparison with encrypt 25% slower: junitparser finds that case failed, and the others passed")

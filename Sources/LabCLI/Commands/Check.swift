@@ -17,8 +17,8 @@ struct Check: AsyncParsableCommand {
             both runs need rounds ("load": {"rounds": 10}): each round gives every step one median, \
             divided by the calibration unit timed just before it in the same process. A step regressed \
             when its rounds are significantly slower (one-sided Mann–Whitney U, p < --alpha) and the \
-            estimated ratio exceeds 1 + --threshold. Writes check.md and check.csv into --out (default: \
-            the run's folder). Exit codes: 0 no regression; 1 bad input; 2 a step regressed.
+            estimated ratio exceeds 1 + --threshold. Writes check.html, check.md and check.csv into --out \
+            (default: the run's folder). Exit codes: 0 no regression; 1 bad input; 2 a step regressed.
             """
     )
 
@@ -51,6 +51,8 @@ struct Check: AsyncParsableCommand {
 
     @Option(help: "Write check.md and check.csv here (default: the run's folder, if it is one).")
     var out: String?
+
+    @OptionGroup var replacing: ReplaceOption
 
     @Flag(name: .long, help: "Print only the one-line verdict (and errors).")
     var quiet = false
@@ -92,7 +94,6 @@ struct Check: AsyncParsableCommand {
             let baselines = try baseURLs.map { try RunResult.read(from: $0) }
             let baselineLabel =
                 baseURLs.count == 1 ? Compare.label(for: baseURLs[0], index: 0) : "\(baseURLs.count) baselines"
-            let directory = self.out.map { URL(fileURLWithPath: $0) } ?? self.runFolder()
             if CountedCheck.isCounted(run) || baselines.contains(where: CountedCheck.isCounted) {
                 guard let floor = Compare.fraction(self.countFloor), floor >= 0, floor < 1 else {
                     throw ValidationError("--count-floor must be a percentage such as 1%; got '\(self.countFloor)'")
@@ -103,13 +104,7 @@ struct Check: AsyncParsableCommand {
                     baseline: baselineLabel,
                     run: Compare.label(for: runURL, index: 1)
                 )
-                if let directory { _ = try report.write(to: directory) }
-                print(MarkdownReporter.printable(self.quiet ? report.summary() : report.terminal()))
-                _ = try VerdictSuite(gate: report).writeCheck(
-                    formats: self.formats,
-                    markdown: report.markdown(),
-                    to: directory
-                )
+                try self.publish(report)
                 if !check.regressions.isEmpty { throw ExitCode(2) }
                 return
             }
@@ -122,15 +117,31 @@ struct Check: AsyncParsableCommand {
                 shortThreshold: shortThreshold
             )
             let report = CheckReport(check, baseline: baselineLabel, run: Compare.label(for: runURL, index: 1))
-            if let directory { _ = try report.write(to: directory) }
-            print(MarkdownReporter.printable(self.quiet ? report.summary() : report.terminal()))
-            _ = try VerdictSuite(gate: report).writeCheck(
-                formats: self.formats,
-                markdown: report.markdown(),
-                to: directory
-            )
+            try self.publish(report)
             if !check.regressions.isEmpty { throw ExitCode(2) }
         }
+    }
+
+    /// Writes the check's files into its folder and lists them there, and prints its verdict.
+    private func publish<Gate: GateFormat>(_ report: GateReport<Gate>) throws {
+        let folder = try self.folder()
+        var written = try folder.map { try report.write(to: $0.url) } ?? []
+        print(MarkdownReporter.printable(self.quiet ? report.summary() : report.terminal()))
+        written += try VerdictSuite(gate: report).writeCheck(
+            formats: self.formats,
+            markdown: report.markdown(),
+            to: folder?.url
+        )
+        try folder?.record(written)
+    }
+
+    /// Where the check's files go, made ready: `--out`, or the run's folder (when the run was
+    /// given as one), where they join the run's files and replace an earlier check's.
+    private func folder() throws -> OutputFolder? {
+        let runFolder = self.runFolder()
+        guard let directory = self.out.map({ URL(fileURLWithPath: $0) }) ?? runFolder else { return nil }
+        let intoRun = runFolder.map { $0.resolvingSymlinksInPath() == directory.resolvingSymlinksInPath() } ?? false
+        return try OutputFolder(directory, command: "check", replace: self.replacing.replace, adding: intoRun)
     }
 
     /// The run's folder, when the run was given as one.

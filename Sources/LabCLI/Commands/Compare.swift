@@ -25,8 +25,8 @@ struct Compare: AsyncParsableCommand {
             and said). A warning names what else differs (scenario, transport, \
             load model, host, cores, build). When three quarters of a run's steps \
             moved together, their median ratio is reported as the run's common factor and each step is \
-            judged against it (--absolute: never). Writes comparison.md (with an SVG chart per candidate) \
-            and comparison.csv. Exit codes: 0 compared; 1 bad input; 2 with --fail-on-slower, a step or \
+            judged against it (--absolute: never). Writes report.html (the comparison as one page, its \
+            charts inside: open it first), comparison.md (with an SVG chart per candidate) and comparison.csv. Exit codes: 0 compared; 1 bad input; 2 with --fail-on-slower, a step or \
             a whole run got slower; 3 with --fail-on-slower, a candidate ran with other CPU to spare than \
             the baseline (another machine, or something beside it), so nothing of it was judged. A candidate that shares no group with the baseline is \
             bad input (exit 1). RUN#SELECTOR compares some groups of a run: #{provider=openssl}, \
@@ -49,6 +49,8 @@ struct Compare: AsyncParsableCommand {
 
     @Option(help: "Write the comparison here instead of Reports/compare/<UTC timestamp>/.")
     var out: String?
+
+    @OptionGroup var replacing: ReplaceOption
 
     @Option(help: "The noise floor: the smallest p50 change called a change, e.g. 10%.")
     var threshold = "10%"
@@ -122,6 +124,7 @@ struct Compare: AsyncParsableCommand {
             try Self.requireSomethingCompared(comparison)
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) } ?? Run.defaultDirectory(named: "compare", at: Date())
+            let folder = try OutputFolder(directory, command: "compare", replace: self.replacing.replace)
             let report = ComparisonReport(comparison)
             let written =
                 try report.write(to: directory)
@@ -131,6 +134,7 @@ struct Compare: AsyncParsableCommand {
                     to: directory,
                     prefix: "comparison"
                 )
+            try folder.record(written)
             if !self.quiet {
                 // Labels, scenario names and hosts come from results.json files: shown, never obeyed.
                 print(MarkdownReporter.printable(report.terminal()))

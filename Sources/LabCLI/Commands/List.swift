@@ -8,7 +8,7 @@ import LabRunner
 /// `lab list`: every plugin, and which provider can do which suite.
 struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List plugins and the provider × suite capability matrix."
+        abstract: "List plugins (each flow with its steps and outcomes) and the provider × suite capability matrix."
     )
 
     func run() async throws {
@@ -21,7 +21,22 @@ struct List: AsyncParsableCommand {
             print("\nFlows:")
             for flow in LabCLI.catalog.plugins.flows.types {
                 print("  \(flow.name.padding(12))\(flow.summary)")
+                Self.printWrapped("steps: ", flow.steps.map(\.name))
+                // What `outcomes.<name>` thresholds may name.
+                let indent = String(repeating: " ", count: 14)
+                switch flow.outcomes {
+                case .none: print(indent + "outcomes: any name (the flow does not list them)")
+                case .some([]): print(indent + "outcomes: none")
+                case .some(let names): Self.printWrapped("outcomes: ", names)
+                }
             }
+            // The steps the runner adds to a flow's (Planner's steps for thresholds).
+            print(
+                "  Beside a flow's steps: \(Step.connect) over a socket, \(Step.handshake) over tls, "
+                    + "\(Step.discover) with a discovered server, \(Step.exchange)\(ScenarioValidator.serviceSuffix) "
+                    + "in an open load, \(Step.work) and \(Step.waiting) with report.stepUsage; and over tls "
+                    + "the outcomes tls.version.…, tls.group.… and tls.cipher.…"
+            )
             print("\nServed by lab serve:")
             for served in LabCLI.catalog.plugins.served {
                 print("  \(served.name.padding(12))\(served.summary)")
@@ -41,6 +56,23 @@ struct List: AsyncParsableCommand {
             }
             try Self.printSuites(providers: providers)
         }
+    }
+
+    /// `label` and `names`, comma-separated, under a flow's summary, in lines of at most 100 columns.
+    static func printWrapped(_ label: String, _ names: [String]) {
+        let indent = String(repeating: " ", count: 14)
+        var line = indent + label
+        for (index, name) in names.enumerated() {
+            let item = name + (index < names.count - 1 ? "," : "")
+            if line.count + item.count + 1 > 100, line.count > indent.count + label.count {
+                print(line)
+                line = indent + String(repeating: " ", count: label.count)
+            } else if line.count > indent.count + label.count {
+                line += " "
+            }
+            line += item
+        }
+        print(line)
     }
 
     /// The catalog's suites, then which provider can do which (with the reason where one cannot).

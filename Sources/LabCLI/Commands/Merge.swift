@@ -9,7 +9,7 @@ import LabResults
 /// `lab merge SHARD…`: one report from the shards of a run (`lab run --shard K/N`).
 struct Merge: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Merge shards' results.json into one report: histograms merged exactly, counts summed.",
+        abstract: "Merge shards' results.json into one report (report.html first): histograms merged exactly, counts summed.",
         discussion: """
             Every input must come from the same scenario; the scenario's thresholds are evaluated on the \
             merge. A split with shards missing is refused unless --allow-partial (a lost shard must \
@@ -23,6 +23,8 @@ struct Merge: AsyncParsableCommand {
 
     @Option(help: "Write the merged reports here instead of Reports/<scenario>/<UTC timestamp>-merged/.")
     var out: String?
+
+    @OptionGroup var replacing: ReplaceOption
 
     @Flag(name: .long, help: "Print nothing but errors.")
     var quiet = false
@@ -58,9 +60,11 @@ struct Merge: AsyncParsableCommand {
             let directory =
                 self.out.map { URL(fileURLWithPath: $0) }
                 ?? URL(fileURLWithPath: Run.defaultDirectory(named: scenario, at: Date()).path + "-merged")
+            let folder = try OutputFolder(directory, command: "merge", replace: self.replacing.replace)
             let standard = ReporterRegistry.standardFormats
             let formats = standard + self.formats.filter { !standard.contains($0) }
             let written = try LabCLI.catalog.reporters.writeReports(merged.result, formats: formats, charts: true, to: directory)
+            try folder.record(written)
             var standardError = StandardError()
             for note in merged.notes { print("note: \(note)", to: &standardError) }
             if !self.quiet {

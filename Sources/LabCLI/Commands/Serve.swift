@@ -322,11 +322,7 @@ struct Serve: AsyncParsableCommand {
         do {
             try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw LabError(
-                .invalidScenario,
-                "Cannot write the port file '\(path)'",
-                cause: UnderlyingError(describing: error)
-            )
+            throw LabError(.invalidScenario, "Cannot write the port file '\(path)': \(FileReason.describe(error))")
         }
     }
 }
