@@ -37,9 +37,8 @@ public enum CapacityProbe {
         resolved.scenario.load.rate = min(1_000_000, max(rate, 1 / Self.measuredSeconds(plan.scenario.load)))
         resolved.scenario.load.probed = CapacityFinding(
             carried: carried,
-            duration: TimeSpan(nanoseconds: result.measuredNanoseconds),
-            clients: plan.scenario.clients.count,
-            saturated: result.cpu?.saturated ?? false
+            duration: Self.duration,
+            clients: plan.scenario.clients.count
         )
         return resolved
     }

@@ -291,7 +291,7 @@ public struct Runner: Sendable {
                 + (load.probed.map { probed in
                     " (\(TimeSpan.trimmed((load.capacityShare ?? 0) * 100))% of the \(Int(probed.carried.rounded()))/s "
                         + "\(probed.clients) client\(probed.clients == 1 ? "" : "s") carried back to back in a "
-                        + "\(probed.duration) probe\(probed.saturated ? ", its process saturated" : ""))"
+                        + "\(probed.duration) probe)"
                 } ?? "")
                 + " for \(load.duration)"
                 + (load.warmup > .zero ? " (first \(load.warmup) warm-up)" : "")

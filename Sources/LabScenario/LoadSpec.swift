@@ -347,20 +347,16 @@ public struct LoadSpec: Sendable, Decodable {
 public struct CapacityFinding: Sendable, Equatable {
     /// Exchanges per second the clients carried in the probe's measured part.
     public var carried: Double
-    /// The probe's measured part, after its warm-up.
+    /// The probe's measured part, after its warm-up (the rate divides by its measured length).
     public var duration: TimeSpan
     /// The clients that ran in it.
     public var clients: Int
-    /// Whether the probe's process was saturated (wanted nearly every core): the carried rate
-    /// is then the machine's, not the server's alone.
-    public var saturated: Bool
 
     /// A finding.
-    public init(carried: Double, duration: TimeSpan, clients: Int, saturated: Bool) {
+    public init(carried: Double, duration: TimeSpan, clients: Int) {
         self.carried = carried
         self.duration = duration
         self.clients = clients
-        self.saturated = saturated
     }
 }
 

@@ -113,4 +113,29 @@ import Testing
         #expect(!single.saturated && (single.demand ?? 1) < 0.75, "\(single)")
         #expect(!calm.contains("warning:"), "\(calm)")
     }
+
+    @Test("The quickstart measures what it shows: an open load at half of what its clients carry, not saturated")
+    func quickstartIsNotSaturated() async throws {
+        // Issue 54: its 4 closed clients wanted every core, and its first run warned against
+        // itself. Its rate is now found by a probe of the same clients back to back; the run
+        // offers half of it, and carries what it offers.
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = folder.appendingPathComponent("quickstart")
+        let run = try await CLITests.lab(["run", "Scenarios/quickstart.json", "--out", out.path])
+        #expect(run.status == 0, "\(run.output)\n\(run.errors)")
+        let result = try RunResult.read(from: out.appendingPathComponent("results.json"))
+        let cpu = try #require(result.cpu)
+        #expect(!cpu.saturated, "\(cpu)")
+        #expect(!run.output.contains("saturated"), "\(run.output)")
+        // `open: R/s (50% of the C/s 4 clients carried back to back in a 1 s probe) for …`
+        let load = result.metadata.load
+        let numbers = load.split(whereSeparator: { !$0.isNumber && $0 != "." }).compactMap { Double($0) }
+        #expect(load.hasPrefix("open: ") && load.contains("% of the ") && numbers.count >= 3, "\(load)")
+        guard numbers.count >= 3 else { return }
+        let (rate, share, carried) = (numbers[0], numbers[1], numbers[2])
+        #expect(share == 50 && abs(rate - (carried * 0.5).rounded()) <= 1, "\(load)")
+        let achieved = Double(result.completedIterations) / (Double(result.measuredNanoseconds) / 1e9)
+        #expect(achieved > 0.8 * rate && achieved < 1.2 * rate, "offered \(rate)/s, carried \(achieved)/s")
+    }
 }
