@@ -109,7 +109,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: out) }
         let run = try await CLITests.lab([
             "run", "Scenarios/quickstart.json", "--quiet", "--out", out.path, "--set", "clients.count=2", "--set",
-            "load.iterations=7", "--set", "load.warmupIterations=1", "--set", "flows[1]=null",
+            #"load={"model": "closed"}"#, "--set", "load.iterations=7", "--set", "load.warmupIterations=1",
+            "--set", "flows[1]=null",
         ])
         #expect(run.status == 0, "\(run.errors)")
         let document = try #require(
@@ -118,7 +119,8 @@ import Testing
         )
         #expect(document["completedIterations"] as? Int == 14, "2 clients × 7 iterations")
         let bad = try await CLITests.lab([
-            "run", "Scenarios/quickstart.json", "--quiet", "--set", "load.iterations=\"many\"",
+            "run", "Scenarios/quickstart.json", "--quiet", "--set", #"load={"model": "closed"}"#, "--set",
+            "load.iterations=\"many\"",
         ])
         #expect(bad.status == 1, "\(bad.errors)")
         #expect(bad.errors.contains("$.load.iterations: expected"), "\(bad.errors)")

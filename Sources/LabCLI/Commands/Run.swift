@@ -217,15 +217,15 @@ struct Run: AsyncParsableCommand {
         if let shard = self.shard, shard.count > clients {
             throw ValidationError("--shard \(shard): \(clients) clients cannot make \(shard.count) slices")
         }
+        guard !self.counted || clients == 1 else {
+            throw ValidationError(
+                "--counted counts one client's work, alone: clients.count must be 1 (the scenario has \(clients))"
+            )
+        }
         if plan.scenario.load.capacityShare != nil, self.shard != nil || self.counted {
             throw ValidationError(
                 "\(self.counted ? "--counted" : "--shard") needs a rate per second: \"% of capacity\" is found by "
                     + "one process's probe, and each \(self.counted ? "counted flow" : "shard") would find its own"
-            )
-        }
-        guard !self.counted || clients == 1 else {
-            throw ValidationError(
-                "--counted counts one client's work, alone: clients.count must be 1 (the scenario has \(clients))"
             )
         }
         // Every name is checked before the run: an unknown one must not cost a run's time.
