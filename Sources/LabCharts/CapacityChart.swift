@@ -193,7 +193,14 @@ public struct CapacityChart: Chart {
             let label = "knee \(Numbers.fixed(knee, 1, grouped: true))\(self.clients ? " clients" : "/s")"
             // Right of the line, or left of it where it would pass the plot's end.
             let fits = px(knee) + 6 + Frame.textWidth(label, size: 11) <= right
-            svg.text(label, x: px(knee) + (fits ? 6 : -6), y: top + 8, anchor: fits ? .start : .end, size: 11, fill: colour)
+            svg.text(
+                label,
+                x: px(knee) + (fits ? 6 : -6),
+                y: top + 8,
+                anchor: fits ? .start : .end,
+                size: 11,
+                fill: colour
+            )
         }
     }
 }

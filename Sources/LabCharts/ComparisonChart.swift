@@ -93,7 +93,11 @@ public struct ComparisonChart: Chart {
         let frame = self.frame
         var svg = SVG(frame: frame)
         let labelRoom = frame.isNarrow ? 16.0 : 0
-        let rows = Rows(top: svg.heading(self.title, subtitle: self.note, frame: frame) + 12, pitch: 22 + labelRoom, labelRoom: labelRoom)
+        let rows = Rows(
+            top: svg.heading(self.title, subtitle: self.note, frame: frame) + 12,
+            pitch: 22 + labelRoom,
+            labelRoom: labelRoom
+        )
         let longest = self.rows.map { Frame.textWidth($0.label, size: 11) }.max() ?? 0
         let left = frame.isNarrow ? Frame.margin : Swift.min(Swift.max(longest + 24, 140), frame.width / 2)
         let bottom = rows.top(Swift.max(self.rows.count, 1))

@@ -143,7 +143,8 @@ public struct LatencyChart: Chart {
         x.drawTitle("Percentile", offset: 36, into: &svg)
         y.drawTitle("Latency (log scale)", offset: left - 14, into: &svg)
 
-        self.drawCurves(&svg, x: x, y: y, legend: legend.placed(frame, plotRight: right, top: top + 8, below: bottom + 62))
+        let placed = legend.placed(frame, plotRight: right, top: top + 8, below: bottom + 62)
+        self.drawCurves(&svg, x: x, y: y, legend: placed)
         for (index, limit) in self.limits.filter({ !near.contains($0) }).enumerated() {
             let above = limit.nanoseconds > highest
             svg.text(

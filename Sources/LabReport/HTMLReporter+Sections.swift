@@ -10,7 +10,10 @@ extension HTMLReporter {
     /// The charts report.md draws as files, inline.
     static func charts(_ result: RunResult) -> Node<HTML.BodyContext> {
         var figures: [(caption: String, chart: any Chart)] = [
-            ("Exchanges per second by group, as measured (the tables' ops/s).", MarkdownReporter.throughputChart(result))
+            (
+                "Exchanges per second by group, as measured (the tables' ops/s).",
+                MarkdownReporter.throughputChart(result)
+            )
         ]
         var folded: [Int: (summary: String, chart: any Chart)] = [:]
         for group in result.groups {
@@ -69,7 +72,10 @@ extension HTMLReporter {
     static func figure(_ chart: any Chart, caption: String?) -> Node<HTML.BodyContext> {
         .element(
             named: "figure",
-            nodes: [.raw(Self.chartBoxes(chart)), .unwrap(caption) { .element(named: "figcaption", nodes: [.text($0)]) }]
+            nodes: [
+                .raw(Self.chartBoxes(chart)),
+                .unwrap(caption) { .element(named: "figcaption", nodes: [.text($0)]) },
+            ]
         )
     }
 

@@ -56,7 +56,8 @@ public enum LivePage {
     }
 
     static let css = """
-        .chart svg { display: block; max-width: 100%; } .legend span { margin-right: 14px; white-space: nowrap; }
+        .chart svg { display: block; max-width: 100%; }
+        .legend span { margin-right: 14px; display: inline-block; max-width: 100%; overflow-wrap: anywhere; }
         .legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -1px; border-radius: 2px; }
         """
 
@@ -80,11 +81,17 @@ public enum LivePage {
             return node;
           }
           // Round values (1, 2 and 5 times a power of ten): the least at or above v, the most at or under it.
-          function niceUp(v) { var d = Math.pow(10, Math.floor(Math.log10(v))); return [1, 2, 5, 10].map(function (f) { return f * d; }).find(function (n) { return n >= v * (1 - 1e-9); }); }
-          function niceDown(v) { var d = Math.pow(10, Math.floor(Math.log10(v))); return [5, 2, 1].map(function (f) { return f * d; }).find(function (n) { return n <= v * (1 + 1e-9); }); }
+          function niceUp(v) {
+            var d = Math.pow(10, Math.floor(Math.log10(v)));
+            return [1, 2, 5, 10].map(function (f) { return f * d; }).find(function (n) { return n >= v * (1 - 1e-9); });
+          }
+          function niceDown(v) {
+            var d = Math.pow(10, Math.floor(Math.log10(v)));
+            return [5, 2, 1].map(function (f) { return f * d; }).find(function (n) { return n <= v * (1 + 1e-9); });
+          }
           // Ticks from lo to hi: every round step of at most `count` on a linear axis (from 0, up
           // to the first at or above hi);
-          // on a log one, each 1, 2, 5 × 10^k between (only the powers of ten when those are too many).
+          // on a log one, each 1, 2, 5 × 10^k between (the powers of ten around them when those are too many).
           function ticks(lo, hi, logarithmic, count) {
             var out = [];
             if (!logarithmic) {
@@ -93,7 +100,11 @@ public enum LivePage {
               return out;
             }
             for (var v = lo; v <= hi * (1 + 1e-9); v = niceUp(v * 1.000001)) { out.push(v); }
-            return out.length > count + 2 ? out.filter(function (v) { return Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9; }) : out;
+            if (out.length <= count + 2) { return out; }
+            // Too many: the powers of ten, from the one at or under lo to the one at or over hi.
+            out = [];
+            for (var k = Math.floor(Math.log10(lo) + 1e-9); k <= Math.ceil(Math.log10(hi) - 1e-9); k++) { out.push(Math.pow(10, k)); }
+            return out;
           }
           // Each chart's scale so far: it grows to hold new values, never shrinks back.
           var scales = {};
@@ -118,7 +129,8 @@ public enum LivePage {
             }
             var lo = seen.lo === undefined ? (logarithmic ? 1 : 0) : seen.lo, hi = seen.hi || 10;
             var marks = ticks(lo, hi, logarithmic, narrow ? 4 : 5);
-            if (!logarithmic) { hi = marks[marks.length - 1]; }
+            // The axis runs from its first tick to its last: its ends are labelled.
+            lo = marks[0]; hi = marks[marks.length - 1];
             var tLo = logarithmic ? Math.log10(lo) : lo, tHi = logarithmic ? Math.log10(hi) : hi;
             var x = function (i) { return left + (last > first ? (i - first) / (last - first) : 0.5) * (width - left - right); };
             var y = function (v) { var t = logarithmic ? Math.log10(v) : v; return top + (1 - (t - tLo) / (tHi - tLo || 1)) * (height - top - bottom); };
