@@ -106,8 +106,6 @@ public enum LivePage {
             for (var k = Math.floor(Math.log10(lo) + 1e-9); k <= Math.ceil(Math.log10(hi) - 1e-9); k++) { out.push(Math.pow(10, k)); }
             return out;
           }
-          // Each chart's scale so far: it grows to hold new values, never shrinks back.
-          var scales = {};
           function chart(id, value, logarithmic, label) {
             var box = document.getElementById(id);
             // Drawn at the box's own width, so that the text keeps its size on a phone.
@@ -119,15 +117,14 @@ public enum LivePage {
               value(group).forEach(function (v) { if (v !== null && v > 0) { values.push(v); } });
             }); });
             var last = seconds.length ? seconds[seconds.length - 1].index : 0, first = seconds.length ? seconds[0].index : 0;
-            var seen = scales[id] || {};
+            // The scale holds every second so far: it grows with the run, never shrinks back.
+            var lo = logarithmic ? 1 : 0, hi = 10;
             if (values.length) {
               var low = Math.min.apply(null, values), high = Math.max.apply(null, values);
-              seen.lo = Math.min(seen.lo || Infinity, logarithmic ? niceDown(low) : 0);
-              seen.hi = Math.max(seen.hi || 0, logarithmic ? niceUp(high) : high);
-              if (logarithmic && seen.hi <= seen.lo) { seen.hi = niceUp(seen.lo * 1.000001); }
-              scales[id] = seen;
+              lo = logarithmic ? niceDown(low) : 0;
+              hi = logarithmic ? niceUp(high) : high;
+              if (logarithmic && hi <= lo) { hi = niceUp(lo * 1.000001); }
             }
-            var lo = seen.lo === undefined ? (logarithmic ? 1 : 0) : seen.lo, hi = seen.hi || 10;
             var marks = ticks(lo, hi, logarithmic, narrow ? 4 : 5);
             // The axis runs from its first tick to its last: its ends are labelled.
             lo = marks[0]; hi = marks[marks.length - 1];
