@@ -64,12 +64,13 @@ extension Axis {
 }
 
 extension Axis.Scale {
-    /// Linear from 0 to the first multiple of a round step at or above `highest` (at least 1):
-    /// the step is the least of 1, 2, 5 × 10^k that makes at most `divisions` of them, and
-    /// every multiple is a tick.
-    public static func zeroToRound(covering highest: Double, divisions: Double) -> Self {
-        let top = Swift.max(highest, 1)
-        let step = Self.roundStep(top / divisions, resolution: 1)
+    /// Linear from 0 to the first multiple of a round step at or above `highest` (1 when
+    /// `highest` is not above 0): the step is the least of 1, 2, 5 × 10^k ÷ `resolution` that
+    /// makes at most `divisions` of them (`resolution` 1: whole steps, at least 1), and every
+    /// multiple is a tick.
+    public static func zeroToRound(covering highest: Double, divisions: Double, resolution: Double = 1) -> Self {
+        let top = highest > 0 ? highest : 1
+        let step = Self.roundStep(top / divisions, resolution: resolution)
         let maximum = (top / step).rounded(.up) * step
         return Self(
             .linear,

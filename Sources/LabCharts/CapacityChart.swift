@@ -2,7 +2,7 @@
 /// p50 (solid) and p99 (dashed) per stage on a logarithmic axis, with the bound (dotted) and
 /// the knee (a vertical line, `id="knee-<group>"`, its rate in `data-rate`); below, each
 /// group's throughput per stage against the diagonal of a server that serves every arrival.
-public struct CapacityChart {
+public struct CapacityChart: Chart {
     /// One stage's figures for one group.
     public struct Point: Sendable, Equatable {
         /// What the stage offered: arrivals per second, or clients.
@@ -54,6 +54,8 @@ public struct CapacityChart {
     public var groups: [Group]
     /// A latency in nanoseconds as the latency axis writes it (`250 µs`).
     public var latencyLabel: (Double) -> String
+    /// The canvas it is drawn on.
+    public var frame = Frame()
 
     /// A chart of `groups`' stages.
     public init(title: String, clients: Bool, groups: [Group], latencyLabel: @escaping (Double) -> String) {
@@ -72,14 +74,20 @@ public struct CapacityChart {
 
     /// The document.
     public func render() -> String {
-        let (left, right) = (80.0, 720.0)
-        let (latencyTop, latencyBottom, rateTop, rateBottom) = (56.0, 300.0, 350.0, 520.0)
-        let legend = Legend(coloured: self.groups.map(\.label), x: right + 16, y: latencyTop)
-        var svg = SVG(width: right + legend.width, height: rateBottom + 56)
-        svg.text(self.title, x: left, y: 28, size: 15, bold: true)
+        let frame = self.frame
+        var svg = SVG(frame: frame)
+        let top = svg.heading(self.title, frame: frame)
+        let left = frame.isNarrow ? 62.0 : 80.0
+        let colours = Legend(coloured: self.groups.map(\.label), x: 0, y: 0)
+        let right = frame.isNarrow ? frame.width - 24 : colours.plotRight(frame)
+        let latencyTop = top + 28
+        let latencyBottom = latencyTop + (frame.isNarrow ? 200 : 244)
+        let (rateTop, rateBottom) = (latencyBottom + 50, latencyBottom + (frame.isNarrow ? 180 : 220))
+        let legend = colours.placed(frame, plotRight: right, top: latencyTop, below: rateBottom + 62)
+        svg.height = Swift.max(rateBottom + 56, legend.y + legend.height)
         let points = self.groups.flatMap(\.points)
         let highest = Swift.max(points.map(\.offered).max() ?? 1, points.map(\.throughput).max() ?? 1, 1)
-        let rates = Axis.Scale.zeroToRound(covering: highest, divisions: 6)
+        let rates = Axis.Scale.zeroToRound(covering: highest, divisions: frame.divisions(6))
         let rateLabel = { (value: Double) in Numbers.fixed(value, 0, grouped: true) }
         // Latency: decades spanning every p50 and p99, and the bound.
         let times = points.flatMap { [$0.p50, $0.p99].compactMap { $0 } } + self.groups.compactMap(\.bound)
@@ -137,7 +145,8 @@ public struct CapacityChart {
         axes.offered.drawTitle(title, offset: 38, into: &svg)
         let left = axes.offered.start
         svg.text(
-            "exchange latency: p50 solid, p99 dashed, the bound dotted",
+            self.frame.isNarrow ? "latency: p50 solid, p99 dashed, bound dotted"
+                : "exchange latency: p50 solid, p99 dashed, the bound dotted",
             x: left,
             y: axes.latency.end - 10,
             size: 12
@@ -182,7 +191,16 @@ public struct CapacityChart {
                 attributes: [("id", "knee-\(group.slug)"), ("data-rate", Numbers.fixed(knee, 1))]
             )
             let label = "knee \(Numbers.fixed(knee, 1, grouped: true))\(self.clients ? " clients" : "/s")"
-            svg.text(label, x: px(knee) + 6, y: top + 8, size: 11, fill: colour)
+            // Right of the line, or left of it where it would pass the plot's end.
+            let fits = px(knee) + 6 + Frame.textWidth(label, size: 11) <= right
+            svg.text(
+                label,
+                x: px(knee) + (fits ? 6 : -6),
+                y: top + 8,
+                anchor: fits ? .start : .end,
+                size: 11,
+                fill: colour
+            )
         }
     }
 }

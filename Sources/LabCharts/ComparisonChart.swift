@@ -3,7 +3,7 @@ import Foundation
 /// Each step's p50 ratio, candidate ÷ baseline, as horizontal bars on a log scale around 1,
 /// drawn as SVG: each step's noise floor shaded around the run's common factor, each bar
 /// coloured by its verdict.
-public struct ComparisonChart {
+public struct ComparisonChart: Chart {
     /// How a step moved.
     public enum Change: Sendable {
         /// Significantly slower, beyond its floor: red.
@@ -46,6 +46,8 @@ public struct ComparisonChart {
     public var threshold: Double
     /// A ratio as the axis writes it, after `×`.
     public var ratioLabel: (Double) -> String
+    /// The canvas it is drawn on.
+    public var frame = Frame()
 
     /// A chart of `rows` under `title` and `note`.
     public init(
@@ -64,12 +66,19 @@ public struct ComparisonChart {
         self.ratioLabel = ratioLabel
     }
 
-    /// The top of the first row.
-    static let top = 64.0
-    /// The height of a row.
-    static let pitch = 22.0
     /// The height of a bar.
     static let barHeight = 14.0
+
+    /// Where the rows go: the first one's top, and the height of each (a narrow canvas writes
+    /// each row's label above its bar).
+    private struct Rows {
+        let top: Double
+        let pitch: Double
+        let labelRoom: Double
+
+        /// The top of row `position`.
+        func top(_ position: Int) -> Double { self.top + Double(position) * self.pitch }
+    }
 
     /// The document.
     public func render() -> String {
@@ -81,41 +90,44 @@ public struct ComparisonChart {
             0.1
         )
         let span = Swift.min(extreme * 1.1, 10)
-        let left = Swift.min(Swift.max(Double(self.rows.map(\.label.count).max() ?? 0) * 6.6 + 24, 140), 520)
-        let width = left + 560
-        let bottom = Self.top + Double(Swift.max(self.rows.count, 1)) * Self.pitch
+        let frame = self.frame
+        var svg = SVG(frame: frame)
+        let labelRoom = frame.isNarrow ? 16.0 : 0
+        let rows = Rows(
+            top: svg.heading(self.title, subtitle: self.note, frame: frame) + 12,
+            pitch: 22 + labelRoom,
+            labelRoom: labelRoom
+        )
+        let longest = self.rows.map { Frame.textWidth($0.label, size: 11) }.max() ?? 0
+        let left = frame.isNarrow ? Frame.margin : Swift.min(Swift.max(longest + 24, 140), frame.width / 2)
+        let bottom = rows.top(Swift.max(self.rows.count, 1))
+        svg.height = bottom + 70
+        var ticks = Self.ticks(span: span)
+        // A narrow axis has room for five marks: 1 and the farthest ones.
+        if frame.isNarrow && ticks.count > 5 { ticks = ticks.filter { $0 == 1 || abs(log2($0)) >= span / 2 } }
         let axis = Axis(
             .horizontal,
-            scale: Axis.Scale(
-                .logarithmic(base: 2),
-                from: -span,
-                to: span,
-                ticks: Self.ticks(span: span),
-                clamped: true
-            ),
+            scale: Axis.Scale(.logarithmic(base: 2), from: -span, to: span, ticks: ticks, clamped: true),
             from: left,
-            to: width - 90,
+            to: frame.width - 90,
             at: bottom,
-            rule: .grid(colour: "#e0e0e0", spans: [(Self.top - 6)...bottom])
+            rule: .grid(colour: "#e0e0e0", spans: [(rows.top - 6)...bottom])
         ) { "×" + self.ratioLabel($0) }
-        var svg = SVG(width: width, height: bottom + 70)
-        svg.text(self.title, x: 16, y: 26, size: 15, bold: true)
-        svg.text(self.note, x: 16, y: 46, size: 11)
         for (position, row) in self.rows.enumerated() {
             let (low, high) = (axis.position(centre / (1 + row.floor)), axis.position(centre * (1 + row.floor)))
-            svg.rect(x: low, y: Self.rowTop(position), width: high - low, height: Self.pitch, fill: "#eeeeee")
+            svg.rect(x: low, y: rows.top(position), width: high - low, height: rows.pitch, fill: "#eeeeee")
         }
-        self.drawAxis(&svg, axis)
+        self.drawAxis(&svg, axis, top: rows.top)
         if self.rows.isEmpty {
             svg.text(
                 "No step in common",
                 x: (axis.start + axis.end) / 2,
-                y: Self.top + Self.pitch / 2,
+                y: rows.top + rows.pitch / 2,
                 anchor: .middle,
                 size: 14
             )
         }
-        for (position, row) in self.rows.enumerated() { Self.drawBar(&svg, axis, position: position, row: row) }
+        for (position, row) in self.rows.enumerated() { Self.drawBar(&svg, axis, rows, position: position, row: row) }
         return svg.rendered(title: self.title)
     }
 
@@ -128,18 +140,15 @@ public struct ComparisonChart {
             ? inside.filter { [1.0 / 64, 1.0 / 16, 0.25, 0.5, 1, 2, 4, 16, 64].contains($0) } : inside
     }
 
-    /// The top of row `position`.
-    static func rowTop(_ position: Int) -> Double { Self.top + Double(position) * Self.pitch }
-
     /// Ticks, the line at ×1, the common factor's dashed line if there is one, the axis title.
-    private func drawAxis(_ svg: inout SVG, _ axis: Axis) {
+    private func drawAxis(_ svg: inout SVG, _ axis: Axis, top: Double) {
         let bottom = axis.crossing
         axis.drawTicks(into: &svg)
-        svg.line(axis.position(1), Self.top - 8, axis.position(1), bottom + 4, stroke: "#555")
+        svg.line(axis.position(1), top - 8, axis.position(1), bottom + 4, stroke: "#555")
         if let factor = self.factor {
             svg.line(
                 axis.position(factor),
-                Self.top - 8,
+                top - 8,
                 axis.position(factor),
                 bottom + 4,
                 stroke: "#555",
@@ -150,7 +159,7 @@ public struct ComparisonChart {
     }
 
     /// Row `position`'s bar from 1 to its ratio, its label on the left and its ratio on the right.
-    private static func drawBar(_ svg: inout SVG, _ axis: Axis, position: Int, row: Row) {
+    private static func drawBar(_ svg: inout SVG, _ axis: Axis, _ rows: Rows, position: Int, row: Row) {
         let colour =
             switch row.change {
             case .slower: "#e15759"
@@ -158,7 +167,7 @@ public struct ComparisonChart {
             case .unchanged: "#9d9d9d"
             }
         let (one, end) = (axis.position(1), axis.position(row.ratio))
-        let y = Self.rowTop(position) + (Self.pitch - Self.barHeight) / 2
+        let y = rows.top(position) + rows.labelRoom + (rows.pitch - rows.labelRoom - Self.barHeight) / 2
         svg.rect(
             x: Swift.min(one, end),
             y: y,
@@ -166,7 +175,11 @@ public struct ComparisonChart {
             height: Self.barHeight,
             fill: colour
         )
-        svg.text(row.label, x: axis.start - 8, y: y + Self.barHeight - 3, anchor: .end, size: 11)
+        if rows.labelRoom > 0 {
+            svg.text(row.label, x: axis.start, y: y - 4, size: 11)
+        } else {
+            svg.text(row.label, x: axis.start - 8, y: y + Self.barHeight - 3, anchor: .end, size: 11)
+        }
         svg.text("×" + Numbers.fixed(row.ratio, 3), x: axis.end + 10, y: y + Self.barHeight - 3, size: 11)
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// and 99.99 % are evenly spaced and the tail gets as much room as the body; the y axis is
 /// logarithmic so steps that differ a thousandfold still show their shape. Beyond 99.99 % every
 /// point, the maximum included, is drawn at the right edge.
-public struct LatencyChart {
+public struct LatencyChart: Chart {
     /// One point of a curve.
     public struct Point: Sendable, Equatable {
         /// Where the percentile falls on the x axis (`LatencyChart.x(percentile:)`).
@@ -27,11 +27,15 @@ public struct LatencyChart {
         public var name: String
         /// Its points, by percentile.
         public var points: [Point]
+        /// Its place in the palette (`SVG.colour`), nil for its place in the chart: a step
+        /// keeps its colour across a group's charts.
+        public var colour: Int?
 
         /// A line named `name` through `points`.
-        public init(name: String, points: [Point]) {
+        public init(name: String, points: [Point], colour: Int? = nil) {
             self.name = name
             self.points = points
+            self.colour = colour
         }
     }
 
@@ -66,6 +70,8 @@ public struct LatencyChart {
     public var tips = false
     /// A latency in nanoseconds as the y axis writes it (`250 µs`).
     public var latencyLabel: (Double) -> String
+    /// The canvas it is drawn on.
+    public var frame = Frame()
 
     /// A chart of `curves` under `title`, its latencies written by `latencyLabel`.
     public init(title: String, curves: [Curve], latencyLabel: @escaping (Double) -> String) {
@@ -90,15 +96,16 @@ public struct LatencyChart {
 
     /// The document.
     public func render() -> String {
-        let width = 760.0
-        let height = 420.0
-        let left = 80.0
-        let top = 50.0
-        let right = width - 180
-        let bottom = height - 60
-        var svg = SVG(width: width, height: height)
+        let frame = self.frame
+        var svg = SVG(frame: frame)
         svg.tips = self.tips
-        svg.text(self.title, x: left, y: 28, size: 15, bold: true)
+        let top = svg.heading(self.title, frame: frame) + 12
+        let left = frame.isNarrow ? 66.0 : 80.0
+        let legend = self.legend
+        // Room for the last percentile's label, centred on the plot's right end.
+        let right = frame.isNarrow ? frame.width - 24 : legend.plotRight(frame)
+        let bottom = top + (frame.isNarrow ? 240 : 310)
+        svg.height = frame.isNarrow ? bottom + 66 + legend.height : Swift.max(bottom + 52, top + legend.height + 8)
         let measured = self.curves.flatMap { $0.points.map(\.nanoseconds) }
         // A bound within ten times of the curves widens the axis to it; one farther off would
         // flatten the curves, and is named at the edge it lies beyond instead.
@@ -133,10 +140,11 @@ public struct LatencyChart {
         x.drawTicks(into: &svg)
         x.drawLine(into: &svg)
         y.drawLine(into: &svg)
-        x.drawTitle("Percentile", offset: height - 16 - bottom, into: &svg)
-        y.drawTitle("Latency (log scale)", offset: left - 18, into: &svg)
+        x.drawTitle("Percentile", offset: 36, into: &svg)
+        y.drawTitle("Latency (log scale)", offset: left - 14, into: &svg)
 
-        self.drawCurves(&svg, x: x, y: y)
+        let placed = legend.placed(frame, plotRight: right, top: top + 8, below: bottom + 62)
+        self.drawCurves(&svg, x: x, y: y, legend: placed)
         for (index, limit) in self.limits.filter({ !near.contains($0) }).enumerated() {
             let above = limit.nanoseconds > highest
             svg.text(
@@ -159,20 +167,25 @@ public struct LatencyChart {
         return svg.rendered(title: self.title)
     }
 
-    /// One line per step, each followed by its legend entry (right of the plot).
-    private func drawCurves(_ svg: inout SVG, x: Axis, y: Axis) {
-        let legend = Legend(
+    /// A legend entry per step, in its colour (dashed past the palette's end), not yet placed.
+    private var legend: Legend {
+        Legend(
             self.curves.enumerated().map { index, curve in
-                Legend.Entry(
-                    colour: SVG.colour(index),
-                    dash: index < SVG.palette.count ? nil : "6 3",
+                let colour = curve.colour ?? index
+                return Legend.Entry(
+                    colour: SVG.colour(colour),
+                    dash: colour < SVG.palette.count ? nil : "6 3",
                     label: curve.name
                 )
             },
-            x: x.end + 20,
-            y: y.end + 8,
+            x: 0,
+            y: 0,
             lineWidth: 3
         )
+    }
+
+    /// One line per step, each followed by its entry in `legend`.
+    private func drawCurves(_ svg: inout SVG, x: Axis, y: Axis, legend: Legend) {
         for (index, curve) in self.curves.enumerated() {
             let entry = legend.entries[index]
             svg.polyline(

@@ -44,10 +44,28 @@ public struct Legend: Sendable {
         self.init(entries, x: x, y: y, lineWidth: lineWidth)
     }
 
-    /// The room to leave for the legend right of a plot, estimated from its labels: 7 pixels
-    /// a character of the longest, and 70 more; at least 120.
+    /// The room the legend takes across: its lines, and its longest label measured at its
+    /// size (`Frame.textWidth`), and a margin; at least 120.
     public var width: Double {
-        Swift.max(Double(self.entries.map(\.label.count).max() ?? 0) * 7 + 70, 120)
+        Swift.max(30 + (self.entries.map { Frame.textWidth($0.label, size: 12) }.max() ?? 0) + 16, 120)
+    }
+
+    /// The room the legend takes down: a pitch per entry.
+    public var height: Double { Double(self.entries.count) * Self.pitch }
+
+    /// The right end of a plot that leaves room for this legend on `frame`: beside the plot on
+    /// a wide canvas, the right margin on a narrow one (the legend goes under the plot).
+    public func plotRight(_ frame: Frame) -> Double {
+        frame.isNarrow ? frame.width - Frame.margin : frame.width - self.width
+    }
+
+    /// The legend moved to its place on `frame`: right of a plot ending at `plotRight` and
+    /// starting at `top` on a wide canvas; under the plot, from the left margin, its first
+    /// line at `below`, on a narrow one.
+    public func placed(_ frame: Frame, plotRight: Double, top: Double, below: Double) -> Legend {
+        var legend = self
+        (legend.x, legend.y) = frame.isNarrow ? (Frame.margin, below) : (plotRight + 16, top)
+        return legend
     }
 
     /// Every entry.

@@ -6,7 +6,7 @@ import Foundation
 /// KDFs) is a dot chart: a band per name, the series' dots side by side in it (`<circle
 /// data-series=… data-x=…>`), no line between names that have no order. The y axis is
 /// logarithmic when the values span ten times or more; a point per cell that measured something.
-public struct MatrixChart {
+public struct MatrixChart: Chart {
     /// One line: a value per x, nil where the cell measured nothing.
     public struct Series: Sendable, Equatable {
         /// The legend's label.
@@ -43,6 +43,10 @@ public struct MatrixChart {
     public var series: [Series]
     /// A value as the y axis writes it.
     public var valueLabel: (Double) -> String
+    /// The line under the heading, if any.
+    public var subtitle: String?
+    /// The canvas it is drawn on.
+    public var frame = Frame()
 
     /// A chart of `series` against `parameter`'s values `xs`.
     public init(
@@ -63,23 +67,23 @@ public struct MatrixChart {
 
     /// The document.
     public func render() -> String {
-        let (left, right, top, bottom) = (90.0, 700.0, 56.0, 380.0)
-        let legend = Legend(
+        let frame = self.frame
+        var svg = SVG(frame: frame)
+        let top = svg.heading(self.title, subtitle: self.subtitle, frame: frame) + 16
+        let left = frame.isNarrow ? 66.0 : 90.0
+        let entries = Legend(
             self.series.enumerated().map { Legend.Entry(colour: $1.stroke($0), dash: $1.dash, label: $1.label) },
-            x: right + 16,
-            y: top
+            x: 0,
+            y: 0
         )
-        var svg = SVG(width: right + legend.width, height: bottom + 60)
-        svg.text(self.title, x: left, y: 28, size: 15, bold: true)
+        let right = frame.isNarrow ? frame.width - 24 : entries.plotRight(frame)
+        let bottom = top + (frame.isNarrow ? 240 : 324)
+        let legend = entries.placed(frame, plotRight: right, top: top, below: bottom + 62)
+        svg.height = Swift.max(bottom + 60, legend.y + legend.height)
         let (x, logX) = self.xAxis(from: left, to: right, at: bottom)
-        let values = self.series.flatMap { $0.values.compactMap { $0 } }
-        let low = Swift.max(values.min() ?? 1, 1e-9)
-        let high = Swift.max(values.max() ?? 1, low * 1.0001)
         let y = Axis(
             .vertical,
-            scale: low > 0 && high >= 10 * low
-                ? .decades(from: low, to: high, floor: 1e-9)
-                : .divided(from: 0, to: NiceNumbers.ceiling(high), into: 5),
+            scale: Self.valueScale(self.series.flatMap { $0.values.compactMap { $0 } }, divisions: 5),
             from: bottom,
             to: top,
             at: left,
@@ -111,6 +115,16 @@ public struct MatrixChart {
             legend.draw(index, into: &svg)
         }
         return svg.rendered(title: self.title)
+    }
+
+    /// The y axis's scale for `values`: logarithmic over whole decades when every value is
+    /// above zero and they span ten times or more; else linear from 0 to a round top, a tick
+    /// at each round step (1, 2, 5 × 10^k) of at most `divisions`. A zero has no logarithm: it
+    /// is drawn at 0 on a linear axis, never at a made-up small value.
+    public static func valueScale(_ values: [Double], divisions: Double) -> Axis.Scale {
+        let high = values.max() ?? 1
+        if let low = values.min(), low > 0, high >= 10 * low { return .decades(from: low, to: high, floor: low) }
+        return .zeroToRound(covering: high, divisions: divisions, resolution: 1e6)
     }
 
     /// Whether the x axis is to scale: the xs are distinct numbers in order.

@@ -9,11 +9,21 @@ public struct SVG: Sendable {
     /// Whether `tip` draws anything: on for a chart inside report.html, whose script shows
     /// the tip of the point under the pointer; off for a chart file.
     public var tips = false
+    /// What every `id` attribute starts with: empty, unless the page holds this chart twice
+    /// (report.html's wide and narrow renderings), where ids must stay unique.
+    public var idPrefix = ""
 
     /// A blank canvas.
     public init(width: Double, height: Double) {
         self.width = width
         self.height = height
+    }
+
+    /// A blank canvas as wide as `frame`, its ids prefixed as `frame` says; the height is set
+    /// once the chart knows it.
+    public init(frame: Frame, height: Double = 0) {
+        self.init(width: frame.width, height: height)
+        self.idPrefix = frame.idPrefix
     }
 
     /// How text lines up with its anchor point.
@@ -67,8 +77,15 @@ public struct SVG: Sendable {
         attributes: [(name: String, value: String)] = []
     ) {
         var element = "<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(radius))\" fill=\"\(fill)\""
-        for (name, value) in attributes { element += " \(name)=\"\(Self.escape(value))\"" }
+        element += self.attributes(attributes)
         self.elements.append(element + "/>")
+    }
+
+    /// ` name="value"` for each attribute, escaped, `idPrefix` before an `id`'s value.
+    private func attributes(_ attributes: [(name: String, value: String)]) -> String {
+        attributes.map { name, value in
+            " \(name)=\"\(Self.escape(name == "id" ? self.idPrefix + value : value))\""
+        }.joined()
     }
 
     /// An open line through `points`, with `attributes` (name, value) added to the element.
@@ -83,11 +100,12 @@ public struct SVG: Sendable {
         var element = "<polyline points=\"\(coordinates)\" fill=\"none\" stroke=\"\(stroke)\""
         element += " stroke-width=\"\(n(width))\" stroke-linejoin=\"round\""
         if let dash { element += " stroke-dasharray=\"\(dash)\"" }
-        for (name, value) in attributes { element += " \(name)=\"\(Self.escape(value))\"" }
+        element += self.attributes(attributes)
         self.elements.append(element + "/>")
     }
 
-    /// A line of text; `rotate` turns it about its anchor point, in degrees.
+    /// A line of text; `rotate` turns it about its anchor point, in degrees; `cssClass` names
+    /// its part of the chart (`title`) for the page's style and tests.
     public mutating func text(
         _ text: String,
         x: Double,
@@ -96,10 +114,12 @@ public struct SVG: Sendable {
         size: Double = 12,
         bold: Bool = false,
         fill: String = "#222",
-        rotate: Double? = nil
+        rotate: Double? = nil,
+        cssClass: String? = nil
     ) {
         var element = "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" text-anchor=\"\(anchor.rawValue)\""
         element += " fill=\"\(fill)\""
+        if let cssClass { element += " class=\"\(cssClass)\"" }
         if bold { element += " font-weight=\"bold\"" }
         if let rotate { element += " transform=\"rotate(\(n(rotate)) \(n(x)) \(n(y)))\"" }
         self.elements.append(element + ">\(Self.escape(text))</text>")

@@ -5,7 +5,7 @@
 /// An interval without exchanges leaves a gap in the latency lines (there is no latency to
 /// draw) and a zero in the rate. Every line carries `data-intervals`, the interval index of
 /// each of its points in order, so that tools (and the tests) can read the chart back.
-public struct TimelineChart {
+public struct TimelineChart: Chart {
     /// One group's figures in one interval.
     public struct Point: Sendable, Equatable {
         /// The interval's index; interval `i` spans `i × width` to `(i + 1) × width` seconds.
@@ -56,6 +56,8 @@ public struct TimelineChart {
     public var latencyLabel: (Double) -> String
     /// A time in seconds as the time axis writes it (`1.5 s`).
     public var secondsLabel: (Double) -> String
+    /// The canvas it is drawn on.
+    public var frame = Frame()
 
     /// A chart of `series` over intervals `width` seconds wide.
     public init(
@@ -90,23 +92,42 @@ public struct TimelineChart {
 
     /// The document.
     public func render() -> String {
-        let left = 80.0
-        let right = left + 640
-        let latency = Panel(title: "Exchange latency (log scale)", top: 56, bottom: 300, left: left, right: right)
-        let rate = Panel(title: "Exchanges per second", top: 350, bottom: 500, left: left, right: right)
-        let colours = Legend(
-            coloured: self.series.map(\.label),
-            x: right + 20,
-            y: latency.top + 8,
-            lineWidth: 3
+        let frame = self.frame
+        var svg = SVG(frame: frame)
+        let top = svg.heading(
+            self.title,
+            subtitle: "Each point: the exchanges that started in its interval, drawn at its middle.",
+            frame: frame
         )
-        let height = rate.bottom + 56
-        var svg = SVG(width: right + colours.width, height: height)
-        svg.text(self.title, x: left, y: 28, size: 15, bold: true)
-
+        let left = frame.isNarrow ? 66.0 : 80.0
+        let colours = Legend(coloured: self.series.map(\.label), x: 0, y: 0, lineWidth: 3)
+        let right = frame.isNarrow ? frame.width - 24 : colours.plotRight(frame)
+        let latency = Panel(
+            title: "Exchange latency (log scale)",
+            top: top + 26,
+            bottom: top + (frame.isNarrow ? 226 : 270),
+            left: left,
+            right: right
+        )
+        let rate = Panel(
+            title: "Exchanges per second",
+            top: latency.bottom + 50,
+            bottom: latency.bottom + (frame.isNarrow ? 170 : 200),
+            left: left,
+            right: right
+        )
+        let legend = colours.placed(frame, plotRight: right, top: latency.top + 8, below: rate.bottom + 62)
+        let styles = Legend(
+            [Legend.Entry(colour: "#555", label: "p50"), Legend.Entry(colour: "#555", dash: "6 3", label: "p99")],
+            x: legend.x,
+            y: legend.y + legend.height + 8,
+            lineWidth: 2
+        )
+        svg.height = Swift.max(rate.bottom + 52, styles.y + styles.height)
         let all = self.series.flatMap(\.points)
         guard let first = all.map(\.index).min(), let last = all.map(\.index).max() else {
             svg.text("No data", x: (left + right) / 2, y: (latency.top + rate.bottom) / 2, anchor: .middle, size: 14)
+            svg.height = rate.bottom + 52
             return svg.rendered(title: self.title)
         }
         // The time axis, shared by both panels.
@@ -115,7 +136,7 @@ public struct TimelineChart {
             scale: .stepped(
                 from: Double(first) * self.width,
                 to: Double(last + 1) * self.width,
-                divisions: 8,
+                divisions: frame.divisions(8),
                 resolution: 1e3
             ),
             from: left,
@@ -125,23 +146,13 @@ public struct TimelineChart {
             label: self.secondsLabel
         )
         time.drawTicks(into: &svg)
-        time.drawTitle(
-            "Seconds from the start of the measured run (each point: the exchanges that started in its interval)",
-            offset: height - 14 - rate.bottom,
-            into: &svg
-        )
+        time.drawTitle("Seconds from the start of the measured run", offset: 38, into: &svg)
         let px = { (index: Int) in time.position((Double(index) + 0.5) * self.width) }
         self.drawLatency(&svg, in: latency, px: px)
         self.drawRate(&svg, in: rate, px: px)
 
         // The legend: a colour per group, then the line styles.
-        colours.draw(into: &svg)
-        let styles = Legend(
-            [Legend.Entry(colour: "#555", label: "p50"), Legend.Entry(colour: "#555", dash: "6 3", label: "p99")],
-            x: right + 20,
-            y: latency.top + 16 + Double(self.series.count) * Legend.pitch,
-            lineWidth: 2
-        )
+        legend.draw(into: &svg)
         styles.draw(into: &svg)
         return svg.rendered(title: self.title)
     }

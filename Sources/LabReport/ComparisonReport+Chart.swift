@@ -1,12 +1,12 @@
 import LabAnalysis
-import LabCharts
+public import LabCharts
 import LabCore
 
 /// A candidate's chart in `comparison.md`: its p50 ratio per step (`ComparisonChart` draws it).
 extension ComparisonReport {
     /// Candidate `index`'s p50 ratio per step, as horizontal bars on a log scale around 1, the
     /// noise floor shaded, each bar coloured by its verdict.
-    public func chart(_ index: Int) -> String {
+    public func chart(_ index: Int) -> ComparisonChart {
         let comparison = self.comparison
         let candidate = comparison.candidates[index]
         let common = comparison.common[index]
@@ -32,6 +32,6 @@ extension ComparisonReport {
             threshold: comparison.threshold,
             ratioLabel: { $0 >= 0.5 ? TimeSpan.trimmed($0) : "1/" + TimeSpan.trimmed((1 / $0).rounded()) }
         )
-        return chart.render()
+        return chart
     }
 }

@@ -36,10 +36,10 @@ public struct ComparisonReport: Sendable {
     public func write(to directory: URL) throws -> [URL] {
         let markdown = self.markdown()
         var files = [(Self.markdownName, markdown), (Self.csvName, self.csv())]
-        var charts: [String: String] = [:]
+        var charts: [String: any Chart] = [:]
         for index in self.comparison.candidates.indices {
             charts[self.chartName(index)] = self.chart(index)
-            files.append((self.chartName(index), self.chart(index)))
+            files.append((self.chartName(index), self.chart(index).render()))
         }
         // The same, as one page to open (its charts inside).
         files.append((MarkdownPage.fileName, MarkdownPage.html(markdown: markdown, title: "Comparison — crypto-lab", images: charts)))

@@ -14,8 +14,9 @@ enum HTMLAssets {
         )
     }
 
-    /// Readable at 1280 px and at a phone's width (tables scroll sideways in their box, charts
-    /// shrink to the width), and printable (no scroll boxes, sections kept whole).
+    /// Readable at 1280 px and at a phone's width (tables scroll sideways in their box; charts
+    /// take the content's width, drawn wide, or narrow up to 720 px so that their text keeps
+    /// its size), and printable (no scroll boxes, sections kept whole).
     static let css = """
         :root { --fg: #1d232a; --muted: #5b6570; --line: #d8dde3; --pass: #1a7f37; --fail: #c0262d; --warn: #9a6700; --bg2: #f5f7f9; }
         * { box-sizing: border-box; }
@@ -38,7 +39,9 @@ enum HTMLAssets {
         td.num { text-align: right; font-variant-numeric: tabular-nums; }
         tr.fail td { color: var(--fail); } tr.slower td:last-child, tr.faster td:last-child { color: #0b3d91; font-weight: 600; }
         svg.mark { width: 1em; height: 1em; vertical-align: -0.15em; }
-        figure { margin: 16px 0; } .chart svg { max-width: 100%; height: auto; }
+        figure { margin: 16px 0; } .chart svg, .chart-narrow svg { width: 100%; height: auto; display: block; }
+        .chart-narrow { display: none; }
+        @media (max-width: 720px) { .chart.wide { display: none; } .chart-narrow { display: block; } }
         pre { background: var(--bg2); padding: 10px; overflow-x: auto; }
         #tip { position: fixed; pointer-events: none; background: #1d232a; color: #fff; padding: 3px 7px; border-radius: 4px; font-size: 12px; display: none; }
         @media (max-width: 600px) { main { padding: 8px 10px 32px; } body { font-size: 14px; } th, td { padding: 3px 5px; } }
@@ -74,7 +77,7 @@ enum HTMLAssets {
             document.querySelectorAll("details").forEach(function (details) { details.open = true; });
           });
           var tip = document.createElement("div"); tip.id = "tip"; document.body.appendChild(tip);
-          document.querySelectorAll(".chart svg").forEach(function (svg) {
+          document.querySelectorAll(".chart svg, .chart-narrow svg").forEach(function (svg) {
             svg.addEventListener("pointermove", function (event) {
               var target = event.target.closest ? event.target.closest("[data-tip]") : null;
               if (!target) { tip.style.display = "none"; return; }

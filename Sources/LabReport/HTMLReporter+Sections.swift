@@ -9,19 +9,20 @@ import Plot
 extension HTMLReporter {
     /// The charts report.md draws as files, inline.
     static func charts(_ result: RunResult) -> Node<HTML.BodyContext> {
-        var figures: [(caption: String, svg: String)] = [
+        var figures: [(caption: String, chart: any Chart)] = [
             (
                 "Exchanges per second by group, as measured (the tables' ops/s).",
-                MarkdownReporter.throughputChart(result).render()
+                MarkdownReporter.throughputChart(result)
             )
         ]
+        var folded: [Int: (summary: String, chart: any Chart)] = [:]
         for group in result.groups {
-            figures.append(
-                (
-                    "Latency by percentile: \(MarkdownReporter.label(group.key)).",
-                    MarkdownReporter.latencyChart(result, group, tips: true).render()
-                )
-            )
+            guard let lead = MarkdownReporter.latencyChart(result, group, tips: true) else { continue }
+            let label = MarkdownReporter.label(group.key)
+            figures.append(("Latency by percentile: \(label): the exchange and its costliest steps.", lead))
+            if let rest = MarkdownReporter.latencyChart(result, group, part: .rest, tips: true) {
+                folded[figures.count - 1] = ("\(label): its other \(rest.curves.count) steps", rest)
+            }
         }
         var notes: [String] = []
         if let intervals = result.intervals, let indices = intervals.indices {
@@ -31,17 +32,17 @@ extension HTMLReporter {
                         + " \(TimeSpan(nanoseconds: intervals.width)), too few to show a change over time."
                 )
             } else if let timeline = MarkdownReporter.timelineChart(result) {
-                figures.append(("Each group's exchanges by the interval they started in.", timeline.render()))
+                figures.append(("Each group's exchanges by the interval they started in.", timeline))
             }
         }
         if let capacity = MarkdownReporter.capacityChart(Capacity.of(result)) {
-            figures.append(("Throughput and latency against offered load.", capacity.render()))
+            figures.append(("Throughput and latency against offered load.", capacity))
         }
         if let matrix = MatrixFigures.of(result) {
             figures.append(
                 (
                     "\(matrix.metric) against \(MatrixFigures.short(matrix.parameter)).",
-                    MarkdownReporter.matrixChart(matrix).render()
+                    MarkdownReporter.matrixChart(matrix)
                 )
             )
         }
@@ -49,16 +50,41 @@ extension HTMLReporter {
             .id("charts"),
             .h2("Charts"),
             .forEach(notes) { .p(.class("note"), .text($0)) },
-            .forEach(figures) { figure in
-                .element(
-                    named: "figure",
-                    nodes: [
-                        .div(.class("chart"), .raw(Self.inline(figure.svg))),
-                        .element(named: "figcaption", nodes: [.text(figure.caption)]),
-                    ]
+            .forEach(figures.indices) { index in
+                .group(
+                    Self.figure(figures[index].chart, caption: figures[index].caption),
+                    .unwrap(folded[index]) { rest in
+                        .element(
+                            named: "details",
+                            nodes: [
+                                .attribute(named: "class", value: "more-steps"),
+                                .element(named: "summary", nodes: [.text(rest.summary)]),
+                                Self.figure(rest.chart, caption: nil),
+                            ]
+                        )
+                    }
                 )
             }
         )
+    }
+
+    /// A `figure` of `chart` (`chartBoxes`) and its caption.
+    static func figure(_ chart: any Chart, caption: String?) -> Node<HTML.BodyContext> {
+        .element(
+            named: "figure",
+            nodes: [
+                .raw(Self.chartBoxes(chart)),
+                .unwrap(caption) { .element(named: "figcaption", nodes: [.text($0)]) },
+            ]
+        )
+    }
+
+    /// `chart` twice, for the page to show the one that fits its width (`HTMLAssets.css`):
+    /// drawn wide in a `div.chart.wide`, and narrow in a `div.chart-narrow` (its ids prefixed),
+    /// so that its text keeps its size on a phone rather than shrinking with a wide drawing.
+    static func chartBoxes(_ chart: any Chart) -> String {
+        "<div class=\"chart wide\">\(Self.inline(chart.render(on: Frame())))</div>"
+            + "<div class=\"chart-narrow\">\(Self.inline(chart.render(on: .phone)))</div>"
     }
 
     /// An SVG document as an element of the page: without its XML declaration.

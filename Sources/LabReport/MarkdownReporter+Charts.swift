@@ -12,7 +12,10 @@ extension MarkdownReporter {
     static func chartFiles(_ result: RunResult, latencyCharts: [String]) -> [(name: String, text: String)] {
         var files: [(name: String, text: String)] = []
         for (group, name) in zip(result.groups, latencyCharts) {
-            files.append((name, Self.latencyChart(result, group).render()))
+            files.append((name, Self.latencyChart(result, group)?.render() ?? ""))
+            if let rest = Self.latencyChart(result, group, part: .rest) {
+                files.append((Self.restChartName(name), rest.render()))
+            }
         }
         files.append((Self.throughputChartName, Self.throughputChart(result).render()))
         if let timeline = Self.timelineChart(result) { files.append((Self.timelineChartName, timeline.render())) }
@@ -25,25 +28,96 @@ extension MarkdownReporter {
         return files
     }
 
-    /// `group`'s latency chart: a curve per step, the thresholds on its steps' percentiles;
-    /// with `tips`, each point's value for the pointer (report.html).
-    static func latencyChart(_ result: RunResult, _ group: GroupResult, tips: Bool = false) -> LatencyChart {
+    /// Which of a group's steps a latency chart draws (`latencySteps`).
+    enum LatencyPart {
+        /// The exchange and its costliest steps: the chart shown first.
+        case lead
+        /// The others, shown on demand.
+        case rest
+    }
+
+    /// How many of the costliest steps beside the exchange the first latency chart draws.
+    static let costliestSteps = 3
+
+    /// `group`'s steps with a curve (20 samples or more: one-off steps, keys made once per
+    /// client or per run, have too few), split in two: the exchange and the three steps that
+    /// took the most time in all (mean × count) first, in the group's order; the rest after.
+    /// Five steps or fewer stay together, in the first. Each step has a colour of its own
+    /// across both charts: the palette's first for the first chart, the next ones for the rest.
+    static func latencySteps(_ group: GroupResult) -> (lead: [LatencyStep], rest: [LatencyStep]) {
+        let steps = group.orderedSteps.filter { $0.histogram.totalCount >= 20 }
+        var lead = steps
+        if steps.count > Self.costliestSteps + 2 {
+            // The time each step took in all: its mean × its count.
+            let others = steps.filter { $0.step != .exchange }.map {
+                (step: $0.step, cost: $0.histogram.specialisedMean * Double($0.histogram.totalCount))
+            }
+            let costliest = others.sorted { $0.cost > $1.cost }.prefix(Self.costliestSteps).map(\.step)
+            lead = steps.filter { $0.step == .exchange || costliest.contains($0.step) }
+        }
+        let rest = steps.filter { step in !lead.contains { $0.step == step.step } }
+        return (
+            lead.enumerated().map { LatencyStep(step: $1.step, histogram: $1.histogram, colour: $0) },
+            rest.enumerated().map { LatencyStep(step: $1.step, histogram: $1.histogram, colour: lead.count + $0) }
+        )
+    }
+
+    /// A step on a latency chart, and its place in the palette.
+    struct LatencyStep {
+        let step: Step
+        let histogram: Histogram<UInt64>
+        let colour: Int
+    }
+
+    /// `group`'s latency chart of `part` of its steps (`latencySteps`): a curve per step, the
+    /// thresholds on its steps' percentiles; with `tips`, each point's value for the pointer
+    /// (report.html). Nil for the rest when there is none.
+    static func latencyChart(
+        _ result: RunResult,
+        _ group: GroupResult,
+        part: LatencyPart = .lead,
+        tips: Bool = false
+    ) -> LatencyChart? {
+        let split = Self.latencySteps(group)
+        let steps = part == .lead ? split.lead : split.rest
+        guard part == .lead || !steps.isEmpty else { return nil }
+        let label = Self.label(group.key) + (group.insecure ? " (insecure)" : "")
         var chart = LatencyChart(
-            title: "Latency by percentile: \(Self.label(group.key))\(group.insecure ? " (insecure)" : "")",
-            // One-off steps (keys made once per client or per run) have too few samples for a curve.
-            curves: group.orderedSteps.filter { $0.histogram.totalCount >= 20 }.map {
-                LatencyChart.Curve(name: $0.step.name, points: Self.latencyCurve($0.histogram))
+            title: part == .lead ? "Latency by percentile: \(label)" : "Latency by percentile, other steps: \(label)",
+            curves: steps.map {
+                LatencyChart.Curve(name: $0.step.name, points: Self.latencyCurve($0.histogram), colour: $0.colour)
             },
             latencyLabel: { TimeSpan.format(nanoseconds: $0) }
         )
-        chart.limits = Self.limits(result, group)
+        chart.limits = Self.limits(result, group, steps: Set(steps.map(\.step)))
         chart.tips = tips
         return chart
     }
 
+    /// The file of a group's chart of its other steps, beside its first one `name`.
+    static func restChartName(_ name: String) -> String {
+        String(name.dropLast(".svg".count)) + "-other-steps.svg"
+    }
+
+    /// report.md's lines for `group`'s latency charts, the first one in file `name`: it, and the
+    /// other steps' one folded under it when there is one.
+    static func latencyChartLines(_ result: RunResult, _ group: GroupResult, name: String) -> [String] {
+        let label = Self.cell(Self.label(group.key))
+        var lines = ["![Latency by percentile: \(label)](\(name))", ""]
+        let rest = Self.latencySteps(group).rest
+        if !rest.isEmpty {
+            lines += [
+                "<details>", "<summary>Its other \(rest.count) steps</summary>", "",
+                "![Latency by percentile, other steps: \(label)](\(Self.restChartName(name)))", "", "</details>", "",
+            ]
+        }
+        return lines
+    }
+
     /// The thresholds on a percentile of one of `group`'s steps (`cx{suite=x25519}.exchange.p99
-    /// < 50 ms`), as the group's latency chart draws them: at the bound, marked at the percentile.
-    static func limits(_ result: RunResult, _ group: GroupResult) -> [LatencyChart.Limit] {
+    /// < 50 ms`) among `steps`, as the group's latency chart draws them: at the bound, marked at
+    /// the percentile.
+    static func limits(_ result: RunResult, _ group: GroupResult, steps: Set<Step>) -> [LatencyChart.Limit] {
         var flows: [String: [Step]] = [:]
         for other in result.groups {
             flows[other.key.flow, default: []] += other.orderedSteps.map(\.step)
@@ -53,7 +127,7 @@ extension MarkdownReporter {
         return result.thresholds.compactMap { outcome in
             guard case .success(let threshold) = Threshold.parse(metric: outcome.metric, condition: outcome.condition, flows: flows),
                 !group.isServerSide, threshold.matches(group), case .step(let step, let stat) = threshold.measure,
-                let percentile = percentiles[stat], group.steps[step] != nil
+                let percentile = percentiles[stat], steps.contains(step)
             else { return nil }
             return LatencyChart.Limit(
                 label: "\(step.name) \(stat.rawValue) \(outcome.condition)",
@@ -98,11 +172,13 @@ extension MarkdownReporter {
             if group.insecure { label += " (insecure)" }
             return ThroughputChart.Bar(label: label, value: rate, insecure: group.insecure)
         }
-        let title =
-            onWork
-            ? "Exchanges per CPU-second: 1 ÷ the mean work per exchange (client and server CPU), whatever the weights"
-            : "Exchanges per second of one client's time: 1 ÷ the mean exchange time (service time in the open model), whatever the weights"
-        return ThroughputChart(title: title, bars: bars)
+        return ThroughputChart(
+            title: onWork ? "Exchanges per CPU-second" : "Exchanges per second of one client's time",
+            subtitle: onWork
+                ? "1 ÷ the mean work per exchange (client and server CPU), whatever the weights."
+                : "1 ÷ the mean exchange time (service time in the open model), whatever the weights.",
+            bars: bars
+        )
     }
 
     /// A group's speed for the chart (`throughputChart`); nil without samples.

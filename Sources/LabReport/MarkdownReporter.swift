@@ -106,9 +106,7 @@ public struct MarkdownReporter: Reporter {
                 "",
                 "### Latency by percentile", "",
             ]
-            for (group, name) in zip(result.groups, latencyCharts) {
-                lines += ["![Latency by percentile: \(Self.cell(Self.label(group.key)))](\(name))", ""]
-            }
+            for (group, name) in zip(result.groups, latencyCharts) { lines += Self.latencyChartLines(result, group, name: name) }
             if result.intervals?.indices != nil {
                 lines += [
                     "### Over time", "",

@@ -10,9 +10,9 @@ import Synchronization
 /// (`LivePage`), `/events` the server-sent events (each interval's figures as it closes, one
 /// a second by default), `/metrics` the run's totals so far for Prometheus. It reads what the
 /// progress line reads (`RunProgress`, published once per interval off the clients' steps),
-/// four times a second; the run's own work is untouched. When the run ends it sends `end`
-/// with where the reports are, closes every connection and stops listening: it never holds
-/// a run open after its end.
+/// four times a second; the run's own work is untouched. When the run stops measuring it says
+/// the reports are being written; once they are, it sends `end` with where they are, closes
+/// every connection and stops listening: it never holds a run open after its end.
 package final class LiveView: Sendable {
     package let endpoint: MetricsEndpoint
     private let stream: EventStream
@@ -89,7 +89,16 @@ package final class LiveView: Sendable {
         self.stream.send(Self.json(figures))
     }
 
-    /// Ends the stream, naming the reports' folder, closes every connection and stops listening.
+    /// The run has stopped measuring: sends its last interval, stops reading the progress, and
+    /// tells the page that the reports are being written (`{"state": "writing"}`).
+    package func measured() {
+        self.watcher.withLock { $0?.cancel() }
+        self.poll()
+        self.stream.send(#"{"state":"writing"}"#)
+    }
+
+    /// Ends the stream once the reports are written, naming their folder (nil: none were),
+    /// closes every connection and stops listening.
     package func finish(reports: String?) async {
         self.watcher.withLock { $0?.cancel() }
         self.poll()

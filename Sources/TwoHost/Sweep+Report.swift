@@ -92,7 +92,7 @@ extension TwoHostRun {
                 }
             }
         }
-        // Without a sweep of delays: one chart, each suite's p50 and p95 a colour of its own.
+        // Without a sweep of delays: one chart, each suite's p50 and p95 in its colour (p95 dashed).
         // With one: p50 and p95 apart, a colour per suite and a line style per RTT.
         let chart = MatrixChart(
             title: rtts.count > 1
@@ -103,14 +103,13 @@ extension TwoHostRun {
             xs: xs,
             series: rtts.count > 1
                 ? lines("p50", \.p50, colourOffset: 0)
-                : suites.flatMap { suite in
-                    [("p50", \SweepPoint.Figures.p50), ("p95", \SweepPoint.Figures.p95)].map { name, path in
-                        MatrixChart.Series(
-                            label: "\(suite) \(name) (\(Self.counts(suite, in: points)))",
-                            values: points.map { point in point.groups.first { $0.suite == suite }.map { $0[keyPath: path] / 1e6 } }
-                        )
+                : SweepReport.pairedSeries(
+                    suites,
+                    label: { suite, p95 in "\(suite) \(p95 ? "p95" : "p50") (\(Self.counts(suite, in: points)))" },
+                    values: { suite, p95 in
+                        points.map { point in point.groups.first { $0.suite == suite }.map { (p95 ? $0.p95 : $0.p50) / 1e6 } }
                     }
-                },
+                ),
             valueLabel: { String(format: "%g ms", $0) }
         )
         let tails = rtts.count > 1
@@ -141,8 +140,19 @@ extension TwoHostRun {
             },
             valueLabel: { String(format: "%g%%", $0) }
         )
+        // The verdict reads the first RTT's points (the only one without a sweep of delays).
+        let verdict = SweepReport.verdict(
+            points.filter { $0.configuredRTT == rtts.first ?? nil }.flatMap { point in
+                point.groups.map {
+                    SweepReport.Row(suite: $0.suite, loss: point.loss, p50: $0.p50, resent: $0.answers?.retransmittedShare)
+                }
+            },
+            condition: rtts.count > 1 ? (rtts.first ?? nil).map { "at an RTT of \(String(format: "%g", $0 * 1000)) ms" } : nil
+        )
         let markdown = """
             # Loss sweep
+
+            **\(verdict)**
 
             Each point a fresh two-host link losing that share of packets at random on each end \
             (so a round trip meets it twice), with \(self.settings.conditions) besides; \
@@ -175,10 +185,10 @@ extension TwoHostRun {
         try Data(markdown.utf8).write(to: out.appendingPathComponent("sweep.md"))
         try Data(chart.render().utf8).write(to: out.appendingPathComponent("sweep.svg"))
         try Data(retransmissions.render().utf8).write(to: out.appendingPathComponent("sweep-retransmissions.svg"))
-        var images = ["sweep.svg": chart.render(), "sweep-retransmissions.svg": retransmissions.render()]
+        var images: [String: any Chart] = ["sweep.svg": chart, "sweep-retransmissions.svg": retransmissions]
         if let tails {
             try Data(tails.render().utf8).write(to: out.appendingPathComponent("sweep-p95.svg"))
-            images["sweep-p95.svg"] = tails.render()
+            images["sweep-p95.svg"] = tails
         }
         // The same, as one page to open (its charts inside).
         let page = MarkdownPage.html(markdown: markdown, title: "Loss sweep — crypto-lab", images: images)

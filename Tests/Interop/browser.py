@@ -7,12 +7,14 @@
         (text and data-value) by its group, the comparisons' sentences, the time units each
         table names and writes, the characters that need an emoji font, and the screenshots it
         wrote (full page, one per width, and the first screen at the first width:
-        report-WIDTH-top.png).
+        report-WIDTH-top.png); and, per width, how the charts' text lies (`chartText`: every
+        chart title that leaves its chart's box, every text drawn under 10 px, the smallest).
 
-    browser.py watch URL --seconds N --selector CSS [--selector CSS…]
+    browser.py watch URL --seconds N --selector CSS [--selector CSS…] [--texts CSS…]
         Loads URL and, once a second for N seconds, counts the elements each CSS selector
-        matches; prints the counts (a list per selector), with the console messages,
-        exceptions and requests, as JSON.
+        matches, and reads the texts of those each --texts selector matches; prints the counts
+        (a list per selector) and texts (a list of lists per --texts selector), with the
+        console messages, exceptions and requests, as JSON.
 
 It speaks the DevTools protocol over --remote-debugging-pipe (file descriptors 3 and 4,
 messages ended by NUL), so it needs nothing beyond Python's standard library.
@@ -222,6 +224,40 @@ TABLE_UNITS = r"""
 """
 
 
+CHART_TEXT = """
+(() => {
+  // Folded charts are measured too: every <details> open while measuring, as before after.
+  const folded = Array.from(document.querySelectorAll('details')).filter((details) => !details.open);
+  folded.forEach((details) => { details.open = true; });
+  const shown = Array.from(document.querySelectorAll('svg')).filter((svg) => {
+    const box = svg.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && svg.closest('.chart, .chart-narrow');
+  });
+  const name = (svg) => (svg.querySelector('title') || {textContent: ''}).textContent;
+  const cut = [], outside = [], small = [];
+  let smallest = null;
+  shown.forEach((svg) => {
+    const box = svg.getBoundingClientRect();
+    const scale = svg.getScreenCTM().a;
+    svg.querySelectorAll('text').forEach((text) => {
+      const own = text.getBoundingClientRect();
+      const inside = own.left >= box.left - 0.5 && own.right <= box.right + 0.5
+        && own.top >= box.top - 0.5 && own.bottom <= box.bottom + 0.5;
+      const entry = {chart: name(svg), text: text.textContent,
+        box: [own.left - box.left, own.right - box.left, box.width].map((v) => Math.round(v * 10) / 10)};
+      if (!inside) { (text.classList.contains('title') ? cut : outside).push(entry); }
+      const size = parseFloat(getComputedStyle(text).fontSize) * scale;
+      if (smallest === null || size < smallest) { smallest = size; }
+      if (size < 10) { small.push(Object.assign(entry, {size: Math.round(size * 100) / 100})); }
+    });
+  });
+  folded.forEach((details) => { details.open = false; });
+  return {charts: shown.length, titles: document.querySelectorAll('svg text.title').length,
+          cut: cut, outside: outside, small: small, smallest: smallest};
+})()
+"""
+
+
 def report(arguments):
     browser = Browser()
     try:
@@ -234,15 +270,16 @@ def report(arguments):
         top = browser.call("Page.captureScreenshot", {"format": "png"})
         with open(os.path.join(arguments.screenshots, f"report-{widths[0]}-top.png"), "wb") as file:
             file.write(base64.b64decode(top["data"]))
-        shots = []
+        shots, chart_text = [], {}
         for width in widths:
             browser.call("Emulation.setDeviceMetricsOverride",
                          {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
             browser.drain(0.3)
+            chart_text[str(width)] = browser.evaluate(CHART_TEXT)
             shots.append(browser.screenshot(os.path.join(arguments.screenshots, f"report-{width}.png"), width))
         console, exceptions, requests = browser.problems(arguments.url)
         print(json.dumps({"page": page, "console": console, "exceptions": exceptions,
-                          "requests": requests, "screenshots": shots}))
+                          "requests": requests, "screenshots": shots, "chartText": chart_text}))
     finally:
         browser.close()
 
@@ -252,12 +289,17 @@ def watch(arguments):
     try:
         browser.open(arguments.url, 1280)
         counts = {selector: [] for selector in arguments.selector}
+        texts = {selector: [] for selector in arguments.texts or []}
         for _ in range(arguments.seconds):
             browser.drain(1.0)
             for selector in arguments.selector:
                 counts[selector].append(browser.evaluate(f"document.querySelectorAll({json.dumps(selector)}).length"))
+            for selector in texts:
+                texts[selector].append(browser.evaluate(
+                    f"Array.from(document.querySelectorAll({json.dumps(selector)})).map((e) => e.textContent)"))
         console, exceptions, requests = browser.problems(arguments.url)
-        print(json.dumps({"counts": counts, "console": console, "exceptions": exceptions, "requests": requests}))
+        print(json.dumps({"counts": counts, "texts": texts, "console": console, "exceptions": exceptions,
+                          "requests": requests}))
     finally:
         browser.close()
 
@@ -273,6 +315,7 @@ def main():
     two.add_argument("url")
     two.add_argument("--seconds", type=int, default=10)
     two.add_argument("--selector", action="append", required=True)
+    two.add_argument("--texts", action="append")
     arguments = parser.parse_args()
     {"report": report, "watch": watch}[arguments.command](arguments)
 

@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import LabAnalysis
+import LabCharts
 import LabCore
 import LabReport
 import LabResults
@@ -187,7 +188,7 @@ import Testing
         let apart = ComparisonTests.run("apart", [.discover: ComparisonTests.timings(500, median: 9_000, seed: 5)])
         let report = ComparisonReport(Comparison(baseline: base, candidates: [busy, half, apart]))
         for (index, name) in ["busy", "half", "apart"].enumerated() {
-            try expectSnapshot(report.chart(index), named: "comparison-\(name).svg", in: Self.folder)
+            try expectSnapshot(report.chart(index).render(), named: "comparison-\(name).svg", in: Self.folder)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import LabAnalysis
+import LabCharts
 import LabCore
 import LabReport
 import LabResults
@@ -299,7 +300,7 @@ import FoundationXML
         #expect(csv.rows.count == 2, "a baseline row and a candidate row")
         #expect(csv.rows.map { $0["role"] } == ["baseline", "candidate"])
         for row in csv.rows { #expect(row.count == Self.documentedHeader.split(separator: ",").count) }
-        let svg = report.chart(0)
+        let svg = report.chart(0).render()
         let parser = XMLParser(data: Data(svg.utf8))
         #expect(parser.parse(), "the chart is well-formed XML")
     }

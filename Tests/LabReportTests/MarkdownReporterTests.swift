@@ -103,8 +103,10 @@ import FoundationXML
         let (directory, files) = try Self.write(result)
         defer { try? FileManager.default.removeItem(at: directory) }
         let svgs = files.filter { $0.pathExtension == "svg" }
-        #expect(svgs.count == result.groups.count + 1)
+        // Throughput, a latency chart per group, and the seven-step group's other steps.
+        #expect(svgs.count == result.groups.count + 2)
         #expect(svgs.map(\.lastPathComponent).contains("throughput.svg"))
+        #expect(svgs.map(\.lastPathComponent).contains("latency-cx-x25519-swift-crypto-other-steps.svg"))
         #expect(svgs.map(\.lastPathComponent).contains("latency-cx-x25519-swift-crypto.svg"))
         for svg in svgs {
             let parser = XMLParser(data: try Data(contentsOf: svg))

@@ -123,8 +123,42 @@ import Testing
         }
         let result = try RunResult.read(from: out.appendingPathComponent("results.json"))
         #expect(timed >= result.groups.count, "a table of times per group at least: \(tables)")
-        // The quickstart saturates two cores (a ⚠️ in its summary) and passes (a ✅): drawn, not boxes.
+        // The quickstart passes (a ✅): drawn, not a box (HTMLMarksTests has the warnings).
         #expect((units["emoji"] as? [String])?.isEmpty == true, "\(units["emoji"] ?? "")")
+    }
+
+    @Test(
+        "Charts in Chromium at 1280 and 400 px: no title leaves its chart's box, no text under 10 px at 400 px (the quickstart, and fixtures with a timeline, stages and a matrix)"
+    )
+    func chartsFit() async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var pages = [("quickstart", try await Self.quickstart.value.appendingPathComponent("report.html"))]
+        let fixtures = RepositoryPaths.root.appendingPathComponent("Tests/LabReportTests/Fixtures")
+        for name in ["closed-cpu-intervals", "open-stages", "matrix"] {
+            let result = try RunResult.read(from: fixtures.appendingPathComponent("\(name).json"))
+            let out = folder.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            pages.append((name, try HTMLReporter(options: ReportOptions(charts: true)).write(result, to: out)[0]))
+        }
+        for (name, page) in pages {
+            let seen = try await Self.browser([
+                "report", page.absoluteString, "--screenshots", folder.appendingPathComponent("shots-\(name)").path,
+            ])
+            let measured = try #require(seen["chartText"] as? [String: [String: Any]], "\(name)")
+            for width in ["1280", "400"] {
+                let text = try #require(measured[width], "\(name) at \(width) px")
+                #expect((text["charts"] as? Int ?? 0) >= 2, "\(name) at \(width) px: \(text)")
+                #expect((text["cut"] as? [Any])?.isEmpty == true, "\(name) at \(width) px, titles cut: \(text["cut"] ?? "")")
+                #expect(
+                    (text["outside"] as? [Any])?.isEmpty == true,
+                    "\(name) at \(width) px, text outside its chart: \(text["outside"] ?? "")"
+                )
+            }
+            let narrow = try #require(measured["400"])
+            #expect((narrow["small"] as? [Any])?.isEmpty == true, "\(name) at 400 px, under 10 px: \(narrow["small"] ?? "")")
+            #expect((narrow["smallest"] as? Double ?? 0) >= 10, "\(name) at 400 px: \(narrow)")
+        }
     }
 
     @Test(

@@ -175,9 +175,15 @@ extension TwoHostTests {
         #expect(svg.components(separatedBy: "<polyline").count - 1 == 8, "x25519, pq and the two TLS groups, p50 and p95")
         let markdown = try String(contentsOf: out.appendingPathComponent("sweep.md"), encoding: .utf8)
         #expect(markdown.contains("| 10% |") && markdown.contains("sweep.svg"), "\(markdown)")
-        // report.html: the same, one page with both charts inside and nothing to fetch.
+        // The verdict first, from the sweep's own figures.
+        #expect(markdown.contains("\n**Verdict: from 0% to 10% loss on each end, the p50 went ×"), "\(markdown)")
+        // A 0% point sits at 0 on the retransmissions' axis, never at a made-up 1e-09%.
+        let resent = try String(contentsOf: out.appendingPathComponent("sweep-retransmissions.svg"), encoding: .utf8)
+        #expect(resent.firstMatch(of: /[0-9]e-[0-9]/) == nil, "\(resent)")
+        // report.html: the same, one page with both charts inside (each drawn wide and narrow)
+        // and nothing to fetch.
         let page = try String(contentsOf: out.appendingPathComponent("report.html"), encoding: .utf8)
-        #expect(page.components(separatedBy: "<svg").count - 1 == 2 && !page.contains("<img"), "both charts inline")
+        #expect(page.components(separatedBy: "<svg").count - 1 == 4 && !page.contains("<img"), "both charts inline")
         #expect(page.contains(">10%</td>") && page.contains("<table"), "the table, as HTML")
         // The single-host baseline: at 0% loss each suite's p50 within it plus the RTT plus 2 ms,
         // or the baseline's own p95 − p50 where that is more (beside a busy loop, 4 clients'

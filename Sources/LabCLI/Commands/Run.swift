@@ -194,14 +194,22 @@ struct Run: AsyncParsableCommand {
             if let alone { plan = plan.countedAlone(flow: alone.flow) }
             // Before any work: a folder the reports cannot go to, or that holds another run, is refused now.
             let folder = alone == nil ? try OutputFolder(directory, command: "run", replace: self.replacing.replace) : nil
-            let result = try await self.measure(plan, reports: directory)
+            let (result, live) = try await self.measure(plan)
             if alone != nil {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
                 try result.jsonData().write(to: directory.appendingPathComponent("results.json"))
                 return
             }
-            let written = try catalog.writeReports(result, of: plan, to: directory)
-            try folder?.record(written)
+            // The live page says the run has ended, and where, once its reports are there.
+            let written: [URL]
+            do {
+                written = try catalog.writeReports(result, of: plan, to: directory)
+                try folder?.record(written)
+            } catch {
+                await live?.finish(reports: nil)
+                throw error
+            }
+            await live?.finish(reports: directory.relativePath)
             if !self.quiet { Self.printSummary(result, plan: plan, written: written, in: directory) }
             if !result.passed {
                 Self.printMisses(result, plan: plan)
@@ -233,9 +241,10 @@ struct Run: AsyncParsableCommand {
         return plan
     }
 
-    /// Runs `plan` here, or, for `--counted`, each flow under callgrind in a process of its own.
-    private func measure(_ plan: Plan, reports directory: URL) async throws -> RunResult {
-        guard self.counted && !WorkCounter.isActive else { return try await self.runHere(plan, reports: directory) }
+    /// Runs `plan` here, or, for `--counted`, each flow under callgrind in a process of its own;
+    /// with `--live`, the live view, to be finished once the reports are written.
+    private func measure(_ plan: Plan) async throws -> (RunResult, LiveView?) {
+        guard self.counted && !WorkCounter.isActive else { return try await self.runHere(plan) }
         let parts: [RunResult]
         do {
             parts = try CountedRun.run(
@@ -254,7 +263,7 @@ struct Run: AsyncParsableCommand {
                 Runner.describe(plan.scenario.load)
                 + "; each flow counted alone, in a process of its own, with its share by weight"
         }
-        return plan.finish(result)
+        return (plan.finish(result), nil)
     }
 
     private static func printSummary(_ result: RunResult, plan: Plan, written: [URL], in directory: URL) {
@@ -282,8 +291,9 @@ struct Run: AsyncParsableCommand {
         }
     }
 
-    /// Runs `plan` in this process; with `--live`, served as it goes until it ends.
-    private func runHere(_ plan: Plan, reports directory: URL) async throws -> RunResult {
+    /// Runs `plan` in this process; with `--live`, served as it goes, and the live view
+    /// returned still open (it says the reports are being written) for the caller to finish.
+    private func runHere(_ plan: Plan) async throws -> (RunResult, LiveView?) {
         let plan = try await self.probingCapacity(plan)
         let runner = Runner(plan: plan)
         var live: LiveView? = nil
@@ -312,11 +322,11 @@ struct Run: AsyncParsableCommand {
             await live?.finish(reports: nil)
             throw error
         }
-        await live?.finish(reports: directory.relativePath)
+        live?.measured()
         watcher?.cancel()
         _ = await watcher?.value
         display?.finish()
-        return result
+        return (result, live)
     }
 
     /// `plan` with an open rate given as a share of capacity found (`CapacityProbe`), saying
