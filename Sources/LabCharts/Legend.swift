@@ -62,9 +62,22 @@ public struct Legend: Sendable {
     /// The legend moved to its place on `frame`: right of a plot ending at `plotRight` and
     /// starting at `top` on a wide canvas; under the plot, from the left margin, its first
     /// line at `below`, on a narrow one.
+    ///
+    /// Under the plot, a label too long for the canvas keeps its leading ` · `-separated parts
+    /// that fit (a group's label comes first, and names it alone): on a phone a group's
+    /// `label · suite · provider · transport` ran past the chart's edge.
     public func placed(_ frame: Frame, plotRight: Double, top: Double, below: Double) -> Legend {
         var legend = self
         (legend.x, legend.y) = frame.isNarrow ? (Frame.margin, below) : (plotRight + 16, top)
+        guard frame.isNarrow else { return legend }
+        let room = frame.width - legend.x - 30 - Frame.margin
+        for index in legend.entries.indices {
+            var parts = legend.entries[index].label.split(separator: " · ", omittingEmptySubsequences: false).map(String.init)
+            while parts.count > 1, Frame.textWidth(parts.joined(separator: " · "), size: 12) > room {
+                parts.removeLast()
+            }
+            legend.entries[index].label = parts.joined(separator: " · ")
+        }
         return legend
     }
 

@@ -104,7 +104,7 @@ package final class LiveView: Sendable {
         self.poll()
         let end: [String: String] = reports.map { ["reports": $0] } ?? [:]
         let data = (try? JSONSerialization.data(withJSONObject: end, options: [.sortedKeys])) ?? Data("{}".utf8)
-        self.stream.finish(String(decoding: data, as: UTF8.self))
+        await self.stream.finish(String(decoding: data, as: UTF8.self))
         await self.endpoint.shutdown()
     }
 

@@ -1,5 +1,5 @@
 import LabCore
-import NIOCore
+public import NIOCore
 import NIOHTTP1
 import Synchronization
 
@@ -33,16 +33,33 @@ public final class EventStream: Sendable {
     }
 
     /// Sends the `end` event with `data`, and closes every connection; later subscribers get
-    /// the stream and the end at once.
-    public func finish(_ data: String = "{}") {
+    /// the stream and the end at once. Returns once every connection has its end and is
+    /// closed, or after `timeout` (a page that does not read is not waited for): a process
+    /// that ends right after must not cut the end off (Chromium: ERR_INCOMPLETE_CHUNKED_ENCODING).
+    public func finish(_ data: String = "{}", waitingAtMost timeout: TimeAmount = .seconds(2)) async {
         let event = "event: end\ndata: \(Self.oneLine(data))\n\n"
-        self.state.withLock { state in
-            guard !state.finished else { return }
+        let closing = self.state.withLock { state -> [EventLoopFuture<Void>] in
+            guard !state.finished else { return [] }
             state.finished = true
             state.events.append(event)
-            for channel in state.subscribers.values { Self.write(event, to: channel, thenClose: true) }
+            let closing = state.subscribers.values.map { Self.write(event, to: $0, thenClose: true) }
             state.subscribers = [:]
+            return closing
         }
+        guard let loop = closing.first?.eventLoop else { return }
+        let done = Once()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            done.set(continuation)
+            EventLoopFuture.andAllComplete(closing, on: loop).whenComplete { _ in done.resume() }
+            loop.scheduleTask(in: timeout) { done.resume() }
+        }
+    }
+
+    /// A continuation resumed once, by whichever comes first.
+    private final class Once: Sendable {
+        private let continuation = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        func set(_ continuation: CheckedContinuation<Void, Never>) { self.continuation.withLock { $0 = continuation } }
+        func resume() { self.continuation.withLock { $0.take() }?.resume() }
     }
 
     /// How many connections are subscribed now.
@@ -68,14 +85,18 @@ public final class EventStream: Sendable {
         }
     }
 
-    private static func write(_ text: String, to channel: any Channel, thenClose: Bool = false) {
+    /// Writes `text`; with `thenClose`, the response's end too, then closes. The future
+    /// completes when the connection is closed (at once without `thenClose`).
+    @discardableResult
+    private static func write(_ text: String, to channel: any Channel, thenClose: Bool = false) -> EventLoopFuture<Void> {
         let buffer = channel.allocator.buffer(string: text)
-        if thenClose {
-            channel.write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
-            channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
-        } else {
+        guard thenClose else {
             channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+            return channel.eventLoop.makeSucceededVoidFuture()
         }
+        channel.write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+        channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+        return channel.closeFuture
     }
 
     /// An event's data on one line: a newline would end the field.

@@ -26,7 +26,11 @@ import Testing
     static let quickstart = Task<URL, any Error> {
         let out = try CLITests.temporaryFolder().appendingPathComponent("quickstart")
         let run = try await CLITests.lab(["run", "Scenarios/quickstart.json", "--out", out.path, "--quiet"])
-        guard run.status == 0 else { throw LabError(.invalidScenario, "the quickstart failed: \(run.errors)") }
+        // Exit 2, a threshold missed, writes every report all the same: its open load's p99
+        // misses 50 ms when the live view's run beside it takes the cores the probe found.
+        guard run.status == 0 || run.status == 2 else {
+            throw LabError(.invalidScenario, "the quickstart failed: \(run.errors)")
+        }
         return out
     }
 

@@ -256,7 +256,7 @@ struct ListenerHoldTests {
         }
         #expect(stream.subscriberCount == 0, "the never-reading subscriber is open after \(sent) events of 32 KiB")
         print("never-reading subscriber: closed after \(sent) events of 32 KiB")
-        stream.finish()
+        await stream.finish()
         await endpoint.shutdown()
     }
 }
