@@ -123,7 +123,11 @@ public struct MatrixChart: Chart {
     /// is drawn at 0 on a linear axis, never at a made-up small value.
     public static func valueScale(_ values: [Double], divisions: Double) -> Axis.Scale {
         let high = values.max() ?? 1
-        if let low = values.min(), low > 0, high >= 10 * low { return .decades(from: low, to: high, floor: low) }
+        if let low = values.min(), low > 0, high >= 10 * low {
+            // Drawn from the decade below the least value: a floor at the value itself drew the
+            // decade's own tick (0.1 ms) where the value was (0.5 ms), a decade out of place.
+            return .decades(from: low, to: high, floor: pow(10, log10(low).rounded(.down)))
+        }
         return .zeroToRound(covering: high, divisions: divisions, resolution: 1e6)
     }
 

@@ -52,6 +52,12 @@ import Testing
         #expect(small.ticks.map { ($0 * 1000).rounded() } == [0, 50, 100, 150], "\(small.ticks)")
         let positive = MatrixChart.valueScale([1.2, 48], divisions: 5)
         #expect(positive.kind == .logarithmic(base: 10) && positive.ticks == [1, 10, 100])
+        // Every tick a decade apart, the least value's decade included (a sweep's p50 of
+        // 0.525 ms once drew the 0.1 ms tick where 0.525 ms was).
+        let latencies = MatrixChart.valueScale([525_311, 3_578_000, 456_650_000], divisions: 5)
+        let places = latencies.ticks.map(latencies.fraction)
+        let steps = zip(places, places.dropFirst()).map { $1 - $0 }
+        #expect(latencies.ticks.first == 100_000 && steps.allSatisfy { abs($0 - steps[0]) < 1e-9 }, "\(latencies.ticks) at \(places)")
         // Drawn: no tick at a made-up tiny value.
         let chart = MatrixChart(
             title: "Share sent again",
