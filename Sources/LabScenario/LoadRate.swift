@@ -16,30 +16,31 @@ public enum LoadRate: Sendable, Equatable, Decodable {
 
     /// Parses `"P% of capacity"` (words apart by spaces), P above 0 and at most 100.
     public init?(parsing text: String) {
-        let words = text.split(separator: " ")
-        guard words.count == 3, words[1] == "of", words[2] == "capacity", words[0].hasSuffix("%"),
-            let percent = Double(words[0].dropLast()), percent.isFinite, percent > 0, percent <= 100
-        else { return nil }
-        self = .shareOfCapacity(percent / 100)
+        guard let share = Share(parsing: text) else { return nil }
+        self = .shareOfCapacity(share.value)
     }
 
-    /// Decodes a number, or a string `"P% of capacity"`.
+    /// Decodes a number, or a string `"P% of capacity"` (a bad one says what a rate may be).
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let number = try? container.decode(Double.self) {
+        if let number = try? decoder.singleValueContainer().decode(Double.self) {
             self = .perSecond(number)
-            return
+        } else {
+            self = .shareOfCapacity(try Share(from: decoder).value)
         }
-        let found = (try? JSONValue(from: decoder)).map { ", found \($0)" } ?? ""
-        guard let text = try? container.decode(String.self), let rate = LoadRate(parsing: text) else {
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(
-                    codingPath: decoder.codingPath,
-                    debugDescription: "expected \(Self.expectation)\(found)"
-                )
-            )
+    }
+
+    /// The string form, parsed as `ScenarioString`s are.
+    private struct Share: ScenarioString {
+        static var expectation: String { LoadRate.expectation }
+        let value: Double
+
+        init?(parsing text: String) {
+            let words = text.split(separator: " ")
+            guard words.count == 3, words[1] == "of", words[2] == "capacity", words[0].hasSuffix("%"),
+                let percent = Double(words[0].dropLast()), percent.isFinite, percent > 0, percent <= 100
+            else { return nil }
+            self.value = percent / 100
         }
-        self = rate
     }
 
     /// Whether the rate is in range: a rate per second above 0 and at most 1,000,000 (a

@@ -81,7 +81,10 @@ import Testing
 /// The saturation warning, judged on the lab process's demand for the cores: alone, since the
 /// other tests' processes would take the cores it is judged on (in the integration pass it read
 /// 0.88 of its cores, 2026-11-27: 0.48 s of CPU and 3.56 s waiting, over 2.3 s on 2 cores).
-@Suite(.tier(.saturation)) struct SaturationTests {
+/// In `SaturatedComparisonTests`' serialized suite: each of the saturation tier's tests judges
+/// its process's demand for the cores, which another's runs beside it would take (the
+/// quickstart's probe could find the cores free just before 200 clients took them).
+extension SaturatedComparisonTests {
     @Test("More clients than the generator can drive print the saturation warning; one client does not")
     func saturationWarning() async throws {
         let folder = try CLITests.temporaryFolder()

@@ -14,7 +14,8 @@ import Testing
 /// does. In the saturation tier: it is about the process's demand for the cores, which other
 /// tests' processes would take. Its bounds are ratios measured in the same test, so a busy
 /// core beside it moves both runs alike.
-@Suite(.tier(.saturation)) struct SaturatedComparisonTests {
+/// Serialized, with the tier's other tests (CPUTests.swift) as extensions: one at a time.
+@Suite(.tier(.saturation), .serialized) struct SaturatedComparisonTests {
     static func scenario(name: String, load: String) -> String {
         """
         { "name": "\(name)",
