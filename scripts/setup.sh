@@ -24,6 +24,8 @@ apt_packages=(
   python3 python3-pip             # the independent Python peer used by the tests
   prometheus                      # promtool: the independent check of lab serve's metrics page
   libbotan-2-dev                  # Examples/ThirdProvider: a third provider, added from outside the lab
+  slurmctld slurmd slurm-client   # the client fleet on a real scheduler: a two-node Slurm cluster (scripts/slurm-cluster.sh)
+  munge                           # Slurm's authentication, one munged per node
   chromium                        # headless: the tests open report.html and the live view as a person would
 )
 

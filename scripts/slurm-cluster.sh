@@ -101,7 +101,7 @@ up() {
   for side in a b; do
     name=lab-$side
     # Not `ip netns exec`, which mounts a /sys of its own without the cgroup hierarchies slurmd reads.
-    nsenter --net="/run/netns/lab-$side-$run" unshare --uts --mount --propagation private \
+    detached nsenter --net="/run/netns/lab-$side-$run" unshare --uts --mount --propagation private \
       bash "$here/slurm-cluster.sh" host "$name" "$work" >"$work/host-$name.out" 2>&1 &
     pid=$!
     echo "$pid" >"$work/anchor-$name.pid"
@@ -121,6 +121,17 @@ up() {
   return 1
 }
 
+# Runs "$@" without this shell's descriptors above 2: a caller that reads this script's output
+# through a pipe would otherwise wait for the host's daemons, which inherit it, to end.
+detached() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd=${fd##*/}
+    ((fd > 2)) && eval "exec $fd>&-"
+  done
+  exec "$@"
+}
+
 # The process that anchors host $1's namespaces: unshare's child, the `host` shell.
 anchor() {
   local pid
@@ -133,7 +144,7 @@ on() {
   shift 3
   target=$(anchor "$name" "$run" "$work")
   [ -n "$target" ] || { echo "host $name of run $run is not up" >&2 && return 1; }
-  SLURM_CONF=$work/slurm.conf nsenter --target "$target" --net --mount --uts -- "$@"
+  SLURM_CONF=$work/slurm.conf exec nsenter --target "$target" --net --mount --uts --wd="$PWD" -- "$@"
 }
 
 down() {

@@ -11,7 +11,7 @@ extension Runner {
         let transport: any Transport
         let located: (endpoint: (any TransportEndpoint)?, discovery: StepTimings, description: String)
         /// This process's clients.
-        let clients: Range<Int>
+        let clients: ClientSlice
         /// The server's totals before the run (a server elsewhere that answers `serverStats`).
         let statsBefore: Result<ServerStats, LabError>?
 
@@ -206,7 +206,7 @@ extension Runner {
         _ transport: any Transport,
         remote: (any TransportEndpoint)?,
         discovery: StepTimings,
-        clients mine: Range<Int>,
+        clients mine: ClientSlice,
         memory: RunMemoryProbe
     ) async throws -> (built: [Built], histograms: StepHistograms, prepared: [PreparedClient]) {
         var built: [Built] = []
@@ -232,7 +232,7 @@ extension Runner {
             try await withThrowingTaskGroup(of: (Int, PreparedClient).self) { group in
                 for slot in 0..<mine.count {
                     group.addTask {
-                        (slot, try await Self.prepareClient(built: flows, histograms: histograms, index: mine.lowerBound + slot))
+                        (slot, try await Self.prepareClient(built: flows, histograms: histograms, index: mine[slot]))
                     }
                 }
                 for try await (slot, client) in group { prepared[slot] = client }
@@ -247,7 +247,7 @@ extension Runner {
     /// Runs every client of this process to its end, from `runStart`, and collects the
     /// run's intervals meanwhile (`IntervalCollector`); the servers are shut down if one fails.
     func runClients(
-        _ mine: Range<Int>,
+        _ mine: ClientSlice,
         prepared: [PreparedClient],
         histograms: StepHistograms,
         built flows: [Built],

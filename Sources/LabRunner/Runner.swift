@@ -37,17 +37,17 @@ public struct Runner: Sendable {
     }
 
     /// The indices of the clients this run runs: all, or its shard's.
-    static func clients(_ plan: Plan) -> Range<Int> {
-        plan.shard?.clients(of: plan.scenario.clients.count) ?? 0..<plan.scenario.clients.count
+    static func clients(_ plan: Plan) -> ClientSlice {
+        plan.shard?.clients(of: plan.scenario.clients.count) ?? .all(plan.scenario.clients.count)
     }
 
     /// How many of the open model's first `exchanges` exchanges fall to `clients`: exchange
     /// j goes to client j mod population.
-    static func share(of exchanges: Int, population: Int, clients: Range<Int>) -> Int {
+    static func share(of exchanges: Int, population: Int, clients: ClientSlice) -> Int {
         guard population > 0, exchanges > 0 else { return 0 }
         let rounds = exchanges / population
         let rest = exchanges % population
-        return rounds * clients.count + clients.clamped(to: 0..<rest).count
+        return rounds * clients.count + clients.count(below: rest)
     }
 
     struct Built: Sendable {
@@ -205,7 +205,7 @@ public struct Runner: Sendable {
         let clients = scenario.clients.count
         let offset = clients > 1 ? scenario.clients.rampUp.nanoseconds / UInt64(clients) * UInt64(index) : 0
         try await Self.sleep(until: min(runStart &+ offset, deadline))
-        let first = index == Self.clients(self.plan).lowerBound
+        let first = index == Self.clients(self.plan).first
         if !first { await Self.wait(for: checkpoints.firstOpened) }
         var session = ClientSession(
             prepared,

@@ -47,6 +47,10 @@ public enum TestTier: String, CaseIterable, Sendable {
     /// (and a Python request) got to it; in the unit pass Chromium took the cores the
     /// CPU-bound suites measure with.
     case browser
+    /// A Slurm cluster of two nodes in network namespaces (root) running a client fleet of
+    /// 1,000 clients in shards against one `lab serve`: alone, as its shards' measured windows
+    /// must overlap and another pass's load would move them apart.
+    case slurm
 
     /// The environment variable that names the tiers to run.
     public static let variable = "LAB_TEST_TIERS"
