@@ -59,7 +59,8 @@ extension MarkdownReporter {
             let cells = [
                 Self.cell(window.shard), Self.cell(window.host),
                 window.clientsStartedAt.map(RunResult.iso8601) ?? "—",
-                "+\(TimeSpan.format(nanoseconds: offset * 1e9)) for \(TimeSpan.format(nanoseconds: length * 1e9))",
+                (offset > 0 ? "+" + TimeSpan.format(nanoseconds: offset * 1e9) : "+0")
+                    + " for \(TimeSpan.format(nanoseconds: length * 1e9))",
                 Numbers.integer(window.iterations), "✅ merged",
             ]
             lines.append("| " + cells.joined(separator: " | ") + " |")
