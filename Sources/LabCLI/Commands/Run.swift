@@ -15,7 +15,8 @@ struct Run: AsyncParsableCommand {
         abstract: "Run a scenario and write report.html (open it first), results.csv, report.md and results.json.",
         discussion: """
             Exit codes: 0 all good; 1 bad input or usage; 2 a threshold was missed or the deadline \
-            cut the run short; 3 the run itself failed.
+            cut the run short; 3 the run itself failed; for a shard, 128 + the signal when SIGTERM or \
+            SIGINT stopped it (143, 130).
             """
     )
 
@@ -32,7 +33,7 @@ struct Run: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Run only the K-th of N equal slices of the clients (K from 1 to N); `lab merge` combines the shards' results.json.",
+            "Run only the K-th of N equal slices of the clients (K from 1 to N); `lab merge` combines the shards' results.json. The shard records how it ended in shard.json beside them.",
             valueName: "K/N"
         )
     )
