@@ -96,10 +96,15 @@ extension RunMerge {
         /// A shard whose shard.json says it did not finish, or which left no results.json.
         case failed(FailedShard)
 
-        /// Reads the input at `url` (a results.json, maybe absent) and the shard.json beside
-        /// it. A folder with neither is an error, as a results.json that does not read is.
+        /// Reads the input at `url` (a folder's results.json, maybe absent, or its shard.json)
+        /// and the shard.json beside it; a results.json of another name is read alone. A
+        /// folder with neither is an error, as a results.json that does not read is.
         public static func read(_ url: URL) throws -> Input {
-            let record = url.deletingLastPathComponent().appendingPathComponent(ShardRecord.fileName)
+            let folder = url.deletingLastPathComponent()
+            let named = url.lastPathComponent == ShardRecord.fileName
+            let url = named ? folder.appendingPathComponent("results.json") : url
+            let record = folder.appendingPathComponent(ShardRecord.fileName)
+            guard url.lastPathComponent == "results.json" else { return .results(try RunResult.read(from: url)) }
             let hasResults = FileManager.default.fileExists(atPath: url.path)
             guard FileManager.default.fileExists(atPath: record.path) else {
                 return .results(try RunResult.read(from: url))

@@ -115,6 +115,12 @@ import Testing
                 #expect(result.metadata.shard == "2/2")
             }
         }
+        // The record's own path names its folder too.
+        let killed = try Self.folder(record: Self.record("running"), results: nil)
+        defer { try? FileManager.default.removeItem(at: killed) }
+        if case .results = try RunMerge.Input.read(killed.appendingPathComponent(ShardRecord.fileName)) {
+            Issue.record("a killed shard's shard.json read as results")
+        }
         // Neither file: an input error, as before shard records.
         let empty = try Self.folder(record: nil, results: nil)
         defer { try? FileManager.default.removeItem(at: empty) }

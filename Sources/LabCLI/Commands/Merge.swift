@@ -21,7 +21,9 @@ struct Merge: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "results.json files, or report folders holding one (or a failed shard's shard.json).")
+    @Argument(
+        help: "results.json files, or report folders holding one (a shard.json there says whether the shard finished)."
+    )
     var runs: [String]
 
     @Option(help: "Write the merged reports here instead of Reports/<scenario>/<UTC timestamp>-merged/.")
