@@ -13,32 +13,47 @@ extension LabError.Code {
     }
 }
 
-/// Runs a command body, printing a `LabError` on stderr and exiting with its code.
-func reportingErrors(_ body: () async throws -> Void) async throws {
+/// Runs a command body, printing a `LabError` on stderr and exiting with its code. `failed`
+/// hears of any error first, in one line (the message printed, its cause in brackets) with
+/// the exit code the command gives (`lab run --shard` records both in shard.json).
+func reportingErrors(
+    failed: (_ reason: String, _ code: Int32) -> Void = { _, _ in },
+    _ body: () async throws -> Void
+) async throws {
     do {
         try await body()
-    } catch let error as LabError {
-        var standardError = StandardError()
-        print("error: \(error.message)", to: &standardError)
-        if let cause = error.cause {
-            print("  cause: \(plainCause(cause))", to: &standardError)
+    } catch {
+        guard let (message, cause, code) = describe(error) else {
+            // ArgumentParser's own (an `ExitCode`, a usage error) it prints and exits with itself.
+            let code = (error as? ExitCode)?.rawValue ?? 1
+            failed(error is ExitCode ? "exit code \(code)" : "\(error)", code)
+            throw error
         }
-        throw error.code.exitCode
-    } catch let error as CocoaError {
+        var standardError = StandardError()
+        print("error: \(message)", to: &standardError)
+        if let cause { print("  cause: \(cause)", to: &standardError) }
+        failed(message + (cause.map { " (cause: \($0))" } ?? ""), code.rawValue)
+        throw code
+    }
+}
+
+/// What `reportingErrors` prints of `error` (its message, and its cause if any) and the exit
+/// code it gives; nil for an error it lets through.
+private func describe(_ error: any Error) -> (message: String, cause: String?, code: ExitCode)? {
+    switch error {
+    case let error as LabError:
+        (error.message, error.cause.map(plainCause), error.code.exitCode)
+    case let error as CocoaError:
         // A file error no LabError wrapped: one sentence, the path and the reason.
-        var standardError = StandardError()
-        print("error: \(error.filePath.map { $0 + ": " } ?? "")\(FileReason.describe(error))", to: &standardError)
-        throw ExitCode(3)
-    } catch let error as any CodedError {
+        ("\(error.filePath.map { $0 + ": " } ?? "")\(FileReason.describe(error))", nil, ExitCode(3))
+    case let error as any CodedError:
         // A protocol's verdict (CXVerdict, MsgVerdict) outside a run's iterations: the run failed.
-        var standardError = StandardError()
-        print("error: \(error.description)", to: &standardError)
-        throw ExitCode(3)
-    } catch let error as ValidationError {
+        (error.description, nil, ExitCode(3))
+    case let error as ValidationError:
         // Bad options found while running: exit 1, as the README gives bad input or usage.
-        var standardError = StandardError()
-        print("error: \(error.message)", to: &standardError)
-        throw ExitCode(1)
+        (error.message, nil, ExitCode(1))
+    default:
+        nil
     }
 }
 

@@ -12,6 +12,8 @@ enum Summary {
         lines.append(
             "\(result.metadata.scenario): \(result.completedIterations) iterations in \(TimeSpan.trimmed(seconds)) s measured, \(result.errorCount) errors"
         )
+        if let notWhole = MarkdownReporter.notWhole(result.metadata) { lines.append("  FAILED: " + notWhole) }
+        if let shards = MarkdownReporter.shardSentence(result.metadata) { lines.append("  shards: " + shards) }
         let flowWidth = max(8, result.groups.map(\.key.flow.count).max() ?? 0) + 1
         let suiteWidth = max(8, result.groups.map(\.key.suite.count).max() ?? 0) + 1
         let providerWidth = max(8, result.groups.map(\.key.provider.count).max() ?? 0) + 1

@@ -97,6 +97,7 @@ extension HTMLReporter {
     /// outcomes, capacity, matrix, bytes, packets, memory, CPU and calibration.
     static func markdownSections(_ result: RunResult) -> Node<HTML.BodyContext> {
         var lines = MarkdownReporter.summary(result)
+        lines += MarkdownReporter.shards(result)
         lines += MarkdownReporter.outcomes(result)
         lines += MarkdownReporter.capacity(result, chart: nil)
         lines += MarkdownReporter.matrix(result, chart: nil)

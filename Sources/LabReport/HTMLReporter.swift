@@ -102,6 +102,7 @@ public struct HTMLReporter: Reporter {
             ? "No thresholds" : "\(result.thresholds.count - missed.count) of \(result.thresholds.count) thresholds met"
         headline += errors == 0 ? ", no errors" : ", \(errors) failed iteration\(errors == 1 ? "" : "s")"
         var warnings: [String] = []
+        let notWhole = MarkdownReporter.notWhole(result.metadata)
         if result.stoppedByDeadline {
             warnings.append("Cut short: the deadline stopped this run; the figures cover only what ran.")
         }
@@ -110,6 +111,9 @@ public struct HTMLReporter: Reporter {
         return .section(
             .id("verdicts"),
             .h2("Verdicts"),
+            .unwrap(notWhole) {
+                .p(.class("banner fail"), .attribute(named: "data-failed-shards", value: "true"), .text($0))
+            },
             .p(
                 .class("banner \(passed ? "pass" : "fail")"),
                 .attribute(named: "data-passed", value: "\(passed)"),

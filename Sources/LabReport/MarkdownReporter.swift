@@ -64,6 +64,7 @@ public struct MarkdownReporter: Reporter {
         let description = metadata.description.trimmingCharacters(in: .whitespacesAndNewlines)
         // One paragraph, as report.html shows it: a line of its own could start a heading or a table.
         if !description.isEmpty { lines += [Self.cell(description), ""] }
+        lines += Self.notWholeBlock(result)
         if result.stoppedByDeadline {
             lines += [
                 "> ⚠️ **Cut short: the deadline stopped this run** after \(Self.iterations(result)) iterations;"
@@ -74,6 +75,7 @@ public struct MarkdownReporter: Reporter {
         if let warning = result.cpu?.warning { lines += ["> ⚠️ **Generator saturated.** \(warning)", ""] }
         lines += Self.summary(result)
         lines += Self.thresholds(result)
+        lines += Self.shards(result)
         lines += Self.comparisons(result)
         var flows: [String] = []
         for group in result.groups where !flows.contains(group.key.flow) { flows.append(group.key.flow) }
@@ -234,13 +236,6 @@ public struct MarkdownReporter: Reporter {
         var rows: [(String, String)] = []
         if let lab = metadata.lab { rows.append(("Lab", Self.cell(lab.summary))) }
         if let id = metadata.runId { rows.append(("Run id", Self.code(id))) }
-        if let spread = metadata.shardStartSpread {
-            // results.json keeps times to the millisecond.
-            let within =
-                spread < 0.001
-                ? "1 ms (the resolution of results.json's times)" : TimeSpan.format(nanoseconds: spread * 1e9)
-            rows.append(("Shards began", "within \(within) of each other"))
-        }
         if let tags = metadata.tags, !tags.isEmpty {
             rows.append(
                 (

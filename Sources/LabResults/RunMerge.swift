@@ -16,7 +16,9 @@ public enum RunMerge {
     }
 
     /// Merges `runs`, each named by `sources` in errors; they must be of one scenario.
-    public static func merge(_ runs: [RunResult], sources: [String]) throws -> Merged {
+    /// `failed`: the shards given that did not finish (`Input.failed`), recorded in the
+    /// merge, which is then not the whole run; they are not missing.
+    public static func merge(_ runs: [RunResult], sources: [String], failed: [FailedShard] = []) throws -> Merged {
         guard let first = runs.first else { throw LabError(.invalidScenario, "Nothing to merge") }
         for (run, source) in zip(runs, sources).dropFirst() where run.scenarioText != first.scenarioText {
             throw LabError(
@@ -25,7 +27,7 @@ public enum RunMerge {
             )
         }
         let shards = runs.compactMap { $0.metadata.shard }
-        let missingShards = try Self.missingShards(runs, sources: sources)
+        let missingShards = try Self.missingShards(runs, sources: sources, failed: failed)
         var notes =
             missingShards.isEmpty
             ? [] : ["Shards missing: \(missingShards.joined(separator: ", ")); the merge covers only the others."]
@@ -39,7 +41,8 @@ public enum RunMerge {
                 "The server groups are left out: each run's covers the whole server during its window, other runs' requests included. `lab serve --report` gives the server's totals."
             )
         }
-        let (windows, union) = Self.measuredWindows(runs)
+        let windows = runs.map(Self.window).sorted { $0.start < $1.start }
+        let union = Self.unionLength(windows)
         let hosts = Self.hosts(runs)
         let metadata = Self.metadata(
             runs,
@@ -49,6 +52,9 @@ public enum RunMerge {
             hosts: hosts
         )
         var result = Self.result(runs, metadata: metadata, groups: groups, measured: union, ends: windows.map(\.end))
+        result.metadata.failedShards = failed.isEmpty ? nil : failed
+        result.metadata.shardWindows = Self.shardWindows(runs)
+        if shards.count > 1 { result.metadata.shardWindowOverlap = Self.overlap(windows) }
         // Every shard's calibration samples, if all ran on one machine; rounds do not merge
         // (each shard met at its own barriers).
         result.calibration = Self.calibration(runs, oneHost: hosts.count == 1)
@@ -229,8 +235,12 @@ public enum RunMerge {
 
     /// Shards: each at most once, all of the same N (or no shard at all). Returns the shards
     /// missing.
-    private static func missingShards(_ runs: [RunResult], sources: [String]) throws -> [String] {
-        let shards = runs.compactMap { $0.metadata.shard }
+    private static func missingShards(
+        _ runs: [RunResult],
+        sources: [String],
+        failed: [FailedShard]
+    ) throws -> [String] {
+        let shards = runs.compactMap { $0.metadata.shard } + failed.map(\.shard)
         guard !shards.isEmpty else { return [] }
         var seen: Set<String> = []
         for (run, source) in zip(runs, sources) {
@@ -244,6 +254,9 @@ public enum RunMerge {
                 throw LabError(.invalidScenario, "\(source) is shard \(shard) again: each shard merges once")
             }
         }
+        for shard in failed where !seen.insert(shard.shard).inserted {
+            throw LabError(.invalidScenario, "shard \(shard.shard) is given twice: each shard merges once")
+        }
         let totals = Set(shards.compactMap { $0.split(separator: "/").last.map(String.init) })
         guard totals.count == 1, let total = totals.first, let count = Int(total) else {
             throw LabError(
@@ -252,31 +265,5 @@ public enum RunMerge {
             )
         }
         return (1...max(count, 1)).map { "\($0)/\(count)" }.filter { !seen.contains($0) }
-    }
-
-    /// Each run's measured window on the wall clock, earliest first (runs from before
-    /// `measuredFrom` was recorded: their whole run's span), and the length of their union,
-    /// in seconds: the merge's measured time.
-    private static func measuredWindows(
-        _ runs: [RunResult]
-    ) -> (windows: [(start: Double, end: Double)], union: Double) {
-        let windows = runs.map { run -> (start: Double, end: Double) in
-            let measured = Double(run.measuredNanoseconds) / 1e9
-            if let from = run.metadata.measuredFrom?.timeIntervalSince1970 { return (from, from + measured) }
-            let end = run.metadata.startedAt.timeIntervalSince1970 + Double(run.totalNanoseconds) / 1e9
-            return (end - measured, end)
-        }.sorted { $0.start < $1.start }
-        var union = 0.0
-        var current: (start: Double, end: Double)? = nil
-        for window in windows {
-            if let open = current, window.start <= open.end {
-                current = (open.start, max(open.end, window.end))
-            } else {
-                if let open = current { union += open.end - open.start }
-                current = window
-            }
-        }
-        if let open = current { union += open.end - open.start }
-        return (windows, union)
     }
 }

@@ -159,6 +159,15 @@ public struct RunMetadata: Sendable, Codable, Equatable {
     /// For a merge of shards: how far apart the shards' clients began (latest minus
     /// earliest `clientsStartedAt`), in seconds.
     public package(set) var shardStartSpread: Double?
+    /// For a merge of shards: the shards given that did not finish (`ShardRecord.failure`),
+    /// in the order given; nil when none failed. A merge with any is not the whole run.
+    public package(set) var failedShards: [FailedShard]?
+    /// For a merge of shards: each merged shard's measured window on the wall clock, in
+    /// shard order.
+    public package(set) var shardWindows: [ShardWindow]?
+    /// For a merge of two or more shards: the length of the intersection of their measured
+    /// windows ÷ the length of their union (`RunMerge.overlap`), 0 when they do not all meet.
+    public package(set) var shardWindowOverlap: Double?
 
     /// Metadata given directly.
     public init(

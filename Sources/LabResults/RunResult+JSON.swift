@@ -8,10 +8,7 @@ extension RunResult {
     public func jsonData() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(Self.iso8601(date))
-        }
+        encoder.dateEncodingStrategy = Self.dateEncoding
         return Self.collapsingPairs(try encoder.encode(self))
     }
 
@@ -26,17 +23,7 @@ extension RunResult {
     /// decode (with the JSON path and what is wrong there), or an impossible histogram.
     public static func decode(_ data: Data, source: String = "results.json") throws -> RunResult {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let container = try decoder.singleValueContainer()
-            let text = try container.decode(String.self)
-            for style in [Self.dateStyle, Date.ISO8601FormatStyle()] {
-                if let date = try? style.parse(text) { return date }
-            }
-            throw DecodingError.dataCorruptedError(
-                in: container,
-                debugDescription: "'\(text)' is not an ISO 8601 date"
-            )
-        }
+        decoder.dateDecodingStrategy = Self.dateDecoding
         // Check the tag first, so a document of another version says so instead of failing on a field.
         if let probe = try? decoder.decode(FormatProbe.self, from: data), let format = probe.format,
             format != Self.format
@@ -67,6 +54,29 @@ extension RunResult {
     package static func iso8601(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
         return Date(timeIntervalSince1970: (milliseconds + 0.5) / 1000).formatted(Self.dateStyle)
+    }
+
+    /// Dates as results.json writes them (`iso8601`); shard.json's too.
+    package static var dateEncoding: JSONEncoder.DateEncodingStrategy {
+        .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Self.iso8601(date))
+        }
+    }
+
+    /// Dates as results.json holds them: ISO 8601, with or without fractional seconds.
+    package static var dateDecoding: JSONDecoder.DateDecodingStrategy {
+        .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            for style in [Self.dateStyle, Date.ISO8601FormatStyle()] {
+                if let date = try? style.parse(text) { return date }
+            }
+            throw DecodingError.dataCorruptedError(
+                in: container,
+                debugDescription: "'\(text)' is not an ISO 8601 date"
+            )
+        }
     }
 
     /// Just the format tag.

@@ -284,8 +284,10 @@ public struct RunResult: Sendable {
         return !clients.isEmpty && clients.allSatisfy { ($0.steps[.work]?.totalCount ?? 0) > 0 }
     }
 
-    /// Whether every threshold held and the run was not cut short.
-    public var passed: Bool { self.thresholds.allSatisfy(\.passed) && !self.stoppedByDeadline }
+    /// Whether every threshold held, the run was not cut short and, for a merge, no shard failed.
+    public var passed: Bool {
+        self.thresholds.allSatisfy(\.passed) && !self.stoppedByDeadline && (self.metadata.failedShards ?? []).isEmpty
+    }
 
     /// The statistics of one group's step; failed iterations are counted on the `exchange` row.
     public func statistics(_ group: GroupResult, _ step: Step) -> StepStatistics? {

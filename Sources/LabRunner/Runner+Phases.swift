@@ -76,8 +76,8 @@ extension Runner {
     /// Waits until the plan's `startAt` (`lab run --start-at`), if it is still ahead, and
     /// returns that instant on the monotonic clock: the run starts there, not when this
     /// process woke up (a millisecond or so later), so that every shard given one instant has
-    /// one schedule and one interval grid. A start already past is said on stderr, and the
-    /// clients begin at once (nil).
+    /// one schedule and one interval grid. The hold is said on stderr (`lab run: ready; holding
+    /// …`); a start already past is too, and the clients begin at once (nil).
     func holdUntilStart() async throws -> UInt64? {
         guard let startAt = self.plan.startAt else { return nil }
         let ahead = startAt.timeIntervalSinceNow
@@ -91,6 +91,13 @@ extension Runner {
             return nil
         }
         let due = Stopwatch.now() &+ UInt64((ahead * 1e9).rounded())
+        // When a shard was ready, in its log: how far ahead of the start it got there.
+        FileHandle.standardError.write(
+            Data(
+                "lab run: ready; holding the clients \(TimeSpan.trimmed((ahead * 10).rounded() / 10)) s until --start-at\n"
+                    .utf8
+            )
+        )
         try await Runner.sleep(until: due)
         return due
     }

@@ -59,6 +59,18 @@ import Testing
             kernel: p[5]
         )
         metadata.counter = p[3]
+        // A merge's shards, as their results.json and shard.json name them.
+        metadata.failedShards = [FailedShard(shard: p[4], host: p[2], reason: Self.all)]
+        metadata.shardWindows = [
+            ShardWindow(
+                shard: p[8],
+                host: p[0],
+                clientsStartedAt: nil,
+                measuredFrom: metadata.startedAt,
+                measuredTo: metadata.startedAt.addingTimeInterval(1),
+                iterations: 1
+            )
+        ]
         result.metadata = metadata
         var random = LCG(seed: 7)
         // A client group whose errors are a rogue server's answers.
@@ -219,6 +231,18 @@ import Testing
         }
         #expect(try #require(reports["junit.xml"]).contains("&lt;script&gt;"))
         #expect(!(try #require(reports["junit.xml"]).contains("<script")))
+    }
+
+    @Test("A merge's failed shard is named at the top of report.md and report.html, its host and reason as text")
+    func failedShardsAreText() throws {
+        let reports = try Self.reports()
+        let markdown = try #require(reports["report.md"])
+        let block = try #require(markdown.split(separator: "\n").first { $0.contains("This merge is not the whole run") })
+        #expect(block.hasPrefix("> ❌ **This merge is not the whole run: shard a\\|b\\|c ## Injected heading"), "\(block)")
+        #expect(block.contains("on &lt;svg onload=fetch("), "\(block)")
+        let html = try #require(reports["report.html"])
+        let verdicts = try #require(html.range(of: "data-failed-shards"))
+        #expect(html[verdicts.upperBound...].prefix(300).contains("on &lt;svg onload=fetch("), "the banner shows the host as text")
     }
 
     @Test("GitHub annotations, printed on the run's output, carry no control")

@@ -202,7 +202,13 @@ import Testing
         let spread = try #require(merged.metadata.shardStartSpread)
         #expect(spread < 0.1, "the shards began \(spread) s apart")
         let report = try String(contentsOf: folder.appendingPathComponent("m/report.md"), encoding: .utf8)
-        #expect(report.contains("| Shards began | within "), "the merged report shows it")
+        #expect(report.contains("; shards began within "), "the merged report shows it")
+        // Four shards of one --start-at measured side by side.
+        #expect(merged.metadata.shardWindows?.map(\.shard) == ["1/4", "2/4", "3/4", "4/4"])
+        let overlap = try #require(merged.metadata.shardWindowOverlap)
+        // (How much depends on this machine: each shard measures for some 10 to 40 ms here.)
+        #expect((0...1).contains(overlap), "the shards' windows overlap \(overlap)")
+        #expect(report.contains("Measured windows overlap "), "the merged report says how well")
     }
 
     @Test("Shards of one --run-id merge and keep it; shards of two runs are refused, naming both ids")

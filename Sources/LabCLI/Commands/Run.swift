@@ -15,7 +15,8 @@ struct Run: AsyncParsableCommand {
         abstract: "Run a scenario and write report.html (open it first), results.csv, report.md and results.json.",
         discussion: """
             Exit codes: 0 all good; 1 bad input or usage; 2 a threshold was missed or the deadline \
-            cut the run short; 3 the run itself failed.
+            cut the run short; 3 the run itself failed; for a shard, 128 + the signal when SIGTERM or \
+            SIGINT stopped it (143, 130).
             """
     )
 
@@ -32,7 +33,7 @@ struct Run: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Run only the K-th of N equal slices of the clients (K from 1 to N); `lab merge` combines the shards' results.json.",
+            "Run only the K-th of N equal slices of the clients (K from 1 to N); `lab merge` combines the shards' results.json. The shard records how it ended in shard.json beside them.",
             valueName: "K/N"
         )
     )
@@ -153,7 +154,9 @@ struct Run: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingErrors {
+        // A shard's shard.json, once its folder is accepted: how it ended, for `lab merge`.
+        var recorder: ShardRecorder? = nil
+        try await reportingErrors(failed: { recorder?.end(.failed, reason: $0, exitCode: $1) }) {
             let catalog = LabCLI.catalog
             let validated = try self.validatedPlan(catalog)
             // A process of a counted run, under callgrind: one flow, its results to the folder
@@ -194,6 +197,10 @@ struct Run: AsyncParsableCommand {
             if let alone { plan = plan.countedAlone(flow: alone.flow) }
             // Before any work: a folder the reports cannot go to, or that holds another run, is refused now.
             let folder = alone == nil ? try OutputFolder(directory, command: "run", replace: self.replacing.replace) : nil
+            if let shard = self.shard, let folder {
+                recorder = try ShardRecorder(shard: shard.description, runId: self.runId, folder: folder)
+                recorder?.stopOnSignals()
+            }
             let (result, live) = try await self.measure(plan)
             if alone != nil {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -210,6 +217,7 @@ struct Run: AsyncParsableCommand {
                 throw error
             }
             await live?.finish(reports: directory.relativePath)
+            recorder?.end(.finished, reason: nil, exitCode: result.passed ? 0 : 2)
             if !self.quiet { Self.printSummary(result, plan: plan, written: written, in: directory) }
             if !result.passed {
                 Self.printMisses(result, plan: plan)
