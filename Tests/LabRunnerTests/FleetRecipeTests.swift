@@ -103,6 +103,63 @@ import Testing
         #expect((facts["ports"] as? [Int])?.contains(7000) == true)
     }
 
+    @Test(
+        "fleet.yaml's merge waits until every shard has ended, or for its cap when one was killed or never began",
+        arguments: [
+            (["finished", "failed"], 0),  // both ended: no wait
+            (["finished", "running"], 40),  // one killed mid-run (its record still says running): the cap
+            (["finished"], 40),  // one never wrote a record: the cap
+        ]
+    )
+    func mergeWaitsForTheShards(states: [String], rounds: Int) async throws {
+        let folder = try CLITests.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (_, facts) = try await Self.render(shards: 2, folder: folder)
+        let wait = try #require((facts["merge"] as? [String])?.first, "the wait-for-shards init container")
+        let results = folder.appendingPathComponent("results")
+        for (index, state) in states.enumerated() {
+            let shard = results.appendingPathComponent("0b7a0c2e-1111-4a2b-9c3d-123456789abc/shard-\(index + 1)")
+            try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
+            try #"{ "format" : "crypto-lab/shard/1", "state" : "\#(state)" }"#.write(
+                to: shard.appendingPathComponent("shard.json"),
+                atomically: true,
+                encoding: .utf8
+            )
+        }
+        // The script as the pod runs it, on this folder, with 40 rounds of 10 ms for 360 of 5 s.
+        let script =
+            wait.replacingOccurrences(of: "/results/", with: results.path + "/")
+            .replacingOccurrences(of: "sleep 5", with: "sleep 0.01")
+            .replacingOccurrences(of: "-ge 360", with: "-ge 40") + "\necho \"rounds $i\"\n"
+        #expect(script.contains("-ge 40") && script.contains("sleep 0.01"), "the cap and the pause: \(wait)")
+        let ran = try await Self.tool(["sh", "-c", script])
+        #expect(ran.status == 0, "\(ran.errors)")
+        #expect(ran.output.trimmingCharacters(in: .whitespacesAndNewlines) == "rounds \(rounds)", "\(states)")
+    }
+
+    @Test("Slurm, Kubernetes and GitHub Actions hold their shards to one start, set once for the run")
+    func oneStartBarrier() async throws {
+        let root = RepositoryPaths.root
+        let sbatch = try String(contentsOf: root.appendingPathComponent("Scenarios/slurm/fleet.sbatch"), encoding: .utf8)
+        let syntax = try await Self.tool(["bash", "-n", "Scenarios/slurm/fleet.sbatch"])
+        #expect(syntax.status == 0, "\(syntax.errors)")
+        // One instant, computed once by the batch script before the job step, passed to every task.
+        let computed = try #require(sbatch.range(of: "start_at=$(($(date +%s) + ${START_IN:-15}))"))
+        let step = try #require(sbatch.range(of: "\nsrun "))
+        #expect(computed.upperBound < step.lowerBound)
+        #expect(sbatch.contains("--start-at \"$2\"") && sbatch.contains("\"$start_at\""))
+        #expect(sbatch.contains("--run-id \"slurm-$SLURM_JOB_ID\""))
+        #expect(sbatch.contains("--shard \"$((SLURM_PROCID + 1))/$SLURM_NTASKS\""))
+        let workflow = try String(
+            contentsOf: root.appendingPathComponent("Scenarios/k8s/github-actions-shards.yml"),
+            encoding: .utf8
+        )
+        #expect(workflow.contains("--start-at \"${{ needs.plan.outputs.start-at }}\""))
+        #expect(workflow.contains("if: always()\n        with:\n          name: shard-"), "a failed shard's record is uploaded")
+        let manifest = try String(contentsOf: root.appendingPathComponent("Scenarios/k8s/fleet.yaml"), encoding: .utf8)
+        #expect(manifest.contains("--start-at \"${START_AT}\""))
+    }
+
     @Test("The GitHub Actions example passes GitHub's workflow schema")
     func githubActionsExample() async throws {
         let checked = try await Self.tool([

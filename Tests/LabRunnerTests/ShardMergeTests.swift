@@ -51,8 +51,8 @@ import Testing
         let reference = try Self.load(whole)
         let parts = try shards.map(Self.load)
         let merged = try Self.load(mergedFolder)
-        // The slices: 10 clients as 2, 3, 2, 3 (each shard its own clients, by index).
-        #expect(parts.map(\.metadata.clients) == [2, 3, 2, 3])
+        // The slices: 10 clients as 3, 3, 2, 2, every fourth from the shard's own (0, 4, 8; 1, 5, 9; …).
+        #expect(parts.map(\.metadata.clients) == [3, 3, 2, 2])
         #expect(parts.map(\.metadata.shard) == ["1/4", "2/4", "3/4", "4/4"])
         #expect(parts.map(\.completedIterations).reduce(0, +) == 120)
         let judged = parts.filter { !$0.thresholds.isEmpty }.count
@@ -125,12 +125,12 @@ import Testing
         #expect(try await CLITests.lab(["run", file.path, "--out", whole.path, "--quiet"]).status == 0)
         let unsharded = try Self.load(whole)
         // 50 exchanges, 10 of them in the warm-up; exchange j goes to client j mod 3: the
-        // first shard (client 0) plans 13 of the 40 measured, the second (clients 1, 2) 27.
-        #expect(planned == [13, 27])
+        // first shard (clients 0 and 2) plans 13 + 13 of the 40 measured, the second (client 1) 14.
+        #expect(planned == [26, 14])
         #expect(unsharded.plannedIterations == 40)
-        // What the clients actually ran: client 0 takes exchanges 0, 3, …, 48 (17), the
-        // others 33; together the unsharded run's 50.
-        #expect(ran == [17, 33])
+        // What the clients actually ran: client 0 takes exchanges 0, 3, …, 48 (17), client 2
+        // 2, 5, …, 47 (16), client 1 the other 17; together the unsharded run's 50.
+        #expect(ran == [33, 17])
         #expect(unsharded.completedIterations + unsharded.warmupIterations == 50)
     }
 
