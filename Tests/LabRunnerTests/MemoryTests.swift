@@ -118,9 +118,13 @@ import Testing
         }
         let few = try #require(memories[0].heapPerClient)
         let many = try #require(memories[1].heapPerClient)
-        #expect(few <= 3 * many, "4 clients: \(few) bytes each, 40 clients: \(many)")
         let setUp = try #require(memories[0].heapFixedCost)
         #expect(setUp > few, "set-up \(setUp) bytes, a client \(few)")
+        // Divided among the clients, the set-up would set the two figures apart by a quarter of
+        // it less a fortieth (1.5 MB of 6.5 MB); what a client holds moves by tens of KB between
+        // runs (4 clients: 10-31 KB, 40: 3.5-8 KB, as the allocator's thread caches fall), so
+        // `few <= 3 * many` failed 5 runs in 6 on 2026-11-28. A fortieth of the set-up apart at most.
+        #expect(abs(few - many) <= setUp / 40, "4 clients: \(few) bytes each, 40: \(many); set-up \(setUp)")
     }
 
     @Test("Merged shards add their heaps: per-client figures pool, a server's heap is left out")
