@@ -61,7 +61,6 @@ host() {
   cd /
   hostname "$name"
   mount --bind "$work/hosts" /etc/hosts
-  mkdir -p /run/munge
   mount -t tmpfs -o mode=0755,size=1m "$name-munge" /run/munge
   mkdir -p "$work/munge-$name"
   chmod 0700 "$work/munge-$name"
@@ -98,6 +97,9 @@ up() {
   head -c 1024 /dev/urandom >"$work/munge.key"
   chmod 0400 "$work/munge.key"
   bash "$here/two-host-net.sh" up "$run" "$work" >"$work/net.out"
+  # The hosts' /run/munge mount point: made here if the machine has none, listed with the
+  # two hosts' own, which `down` removes once no run uses them.
+  [ -d /run/munge ] || { mkdir -p /run/munge && echo /run/munge >>"$work/made-dirs"; }
   for side in a b; do
     name=lab-$side
     # Not `ip netns exec`, which mounts a /sys of its own without the cgroup hierarchies slurmd reads.

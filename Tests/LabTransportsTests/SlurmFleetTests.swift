@@ -137,6 +137,7 @@ struct SlurmCluster {
         let before = try await HostState.now()
         let hostsBefore = try String(contentsOfFile: "/etc/hosts", encoding: .utf8)
         let hostname = ProcessInfo.processInfo.hostName
+        let mungeDirectory = FileManager.default.fileExists(atPath: "/run/munge")
         let cluster = SlurmCluster(run: Int(getpid()), work: try TwoHostTests.temporaryFolder("lab-slurm"))
         defer { try? FileManager.default.removeItem(at: cluster.work) }
         var failure: (any Error)?
@@ -167,6 +168,7 @@ struct SlurmCluster {
         #expect(after.mounts == before.mounts, "mounts changed: \(after.mounts.symmetricDifference(before.mounts))")
         #expect(ProcessInfo.processInfo.hostName == hostname)
         #expect(try String(contentsOfFile: "/etc/hosts", encoding: .utf8) == hostsBefore)
+        #expect(FileManager.default.fileExists(atPath: "/run/munge") == mungeDirectory, "/run/munge made or removed")
         if let failure { throw failure }
     }
 
