@@ -174,6 +174,19 @@ public struct MarkdownReporter: Reporter {
         return lines + [""]
     }
 
+    /// The run's host; for a merge of shards on several hosts, each of them, and whose the
+    /// machine rows below are (the first shard's).
+    static func hosts(_ result: RunResult) -> String {
+        let first = result.metadata.machine.hostname
+        var hosts = [first]
+        for host in (result.metadata.shardWindows ?? []).map(\.host) + (result.metadata.failedShards ?? []).map(\.host)
+        where !hosts.contains(host) {
+            hosts.append(host)
+        }
+        guard hosts.count > 1 else { return first }
+        return hosts.joined(separator: ", ") + " (the shards' hosts; the rows below are \(first)'s)"
+    }
+
     /// The Summary section.
     static func summary(_ result: RunResult) -> [String] {
         let metadata = result.metadata
@@ -187,7 +200,7 @@ public struct MarkdownReporter: Reporter {
                     + "\(TimeSpan.format(nanoseconds: Double(result.measuredNanoseconds))) measured"
             ),
             ("Build", metadata.build),
-            ("Host", machine.hostname),
+            ("Host", Self.hosts(result)),
             ("CPU", machine.cpu),
             ("Cores", String(machine.cores)),
             ("Memory", Numbers.fixed(Double(machine.memoryBytes) / 1_073_741_824, 1) + " GiB"),

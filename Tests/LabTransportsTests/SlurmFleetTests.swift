@@ -61,6 +61,7 @@ struct SlurmFleetTests {
             #expect(!job.log.contains("intervals"), "\(job.log)")
             let report = try String(contentsOf: job.out.appendingPathComponent("merged/report.md"), encoding: .utf8)
             #expect(report.contains("Measured windows overlap"), "report.md says how well the shards overlapped")
+            #expect(report.contains("| Host | lab-a, lab-b (the shards' hosts; the rows below are lab-a's) |"), "both nodes")
         }
     }
 
