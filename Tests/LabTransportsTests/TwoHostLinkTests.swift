@@ -212,13 +212,18 @@ extension TwoHostTests {
         return out
     }
 
-    /// The TLS X25519 handshakes' p50 and p95 in sweep.csv (ms: one round trip each, little
-    /// else; cx's exchanges also wait for the server's pq work).
-    static func handshakeSpread(_ out: URL) throws -> (p50: Double, p95: Double) {
-        let csv = try String(contentsOf: out.appendingPathComponent("sweep.csv"), encoding: .utf8)
-        let row = try #require(csv.split(separator: "\n").first { $0.split(separator: ",")[3] == "tls x25519" }, "\(csv)")
-        let cells = row.split(separator: ",", omittingEmptySubsequences: false)
-        return (Double(cells[6]) ?? 0, Double(cells[8]) ?? 0)
+    /// The TLS X25519 handshakes' fastest, p50 and p95 (ms: one round trip each, little else;
+    /// cx's exchanges also wait for the server's pq work), from the point's results.json.
+    static func handshakeSpread(_ out: URL) throws -> (min: Double, p50: Double, p95: Double) {
+        let document = try Self.json(out.appendingPathComponent("loss-0%/tls-x25519/results.json"))
+        let groups = document["groups"] as? [[String: Any]] ?? []
+        let group = try #require(groups.first { ($0["key"] as? [String: Any])?["flow"] as? String != "server" })
+        let steps = group["steps"] as? [[String: Any]] ?? []
+        let statistics = try #require(steps.first { $0["step"] as? String == "handshake" }?["statistics"] as? [String: Any])
+        func milliseconds(_ key: String) throws -> Double {
+            try #require((statistics[key] as? NSNumber)?.doubleValue, "\(key) in \(statistics)") / 1e6
+        }
+        return (try milliseconds("min"), try milliseconds("p50"), try milliseconds("p95"))
     }
 
     /// What the holders reordered and what both hosts' TCP queued out of order, from link.json.
@@ -247,7 +252,7 @@ extension TwoHostTests {
     @Test(
         """
         A 20 ms delay on each end: the link's RTT 40 ms; TCP connect, a cx exchange and a TLS handshake each one \
-        round trip. Jitter of 5 ms widens the handshakes' p50–p95; in order unless --reorder, by the hosts' own TCP counts
+        round trip. Jitter of 5 ms widens the handshakes' spread, fastest to p95; in order unless --reorder, by the hosts' own TCP counts
         """,
         .enabled(
             if: Self.kernel["netem"] == true || Self.kernel["nfqueue"] == true,
@@ -293,16 +298,21 @@ extension TwoHostTests {
         #expect(holders.output.isEmpty, "no link-delay left: \(holders.output)")
     }
 
-    private func jitterSpreadsAndKeepsOrder(steady: (p50: Double, p95: Double)) async throws {
+    private func jitterSpreadsAndKeepsOrder(steady: (min: Double, p50: Double, p95: Double)) async throws {
         let jitteryOut = try await Self.delayedPoint(["--delay-by", "queue", "--jitter", "5ms"], handshakes: 100)
         defer { try? FileManager.default.removeItem(at: jitteryOut) }
         let jittery = try Self.handshakeSpread(jitteryOut)
         // Each end's delay uniform in 15–25 ms: a round trip anywhere in 30–50 ms (kept in
         // order, a packet never leaves before the one ahead of it, which lifts the low
-        // draws), so the spread between p50 and p95 grows by milliseconds where the steady
-        // link's is a fraction of one.
-        let spreads = (steady: steady.p95 - steady.p50, jittery: jittery.p95 - jittery.p50)
-        #expect(spreads.jittery >= spreads.steady + 2, "steady p50 \(steady.p50) p95 \(steady.p95), jittery p50 \(jittery.p50) p95 \(jittery.p95) ms")
+        // draws), so the handshakes spread from the fastest to the p95 over milliseconds more
+        // than the steady link's. From the fastest, not the p50: a busy core only adds time,
+        // and widened the steady link's p50–p95 to 2.5 ms in a clean-clone CI run (jittery's was
+        // 3.9 ms, under the 2 ms more asked), while the fastest handshake stays at the link's.
+        let spreads = (steady: steady.p95 - steady.min, jittery: jittery.p95 - jittery.min)
+        #expect(
+            spreads.jittery >= spreads.steady + 2,
+            "steady \(steady.min) / \(steady.p50) / \(steady.p95), jittery \(jittery.min) / \(jittery.p50) / \(jittery.p95) ms (fastest / p50 / p95)"
+        )
         // In order: no holder let a packet pass one that arrived before it, and neither host's
         // TCP queued a segment out of order. With --reorder both happen.
         let jitteryLink = try Self.json(jitteryOut.appendingPathComponent("loss-0%/link.json"))
