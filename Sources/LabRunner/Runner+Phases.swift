@@ -82,24 +82,19 @@ extension Runner {
         guard let startAt = self.plan.startAt else { return nil }
         let ahead = startAt.timeIntervalSinceNow
         guard ahead > 0 else {
-            FileHandle.standardError.write(
-                Data(
-                    "lab run: --start-at was \(TimeSpan.trimmed(-ahead)) s ago when the clients were ready; starting now\n"
-                        .utf8
-                )
-            )
+            Self.say("--start-at was \(TimeSpan.trimmed(-ahead)) s ago when the clients were ready; starting now")
             return nil
         }
         let due = Stopwatch.now() &+ UInt64((ahead * 1e9).rounded())
         // When a shard was ready, in its log: how far ahead of the start it got there.
-        FileHandle.standardError.write(
-            Data(
-                "lab run: ready; holding the clients \(TimeSpan.trimmed((ahead * 10).rounded() / 10)) s until --start-at\n"
-                    .utf8
-            )
-        )
+        Self.say("ready; holding the clients \(TimeSpan.trimmed((ahead * 10).rounded() / 10)) s until --start-at")
         try await Runner.sleep(until: due)
         return due
+    }
+
+    /// `lab run: LINE` on stderr, whatever `--quiet` says: what a shard's log must show.
+    private static func say(_ line: String) {
+        FileHandle.standardError.write(Data("lab run: \(line)\n".utf8))
     }
 
     /// Runs every client of this process, with a calibration sample before and after (and
