@@ -62,7 +62,7 @@ public struct RunIntervals: Sendable, Equatable {
                     continue
                 }
                 var histogram = try RunIntervals.rebuild(existing, path: step.name)
-                histogram.add(try RunIntervals.rebuild(sparse, path: step.name))
+                histogram.addWidening(try RunIntervals.rebuild(sparse, path: step.name))
                 self.steps[step] = SparseHistogram(histogram)
             }
         }
@@ -77,7 +77,7 @@ public struct RunIntervals: Sendable, Equatable {
 
     /// An empty interval histogram: 1 ns and up, two significant digits, growing as needed.
     public static func histogram() -> Histogram<UInt64> {
-        Histogram<UInt64>(numberOfSignificantValueDigits: Self.significantDigits)
+        Histograms.empty(digits: Self.significantDigits, spanning: 1 << 20)
     }
 
     /// `sparse` as a histogram, checked to be in the interval layout (histograms of another

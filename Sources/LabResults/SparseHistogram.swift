@@ -88,17 +88,10 @@ public struct SparseHistogram: Codable, Sendable, Equatable {
                 "\(path).lowestDiscernibleValue must be 1 to 2^40, not \(self.lowestDiscernibleValue)"
             )
         }
-        var histogram: Histogram<UInt64>
-        if self.lowestDiscernibleValue == 1 {
-            histogram = Histogram(numberOfSignificantValueDigits: digits)
-        } else {
-            histogram = Histogram(
-                lowestDiscernibleValue: self.lowestDiscernibleValue,
-                highestTrackableValue: self.lowestDiscernibleValue * 2,
-                numberOfSignificantValueDigits: digits
-            )
-            histogram.autoResize = true
-        }
+        // Made to span its largest value at once (`Histograms`): grown bucket by bucket, a
+        // rebuild resized it once per power of two of its values, each time slowly.
+        let largest = self.counts.lazy.map(\.value).filter { $0 <= UInt64.max / 4 }.max() ?? 0
+        var histogram = Histograms.empty(digits: digits, lowest: self.lowestDiscernibleValue, spanning: largest)
         for (index, bucket) in self.counts.enumerated() where bucket.count > 0 {
             // Past this, the histogram's bucket arithmetic overflows; no time in nanoseconds gets near it.
             guard bucket.value <= UInt64.max / 4, histogram.record(bucket.value, count: bucket.count) else {

@@ -37,11 +37,11 @@ public struct StepDetail: Sendable {
         } else if sample.preempted {
             self.preempted += 1
         } else {
-            self.unpreempted.record(sample.nanoseconds)
+            self.unpreempted.recordWidening(sample.nanoseconds)
         }
         if let cpu = sample.cpuNanoseconds {
             if self.cpu == nil { self.cpu = Self.histogram() }
-            self.cpu!.record(cpu)
+            self.cpu!.recordWidening(cpu)
         }
         if let instructions = sample.instructions {
             if self.counts == nil { self.counts = WorkCounts() }
@@ -53,9 +53,9 @@ public struct StepDetail: Sendable {
     /// Adds `other`'s samples (the same step, another stripe, client or shard).
     public mutating func merge(_ other: StepDetail) {
         self.preempted += other.preempted
-        self.unpreempted.add(other.unpreempted)
+        self.unpreempted.addWidening(other.unpreempted)
         if let cpu = other.cpu {
-            if self.cpu == nil { self.cpu = cpu } else { self.cpu!.add(cpu) }
+            if self.cpu == nil { self.cpu = cpu } else { self.cpu!.addWidening(cpu) }
         }
         if let counts = other.counts {
             if self.counts == nil { self.counts = counts } else { self.counts!.append(counts) }
@@ -74,13 +74,7 @@ public struct StepDetail: Sendable {
     /// caches, in a different state in each process, which moved the instructions of the
     /// steps counted after it by up to 1.5% from run to run.
     public static func histogram() -> Histogram<UInt64> {
-        var histogram = Histogram<UInt64>(
-            lowestDiscernibleValue: 1,
-            highestTrackableValue: WorkCounter.isActive ? 1 << 42 : 1 << 20,
-            numberOfSignificantValueDigits: .three
-        )
-        histogram.autoResize = true
-        return histogram
+        Histograms.empty(digits: .three, spanning: WorkCounter.isActive ? 1 << 42 : 1 << 20)
     }
 }
 

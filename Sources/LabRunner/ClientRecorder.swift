@@ -20,8 +20,33 @@ final class StepHistograms: Sendable {
         var details: [Step: StepDetail] = [:]
 
         mutating func record(_ step: Step, _ sample: StepSample) {
-            self.times[step, default: StepHistograms.histogram()].record(sample.nanoseconds)
+            self.times[step, default: StepHistograms.histogram()].recordWidening(sample.nanoseconds)
             self.details[step, default: StepDetail()].record(sample)
+        }
+
+        /// Empty histograms for `steps`, with CPU-time ones for those in `cpu` too.
+        static func made(_ steps: [Step], cpu: Set<Step>) -> Steps {
+            var made = Steps()
+            for step in steps where made.times[step] == nil {
+                made.times[step] = StepHistograms.histogram()
+                var detail = StepDetail()
+                if cpu.contains(step) { detail.cpu = StepHistograms.histogram() }
+                made.details[step] = detail
+            }
+            return made
+        }
+
+        /// Without the steps that had no sample, and without CPU times where none was read:
+        /// what recording the samples alone into empty histograms would have made.
+        func withoutEmpty() -> Steps {
+            var kept = Steps()
+            for (step, histogram) in self.times where histogram.totalCount > 0 {
+                kept.times[step] = histogram
+                var detail = self.details[step] ?? StepDetail()
+                if detail.cpu?.totalCount == 0 { detail.cpu = nil }
+                kept.details[step] = detail
+            }
+            return kept
         }
     }
 
@@ -38,11 +63,21 @@ final class StepHistograms: Sendable {
             _ extra: [(step: Step, sample: StepSample)]
         ) {
             for (step, sample) in entries {
-                self.times[step, default: StepHistograms.intervalHistogram()].record(sample.nanoseconds)
+                self.times[step, default: StepHistograms.intervalHistogram()].recordWidening(sample.nanoseconds)
             }
             for (step, sample) in extra {
-                self.times[step, default: StepHistograms.intervalHistogram()].record(sample.nanoseconds)
+                self.times[step, default: StepHistograms.intervalHistogram()].recordWidening(sample.nanoseconds)
             }
+        }
+
+        /// Whether it holds nothing: no sample, failure or completion.
+        var isEmpty: Bool { self.errors == 0 && self.completed == 0 && self.times.values.allSatisfy { $0.totalCount == 0 } }
+
+        /// Empty histograms for `steps`.
+        static func made(_ steps: [Step]) -> IntervalSlot {
+            var made = IntervalSlot()
+            for step in steps { made.times[step] = StepHistograms.intervalHistogram() }
+            return made
         }
 
         /// Adds `other` (the same group and interval, from another stripe).
@@ -50,7 +85,7 @@ final class StepHistograms: Sendable {
             self.errors += other.errors
             self.completed += other.completed
             for (step, histogram) in other.times {
-                if self.times[step] == nil { self.times[step] = histogram } else { self.times[step]!.add(histogram) }
+                if self.times[step] == nil { self.times[step] = histogram } else { self.times[step]!.addWidening(histogram) }
             }
         }
     }
@@ -74,10 +109,55 @@ final class StepHistograms: Sendable {
     }
 
     private let stripes: [Stripe]
+    /// The steps each group records in every measured iteration, whose histograms are made
+    /// ahead of their first sample.
+    private let steps: [[Step]]
 
-    /// Histograms for `groups` groups in enough stripes for this machine.
-    init(groups: Int, stripes: Int = 2 * max(1, ProcessInfo.processInfo.activeProcessorCount)) {
-        self.stripes = (0..<max(1, stripes)).map { _ in Stripe(groups: groups) }
+    /// Histograms for `groups` groups in enough stripes for this machine, nothing made ahead.
+    convenience init(groups: Int, stripes: Int = StepHistograms.defaultStripes) {
+        self.init(steps: Array(repeating: [], count: groups), cpu: [], intervals: false, stripes: stripes)
+    }
+
+    /// Histograms for `steps.count` groups, each group's `steps` (with CPU-time histograms
+    /// for `cpu`'s) made now in every stripe, before any client runs, and with `intervals`
+    /// the first two intervals' too.
+    ///
+    /// Made at their first sample instead, the quickstart's 4 stripes × 6 groups × 13 steps,
+    /// three 90 KiB histograms each, were 84 MB of fresh pages touched in the first measured
+    /// milliseconds: every exchange due then waited 40–60 ms (p99 over 50 ms, the
+    /// quickstart's threshold, in 1 of 5 clean-clone CI runs beside a busy core).
+    init(steps: [[Step]], cpu: Set<Step>, intervals: Bool, stripes: Int = StepHistograms.defaultStripes) {
+        self.steps = steps
+        self.stripes = (0..<max(1, stripes)).map { _ in Stripe(groups: steps.count) }
+        for stripe in self.stripes {
+            stripe.state.withLock { state in
+                for (group, steps) in steps.enumerated() where !steps.isEmpty { state.groups[group] = .made(steps, cpu: cpu) }
+            }
+        }
+        if intervals {
+            self.makeInterval(0)
+            self.makeInterval(1)
+        }
+    }
+
+    /// Twice as many stripes as cores.
+    static var defaultStripes: Int { 2 * max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
+    /// Makes interval `index`'s histograms in every stripe ahead of its first sample (the
+    /// `IntervalCollector` makes the next one's at each tick, off the clients' path).
+    func makeInterval(_ index: Int) {
+        guard self.steps.contains(where: { !$0.isEmpty }) else { return }
+        for stripe in self.stripes {
+            // Each stripe its own: a copy would share its storage until its first sample,
+            // which would then copy it, on a client's path.
+            let made = self.steps.map { IntervalSlot.made($0) }
+            stripe.state.withLock { state in
+                for (group, slot) in made.enumerated() where !self.steps[group].isEmpty {
+                    let key = IntervalKey(group: group, index: index)
+                    if state.intervals[key] == nil { state.intervals[key] = slot }
+                }
+            }
+        }
     }
 
     /// The stripe client `index` writes to.
@@ -125,10 +205,12 @@ final class StepHistograms: Sendable {
                 state.intervals = current
                 return old
             }
-            for (key, slot) in slots {
+            for (key, slot) in slots where !slot.isEmpty {
                 if taken[key] == nil { taken[key] = slot } else { taken[key]!.add(slot) }
             }
         }
+        // Histograms made ahead that no sample reached are not part of the run.
+        for key in taken.keys { taken[key]!.times = taken[key]!.times.filter { $0.value.totalCount > 0 } }
         return taken
     }
 
@@ -143,7 +225,7 @@ final class StepHistograms: Sendable {
                     if merged[index].times[step] == nil {
                         merged[index].times[step] = histogram
                     } else {
-                        merged[index].times[step]!.add(histogram)
+                        merged[index].times[step]!.addWidening(histogram)
                     }
                 }
                 for (step, detail) in steps.details {
@@ -155,19 +237,13 @@ final class StepHistograms: Sendable {
                 }
             }
         }
-        return merged
+        return merged.map { $0.withoutEmpty() }
     }
 
     /// An empty interval histogram: `RunIntervals`' layout, spanning 1 ns to 1 ms to start
     /// with (14 KiB; made once per step, interval and stripe) and growing past that.
     static func intervalHistogram() -> Histogram<UInt64> {
-        var histogram = Histogram<UInt64>(
-            lowestDiscernibleValue: 1,
-            highestTrackableValue: 1 << 20,
-            numberOfSignificantValueDigits: RunIntervals.significantDigits
-        )
-        histogram.autoResize = true
-        return histogram
+        Histograms.empty(digits: RunIntervals.significantDigits, spanning: 1 << 20)
     }
 
     /// An empty histogram that already spans 1 ns to 1 ms (90 KiB) and grows past that.

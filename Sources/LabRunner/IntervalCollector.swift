@@ -57,11 +57,14 @@ final class IntervalCollector: Sendable {
     /// Takes each interval as it closes until cancelled.
     func tick() async {
         var next = self.clock.index(of: Stopwatch.now()) + 1
+        self.histograms.makeInterval(next)
         while !Task.isCancelled {
             do { try await Runner.sleep(until: self.clock.start(of: next)) } catch { return }
             // After a late wake-up every interval that has closed since is taken at once.
             next = max(next, self.clock.index(of: Stopwatch.now()))
             self.take(before: next, publishing: next - 1)
+            // The next interval's histograms, made here rather than by its first samples.
+            self.histograms.makeInterval(next + 1)
             next += 1
         }
     }
@@ -101,11 +104,11 @@ final class IntervalCollector: Sendable {
             errors += slot.errors
             perGroup[key.group, default: (nil, 0)].errors += slot.errors
             guard let histogram = slot.times[.exchange] else { continue }
-            if exchange == nil { exchange = histogram } else { exchange!.add(histogram) }
+            if exchange == nil { exchange = histogram } else { exchange!.addWidening(histogram) }
             if perGroup[key.group]?.histogram == nil {
                 perGroup[key.group]?.histogram = histogram
             } else {
-                perGroup[key.group]?.histogram?.add(histogram)
+                perGroup[key.group]?.histogram?.addWidening(histogram)
             }
         }
         let groups = self.keys.indices.map { group -> RunProgress.IntervalFigures.Group in

@@ -2,6 +2,7 @@ public import Histogram
 public import LabCore
 public import NIOCore
 import Synchronization
+import LabResults
 
 /// What a socket server measured: its own steps per group (the suite, or the msg/1 op), how
 /// many requests it answered, and why connections ended. For `lab serve --report` and the
@@ -36,7 +37,7 @@ public final class ServerRecording: ServerRecorder {
             for (group, steps) in other.steps {
                 for (step, histogram) in steps {
                     if var existing = self.steps[group]?[step] {
-                        existing.add(histogram)
+                        existing.addWidening(histogram)
                         self.steps[group]![step] = existing
                     } else {
                         self.steps[group, default: [:]][step] = histogram
@@ -62,9 +63,9 @@ public final class ServerRecording: ServerRecorder {
             for (step, sample) in timings.samples {
                 self.steps[group, default: [:]][
                     step,
-                    default: Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+                    default: Histograms.empty(digits: .three, spanning: 1 << 20)
                 ]
-                .record(sample.nanoseconds)
+                .recordWidening(sample.nanoseconds)
             }
         }
     }

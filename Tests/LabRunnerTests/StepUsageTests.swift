@@ -102,3 +102,45 @@ extension StepUsageTests {
         try ExchangeWorkChecks.check(result, exchanges: 40)
     }
 }
+
+/// The step and interval histograms are made before the clock starts (`StepHistograms`), for
+/// every step a group records in a measured iteration; what no sample reached is not part of
+/// the run.
+@Suite(.tier(.unit)) struct HistogramsMadeAheadTests {
+    @Test("Made ahead, left out unless used: no step, CPU time or interval without a sample in the results")
+    func nothingEmptyInTheResults() async throws {
+        // Open model (an exchange.service step), step usage (CPU-time histograms), 200 ms
+        // intervals: the interval after the last sample is made and never reached.
+        let result = try await TestPlan.run(
+            #"""
+            { "name": "ahead", "clients": { "count": 2 },
+              "load": { "model": "open", "rate": 200, "duration": "1 s" },
+              "flows": [ { "flow": "cx", "suite": "x25519" }, { "flow": "cx", "suite": "pq" } ],
+              "report": { "stepUsage": true, "interval": "200 ms" } }
+            """#
+        )
+        #expect(result.completedIterations > 0)
+        for group in result.groups where group.key.flow != "server" {
+            for (step, histogram) in group.steps {
+                #expect(histogram.totalCount > 0, "\(group.key) \(step): an empty histogram")
+                #expect(group.details[step]?.cpu.map { $0.totalCount > 0 } ?? true, "\(group.key) \(step): an empty CPU time")
+            }
+            // Made ahead for the measured iterations, recorded only while setting up: a
+            // client's key, once per client.
+            #expect(group.steps[Step("keygen.client")]?.totalCount ?? 2 == 2, "\(group.key)")
+            #expect(group.steps[Step("exchange.service")] != nil && group.details[.exchange]?.cpu == nil)
+        }
+        let intervals = try #require(result.intervals)
+        var slices = 0
+        for (key, series) in intervals.groups {
+            for (index, slice) in series {
+                slices += 1
+                #expect(slice.errors > 0 || slice.completed > 0 || !slice.steps.isEmpty, "\(key) interval \(index) is empty")
+                for (step, sparse) in slice.steps {
+                    #expect(!sparse.counts.isEmpty, "\(key) interval \(index) \(step): an empty histogram")
+                }
+            }
+        }
+        #expect(slices >= 2 * 5, "two groups, five 200 ms intervals or more: \(slices)")
+    }
+}
