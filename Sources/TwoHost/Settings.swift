@@ -20,6 +20,13 @@ struct Settings: Sendable {
     var delayer: URL
     /// TLS handshakes per group at each sweep point (`--handshakes`), or nil for sweep-tls.json's.
     var handshakes: Int?
+    /// cx exchanges per client at each sweep point and in its baseline (`--exchanges`), or nil
+    /// for sweep.json's.
+    var exchanges: Int?
+    /// Whether a sweep runs its single-host baseline (not with `--no-baseline`).
+    var baseline: Bool
+    /// The `--set`s that run sweep.json and sweep-single-host.json with `--exchanges`.
+    var exchangeSets: [String] { self.exchanges.map { ["load.iterations=\($0)"] } ?? [] }
     /// The repository: `Scenarios/two-host/*.json` and `scripts/two-host-net.sh`.
     var repository: URL
     /// The port single-host.json's static address names: the baseline's server listens there.
@@ -75,6 +82,17 @@ struct Settings: Sendable {
             guard (1...1000).contains(handshakes) else { throw Failure("--handshakes: expected 1 to 1000, found \(handshakes)") }
         }
         self.handshakes = options.handshakes
+        if let exchanges = options.exchanges {
+            guard !self.sweepLosses.isEmpty || !self.sweepDelays.isEmpty else {
+                throw Failure("--exchanges is for a sweep: give --sweep-loss or --sweep-delay too")
+            }
+            guard (1...1000).contains(exchanges) else { throw Failure("--exchanges: expected 1 to 1000, found \(exchanges)") }
+        }
+        self.exchanges = options.exchanges
+        guard !options.noBaseline || !self.sweepLosses.isEmpty || !self.sweepDelays.isEmpty else {
+            throw Failure("--no-baseline is for a sweep: give --sweep-loss or --sweep-delay too")
+        }
+        self.baseline = !options.noBaseline
         if !self.sweepLosses.isEmpty, self.conditions.loss != nil {
             throw Failure("--sweep-loss sets the loss of each run: give it without --loss")
         }

@@ -152,7 +152,8 @@ extension TwoHostRun {
                     link: link.description,
                     scenario: self.settings.sweepScenario,
                     folder: folder,
-                    conditions: conditions
+                    conditions: conditions,
+                    sets: self.settings.exchangeSets
                 )
                 try await self.tlsHosts(a, b, link: link.description, folder: folder, conditions: conditions)
                 let figures = try await self.linkFigures()
@@ -168,12 +169,13 @@ extension TwoHostRun {
                     folder: folder,
                     rtt: point.rtt
                 )
-                if points.isEmpty {
+                if points.isEmpty, self.settings.baseline {
                     // The baseline, once: the same load on host B alone, over loopback.
                     _ = try await self.singleHost(
                         b,
                         scenario: self.settings.sweepSingleHostScenario,
-                        port: self.settings.sweepBaselinePort
+                        port: self.settings.sweepBaselinePort,
+                        runs: [("single-host", self.settings.exchangeSets)]
                     )
                     try await self.tlsSingleHost(b)
                     baseline = try self.pointFigures(single: true, folder: "")

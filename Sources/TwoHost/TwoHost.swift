@@ -92,6 +92,12 @@ struct TwoHost: AsyncParsableCommand {
     @Option(help: "With --sweep-loss: TLS handshakes per group at each point, 1 to 1000 (default: sweep-tls.json's 300).")
     var handshakes: Int?
 
+    @Option(help: "With a sweep: cx exchanges per client at each point and in the baseline, 1 to 1000 (default: sweep.json's 180).")
+    var exchanges: Int?
+
+    @Flag(help: "With a sweep: no single-host baseline (sweep.md then has no baseline section): a quicker look at the link alone.")
+    var noBaseline = false
+
     @Option(help: "The repository: its Scenarios/two-host and scripts (default: found from here or from this tool).")
     var repository: String?
 

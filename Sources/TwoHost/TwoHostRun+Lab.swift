@@ -54,7 +54,8 @@ extension TwoHostRun {
         scenario: URL,
         folder: String = "",
         conditions: LinkConditions? = nil,
-        serveOptions: [String] = []
+        serveOptions: [String] = [],
+        sets: [String] = []
     ) async throws -> String {
         let start = ContinuousClock.now
         let suffix = folder.isEmpty ? "" : "-" + folder.dropLast()
@@ -77,7 +78,8 @@ extension TwoHostRun {
             report: "\(folder)two-host",
             log: "b/run-two-host\(suffix)",
             tags: ["link=\(conditions ?? self.conditions)", "link.applied=\(link)"],
-            thresholdsAreData: (conditions ?? self.conditions).losesPackets
+            thresholdsAreData: (conditions ?? self.conditions).losesPackets,
+            sets: sets
         )
         let took = seconds(since: start)
         let stopped = try await self.stopServer(server, "lab serve on host A")
