@@ -6,10 +6,10 @@ import Synchronization
 /// The histogram package's initializer and its growth (`resize`) are not inlinable, so from the
 /// lab they run unspecialised: zeroing a new histogram, or appending zeros to grow one, goes
 /// element by element through the runtime's value witnesses. In a run that made its interval
-/// histograms each second and grew them at their first slow exchange, that work took a core's
-/// share on the clients' threads at each interval's start (perf, release, the quickstart: 4%
-/// of the measured phase's CPU in `resize` alone, with 100 ms intervals), and rebuilding a
-/// stored histogram grew it once per power of two of its values.
+/// histograms each second and grew them at their first slow exchange, that work ran on the
+/// clients' threads at each interval's start (perf, release, the quickstart with 100 ms
+/// intervals: 4.9% of the measured seconds' CPU samples in `resize`, 2.2% in the
+/// initializer), and rebuilding a stored histogram grew it once per power of two of its values.
 ///
 /// Here a template of each layout and span is made once; an empty histogram is a copy of it,
 /// given storage of its own by the package's inlinable `add` (specialised in the lab: a copy of

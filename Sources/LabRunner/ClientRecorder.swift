@@ -205,12 +205,14 @@ final class StepHistograms: Sendable {
                 state.intervals = current
                 return old
             }
-            for (key, slot) in slots where !slot.isEmpty {
+            for (key, made) in slots {
+                // Histograms made ahead that no sample reached are not part of the run.
+                var slot = made
+                slot.times = made.times.filter { $0.value.totalCount > 0 }
+                guard !slot.isEmpty else { continue }
                 if taken[key] == nil { taken[key] = slot } else { taken[key]!.add(slot) }
             }
         }
-        // Histograms made ahead that no sample reached are not part of the run.
-        for key in taken.keys { taken[key]!.times = taken[key]!.times.filter { $0.value.totalCount > 0 } }
         return taken
     }
 

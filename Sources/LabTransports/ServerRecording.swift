@@ -63,7 +63,7 @@ public final class ServerRecording: ServerRecorder {
             for (step, sample) in timings.samples {
                 self.steps[group, default: [:]][
                     step,
-                    default: Histograms.empty(digits: .three, spanning: 1 << 20)
+                    default: Histograms.empty(digits: .three, spanning: 2)
                 ]
                 .recordWidening(sample.nanoseconds)
             }
