@@ -190,7 +190,7 @@ struct ClientSession: Sendable {
         }
         if span.intended != nil {
             sample.nanoseconds = Runner.elapsed(from: span.start, to: span.end, excluding: span.setup)
-            extra.append((Step(Step.exchange.name + ScenarioValidator.serviceSuffix), sample))
+            extra.append((.exchangeService, sample))
         }
         self.recorder.record(
             group,

@@ -210,9 +210,8 @@ struct Planner {
             + (transport?.usesTLS == true ? [.handshake] : [])
         var steps: [String: [Step]] = [:]
         for flow in planned {
-            let service =
-                self.scenario.load.model == .open
-                ? flow.steps.filter { $0 == .exchange }.map { Step($0.name + ScenarioValidator.serviceSuffix) } : []
+            let service: [Step] =
+                (self.scenario.load.model == .open && flow.steps.contains(.exchange)) ? [.exchangeService] : []
             let split: [Step] = self.scenario.report.stepUsage ? [.work, .waiting] : []
             let all = transportSteps + flow.steps + service + split
             steps[flow.label] = all

@@ -301,22 +301,22 @@ extension Runner {
         }
     }
 
-    /// The collector of the run's intervals from `origin`, or nil when the run keeps none:
-    /// `report.interval` is 0, or the run is counted (a ticker's allocations at moments the
-    /// machine decides would move the counts of the steps after them).
     /// The run's step histograms, each group's measured steps made ahead (not in a counted
     /// run: there nothing is timed, and what the steps count must not move).
     private func histograms(for flows: [Built]) -> StepHistograms {
         guard !WorkCounter.isActive else { return StepHistograms(groups: flows.count) }
         let scenario = self.plan.scenario
         let usage = scenario.report.stepUsage
-        let service = scenario.load.model == .open ? [Step(Step.exchange.name + ScenarioValidator.serviceSuffix)] : []
+        let service: [Step] = scenario.load.model == .open ? [.exchangeService] : []
         let steps = flows.map { item in item.planned.steps + service + (usage ? [.work, .waiting] : []) }
         // CPU times: the flows' own steps, timed by `measure` on their threads.
         let cpu = usage ? Set(flows.flatMap(\.planned.steps)).subtracting([.exchange]) : []
         return StepHistograms(steps: steps, cpu: cpu, intervals: scenario.report.interval.nanoseconds > 0)
     }
 
+    /// The collector of the run's intervals from `origin`, or nil when the run keeps none:
+    /// `report.interval` is 0, or the run is counted (a ticker's allocations at moments the
+    /// machine decides would move the counts of the steps after them).
     private func intervalCollector(origin: UInt64, histograms: StepHistograms, flows: [Built]) -> IntervalCollector? {
         let width = self.plan.scenario.report.interval.nanoseconds
         guard width > 0, !WorkCounter.isActive else { return nil }

@@ -246,3 +246,9 @@ public enum ScenarioValidator {
         }
     }
 }
+
+extension Step {
+    /// An open-model exchange's service time (`exchange.service`): from its real start, not
+    /// its intended one.
+    static let exchangeService = Step(Step.exchange.name + ScenarioValidator.serviceSuffix)
+}

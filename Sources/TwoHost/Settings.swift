@@ -75,21 +75,23 @@ struct Settings: Sendable {
                 throw Failure("--sweep-delay with --sweep-loss makes \(points) points: at most 24 (each takes up to a minute)")
             }
         }
+        // Not `self.sweeps`: it reads properties not yet set.
+        let sweeps = !self.sweepLosses.isEmpty || !self.sweepDelays.isEmpty
         if let handshakes = options.handshakes {
-            guard !self.sweepLosses.isEmpty || !self.sweepDelays.isEmpty else {
+            guard sweeps else {
                 throw Failure("--handshakes is for a sweep: give --sweep-loss or --sweep-delay too")
             }
             guard (1...1000).contains(handshakes) else { throw Failure("--handshakes: expected 1 to 1000, found \(handshakes)") }
         }
         self.handshakes = options.handshakes
         if let exchanges = options.exchanges {
-            guard !self.sweepLosses.isEmpty || !self.sweepDelays.isEmpty else {
+            guard sweeps else {
                 throw Failure("--exchanges is for a sweep: give --sweep-loss or --sweep-delay too")
             }
             guard (1...1000).contains(exchanges) else { throw Failure("--exchanges: expected 1 to 1000, found \(exchanges)") }
         }
         self.exchanges = options.exchanges
-        guard !options.noBaseline || !self.sweepLosses.isEmpty || !self.sweepDelays.isEmpty else {
+        guard !options.noBaseline || sweeps else {
             throw Failure("--no-baseline is for a sweep: give --sweep-loss or --sweep-delay too")
         }
         self.baseline = !options.noBaseline
